@@ -1,0 +1,44 @@
+# Two commands matter: `make demo` and `make test` (README quick start). Both create .venv if missing.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP_CORE := $(VENV)/.installed-core
+STAMP_TEST := $(VENV)/.installed-test
+
+.PHONY: demo test venv install install-test bench reproduce lint typecheck clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_CORE): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[all]"
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@ $(STAMP_CORE)
+
+venv: $(BIN)/python
+install: $(STAMP_CORE)
+install-test: $(STAMP_TEST)
+
+demo: $(STAMP_CORE)
+	$(BIN)/sufficientdp demo
+
+test: $(STAMP_TEST)
+	$(BIN)/python -m pytest src tests README.md
+
+bench: $(STAMP_TEST)
+	$(BIN)/python benchmarks/run_all.py
+
+reproduce: $(STAMP_CORE)
+	$(BIN)/python scripts/reproduce_001.py --output docs/reproduction.md
+
+lint: $(STAMP_TEST)
+	$(BIN)/python -m pip install --quiet ruff mypy
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

@@ -1,0 +1,66 @@
+"""Validation helpers used at every public entry point (STYLE.md, habit 4)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from ._errors import ParameterError
+
+__all__ = [
+    "check_int",
+    "check_open_interval",
+    "check_positive_finite",
+]
+
+
+def _describe(value: Any) -> str:
+    return repr(value)
+
+
+def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an ``int`` if it is an integer in ``[minimum, maximum]``.
+
+    Floats with an integral value (``3.0``) are accepted; ``bool`` and non-integral values are not.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be an integer >= {minimum}; got {_describe(value)}")
+    if isinstance(value, numbers.Integral):
+        ivalue = int(value)
+    else:
+        fvalue = float(value)
+        if not math.isfinite(fvalue) or fvalue != math.floor(fvalue):
+            raise ParameterError(f"{name} must be an integer >= {minimum}; got {_describe(value)}")
+        ivalue = int(fvalue)
+    if ivalue < minimum or (maximum is not None and ivalue > maximum):
+        hi = "" if maximum is None else f" and <= {maximum}"
+        raise ParameterError(f"{name} must be an integer >= {minimum}{hi}; got {_describe(value)}")
+    return ivalue
+
+
+def _as_float(name: str, value: Any, range_text: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be a real number in {range_text}; got {_describe(value)}")
+    fvalue = float(value)
+    if math.isnan(fvalue):
+        raise ParameterError(f"{name} must be a real number in {range_text}; got nan")
+    return fvalue
+
+
+def check_open_interval(name: str, value: Any, low: float, high: float) -> float:
+    """Return ``value`` as a float if ``low < value < high``."""
+    range_text = f"({low:g}, {high:g})"
+    fvalue = _as_float(name, value, range_text)
+    if not (low < fvalue < high):
+        raise ParameterError(f"{name} must be in {range_text}; got {_describe(value)}")
+    return fvalue
+
+
+def check_positive_finite(name: str, value: Any) -> float:
+    """Return ``value`` as a float if it is finite and ``> 0``."""
+    range_text = "(0, inf)"
+    fvalue = _as_float(name, value, range_text)
+    if not (0.0 < fvalue < math.inf):
+        raise ParameterError(f"{name} must be finite and > 0, i.e. in {range_text}; got {_describe(value)}")
+    return fvalue

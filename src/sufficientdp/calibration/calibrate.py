@@ -1,0 +1,323 @@
+"""Choosing the flip probability q (seed 001 §3.2, §4, §5).
+
+Methods:
+
+* ``"local"`` — local DP: every pair of reports has ratio at most ``(p/q)**(k L_eff)``, so
+  ``q = 1 / (1 + lambda**(1/(k L_eff)))`` (seed 001 eq. 4.2, composed over k reports). This is a *proof*:
+  local DP implies the anonymized ratio never exceeds lambda (eta = 0).
+* ``"paper-sigma"`` — the paper's heuristic with the exact moments (eq. 3.12): the smallest q with
+  ``E R + beta * sd(R) <= lambda``. It is **not** a bound on eta = P[R > lambda] (ERRATA 3); the paper reports
+  eta of a few 1e-3 at beta = 3 for L = 5.
+* ``"paper-simplified"`` — the same with the simpler, more conservative eq. (3.13)/(3.15), solved for phi and
+  mapped to q by eq. (3.16).
+
+``max_weight=w`` applies the cardinality reduction of seed 001 §5: reports with at most w set bits are treated as
+``L_eff = min(L, 2w)`` bits. For the sufficient-DP methods this rests on an **unproven** remark of the paper
+(ERRATA 6); results say so. For local DP it is exact (two such reports differ in at most 2w bits).
+
+For ``reports=k > 1`` the paper's own formula (6.3) is wrong (ERRATA 4). Here the sufficient-DP methods use the
+rigorous reduction of ERRATA 4 — Maclaurin's inequality ``R(S^k) <= (mean of the kN per-report ratios)**k`` — and
+apply the heuristic to that mean with threshold ``lambda**(1/k)`` (kN reports, k of them from the outlier). The
+reduction is a proof; the mean + beta * sd step is still the heuristic. The paper's (6.3) is available only as
+:func:`sufficientdp.calibration.paper.paper_eq_6_3_q`, for reproducing the paper.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .._errors import ParameterError
+from .._validation import check_int, check_positive_finite
+from ..ratio.homogeneous import _logaddexp, log_phi, ratio_moments
+from ._solve import smallest_q_satisfying
+
+__all__ = [
+    "METHODS",
+    "Calibration",
+    "calibrate",
+    "effective_bits",
+    "local_q",
+    "phi_from_q",
+    "q_from_phi",
+    "sigma_per_sqrt_n",
+]
+
+METHODS = ("local", "paper-sigma", "paper-simplified")
+
+_GUARANTEE = {
+    "local": "proof: local DP, the ratio never exceeds e^epsilon (eta = 0)",
+    "paper-sigma": "heuristic: E[R] + beta*sd(R) <= e^epsilon with exact moments (seed 001 eq. 3.12); not a bound on eta",
+    "paper-simplified": "heuristic: seed 001 eq. (3.13)/(3.15), more conservative than (3.12); not a bound on eta",
+}
+
+
+def effective_bits(bits: int, max_weight: int | None) -> int:
+    """``L_eff = min(L, 2 w)`` for reports with at most ``w`` set bits (seed 001 §5; unproven for sufficient DP)."""
+    bits = check_int("bits", bits, minimum=1)
+    if max_weight is None:
+        return bits
+    w = check_int("max_weight", max_weight, minimum=1, maximum=bits)
+    return min(bits, 2 * w)
+
+
+def local_q(bits: int, epsilon: float, reports: int = 1) -> float:
+    """Local-DP flip probability ``1 / (1 + exp(epsilon / (k L)))`` (seed 001 eq. 4.2 with k-fold composition).
+
+    Example:
+        >>> round(local_q(5, math.log(2)), 3)
+        0.465
+    """
+    bits = check_int("bits", bits, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    reports = check_int("reports", reports, minimum=1)
+    # 1/(1+e^x) = sigmoid(-x), written to stay accurate for tiny x.
+    x = epsilon / (bits * reports)
+    return 0.5 * (1.0 - math.tanh(0.5 * x))
+
+
+def sigma_per_sqrt_n(q: float, reports: int = 1) -> float:
+    """Per-bit standard deviation of the count estimate divided by sqrt(N): ``sqrt(q p / k) / (p - q)``.
+
+    This is the exact standard deviation of d_hat (seed 001 §4 and §6): every report bit is a Bernoulli with
+    variance ``p q`` whatever the true bit, so it does not depend on d.
+
+    Example:
+        >>> round(sigma_per_sqrt_n(0.351), 2)
+        1.6
+    """
+    p = 1.0 - q
+    return math.sqrt(q * p / reports) / (p - q)
+
+
+def phi_from_q(q: float) -> float:
+    """``phi = (p**3 + q**3) / (p q)`` (seed 001 eq. 3.14)."""
+    return math.exp(log_phi(q))
+
+
+def q_from_phi(phi: float) -> float:
+    """Inverse of :func:`phi_from_q` on (0, 1/2): ``q = 1 / (1 + t)``, ``t = ((phi+1) + sqrt((phi+1)**2 - 4)) / 2``.
+
+    Seed 001 eq. (3.16). Written as ``q = 1/(1+t)`` with the larger root ``t = p/q > 1``.
+
+    Example:
+        >>> round(q_from_phi(phi_from_q(0.3)), 12)
+        0.3
+    """
+    if not phi > 1.0:
+        raise ParameterError(f"phi must be in (1, inf); got {phi!r}")
+    s = phi + 1.0
+    t = 0.5 * (s + math.sqrt((s - 2.0) * (s + 2.0)))
+    return 1.0 / (1.0 + t)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """Result of :func:`calibrate`.
+
+    Attributes:
+        q: the flip probability (rounded so the method's condition holds at it).
+        method: ``"local"``, ``"paper-sigma"`` or ``"paper-simplified"``.
+        guarantee: what kind of statement q rests on (proof or heuristic).
+        bits, effective_bits, max_weight, population, reports, epsilon, lam, beta: the inputs (and L_eff).
+        sigma_per_sqrt_n: ``sd(d_hat) / sqrt(N)`` at q, exact (seed 001 §4).
+        local_q, local_sigma_per_sqrt_n: the same for local DP at the same epsilon, L_eff and k.
+        gain_vs_local: ``local_sigma_per_sqrt_n / sigma_per_sqrt_n`` (how many times smaller the error is).
+        ratio_mean, ratio_sd: exact moments of R at q (heuristic methods; None for local).
+        notes: caveats that apply (unproven reductions, ERRATA references).
+    """
+
+    q: float
+    method: str
+    guarantee: str
+    bits: int
+    effective_bits: int
+    max_weight: int | None
+    population: int
+    reports: int
+    epsilon: float
+    lam: float
+    beta: float | None
+    sigma_per_sqrt_n: float
+    local_q: float
+    local_sigma_per_sqrt_n: float
+    gain_vs_local: float
+    ratio_mean: float | None = None
+    ratio_sd: float | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        d = asdict(self)
+        d["notes"] = list(self.notes)
+        return d
+
+
+def _excess_sigma(q: float, *, bits: int, n: float, n_out: int, log_threshold_minus_1: float,
+                  beta: float, simplified: bool) -> float:
+    """log(E R - 1 + beta sd) - log(threshold - 1): <= 0 iff the heuristic condition holds."""
+    m = ratio_moments(q=q, bits=bits, n=n, n_outlier=n_out, simplified=simplified)
+    log_lhs = _logaddexp(m.log_excess_mean, math.log(beta) + 0.5 * m.log_var) if beta > 0 else m.log_excess_mean
+    return log_lhs - log_threshold_minus_1
+
+
+def _log_expm1(x: float) -> float:
+    return x + math.log1p(-math.exp(-x)) if x > 30 else math.log(math.expm1(x))
+
+
+def calibrate(
+    *,
+    bits: int,
+    population: int,
+    epsilon: float,
+    beta: float = 3.0,
+    max_weight: int | None = None,
+    reports: int = 1,
+    method: str = "paper-sigma",
+) -> Calibration:
+    """Smallest flip probability q meeting the privacy criterion of ``method``.
+
+    The sufficient-DP criterion (seed 001 eq. 1.7) is ``P[R(S) > e**epsilon] <= eta``; the paper calibrates it
+    with ``E R + beta * sd(R) <= e**epsilon`` (eq. 3.12), which is a heuristic, not a bound on eta.
+
+    Args:
+        bits: L >= 1, bits per report.
+        population: N >= 1, people in the anonymized crowd (the smallest crowd a release will ever cover).
+        epsilon: privacy level > 0 (``lambda = e**epsilon``).
+        beta: multiple of the standard deviation (>= 0, default 3 as in the paper). Ignored by ``"local"``.
+        max_weight: w, if every report has at most w set bits (cardinality reduction, seed 001 §5).
+        reports: k >= 1 reports per person.
+        method: one of ``"local"``, ``"paper-sigma"``, ``"paper-simplified"``.
+
+    Returns:
+        A :class:`Calibration`.
+
+    Raises:
+        ParameterError: a parameter out of range (message names it, its value and the range).
+        CalibrationError: no q < 1/2 meets the criterion (cannot happen for these methods with N >= 2).
+
+    References:
+        seed 001 eq. (3.12), (3.13), (3.15), (3.16), (4.2), §5; ERRATA 3, 4, 6, 7.
+
+    Example:
+        >>> round(calibrate(bits=5, population=3000, epsilon=math.log(2)).q, 4)
+        0.2109
+    """
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    reports = check_int("reports", reports, minimum=1)
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (0.0 <= float(beta) < math.inf):
+        raise ParameterError(f"beta must be a finite number >= 0, i.e. in [0, inf); got {beta!r}")
+    beta = float(beta)
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    l_eff = effective_bits(bits, max_weight)
+    lam = math.exp(epsilon)
+    q_local = local_q(l_eff, epsilon, reports)
+    notes: list[str] = []
+    if max_weight is not None and l_eff < bits:
+        if method == "local":
+            notes.append(f"reports have at most {max_weight} set bits, so neighbours differ in at most "
+                         f"{l_eff} bits; local DP uses L_eff = {l_eff} (exact).")
+        else:
+            notes.append(f"cardinality reduction L_eff = min(L, 2w) = {l_eff} (seed 001 §5) is an unproven "
+                         "remark of the paper (ERRATA 6).")
+
+    ratio_mean: float | None = None
+    ratio_sd: float | None = None
+    if method == "local":
+        q = q_local
+        used_beta: float | None = None
+    else:
+        used_beta = beta
+        simplified = method == "paper-simplified"
+        n = float(population) * reports
+        n_out = reports
+        log_thr_m1 = _log_expm1(epsilon / reports)  # log(lambda^(1/k) - 1)
+        if population * reports <= reports:
+            # A crowd of one: the anonymized output is the person's own reports; only local DP applies.
+            q = q_local
+            notes.append("population 1: no crowd to hide in; local DP flip probability used.")
+        elif simplified and reports == 1:
+            q = _solve_phi_simplified(bits=l_eff, n=n, log_thr_m1=log_thr_m1, beta=beta)
+        else:
+            q = smallest_q_satisfying(
+                lambda x: _excess_sigma(x, bits=l_eff, n=n, n_out=n_out, log_threshold_minus_1=log_thr_m1,
+                                        beta=beta, simplified=simplified),
+                what=f"the {method} condition",
+            )
+        # Never return more noise than local DP needs: local DP already implies R <= lambda always.
+        if q > q_local:
+            q = q_local
+            notes.append("the heuristic asked for more noise than local DP; local DP's q is used (it implies "
+                         "R <= e^epsilon with certainty).")
+        m = ratio_moments(q=q, bits=l_eff, n=n, n_outlier=n_out, simplified=False)
+        ratio_mean, ratio_sd = m.mean, m.sd
+        if reports > 1:
+            notes.append(f"k = {reports} reports: Maclaurin's inequality R(S^k) <= (mean w)^k (ERRATA 4) reduces "
+                         f"the target to mean w <= e^(epsilon/k); the heuristic is applied to that mean.")
+        notes.append("mean + beta*sd is the paper's heuristic, not a bound on eta = P[R > e^epsilon] "
+                     "(ERRATA 3); the outlier configuration is the paper's unproven worst case (ERRATA 5).")
+    sig = sigma_per_sqrt_n(q, reports)
+    sig_local = sigma_per_sqrt_n(q_local, reports)
+    return Calibration(
+        q=q,
+        method=method,
+        guarantee=_GUARANTEE[method],
+        bits=bits,
+        effective_bits=l_eff,
+        max_weight=max_weight,
+        population=population,
+        reports=reports,
+        epsilon=epsilon,
+        lam=lam,
+        beta=used_beta,
+        sigma_per_sqrt_n=sig,
+        local_q=q_local,
+        local_sigma_per_sqrt_n=sig_local,
+        gain_vs_local=sig_local / sig,
+        ratio_mean=ratio_mean,
+        ratio_sd=ratio_sd,
+        notes=tuple(notes),
+    )
+
+
+def _simplified_lhs_log(lphi_l: float, log_var1: float, n: float, beta: float) -> float:
+    """log(phi^L/N + beta*sqrt(phi^L/N + (psi^L - phi^2L)/N^2)) for eq. (3.15)."""
+    log_n = math.log(n)
+    log_a = lphi_l - log_n
+    log_b = _logaddexp(lphi_l - log_n, log_var1 - 2 * log_n)
+    return _logaddexp(log_a, math.log(beta) + 0.5 * log_b) if beta > 0 else log_a
+
+
+def _solve_phi_simplified(*, bits: int, n: float, log_thr_m1: float, beta: float) -> float:
+    """Solve eq. (3.15) for phi, then map to q with eq. (3.16), keeping the condition satisfied at q."""
+    from scipy.optimize import brentq
+
+    def excess_logphi(x: float) -> float:  # x = log(phi) > 0
+        phi_m1 = math.expm1(x)
+        log_var1 = 2 * bits * x + _log_expm1_safe(bits * math.log1p(phi_m1 / math.exp(2 * x)))
+        return _simplified_lhs_log(bits * x, log_var1, n, beta) - log_thr_m1
+
+    lo, hi = 1e-300, 1.0
+    while excess_logphi(hi) < 0.0:
+        hi *= 2.0
+    if excess_logphi(lo) > 0.0:
+        lo_q = 0.5 - 1e-12
+        return lo_q
+    x = brentq(excess_logphi, lo, hi, xtol=1e-300, rtol=4.5 * 2.220446049250313e-16, maxiter=500)
+    # phi decreasing in q: nudge phi down (q up) until the condition holds at the returned q.
+    q = q_from_phi(math.exp(x))
+    for _ in range(64):
+        if excess_logphi(log_phi(q)) <= 0.0:
+            return q
+        q = math.nextafter(q, 1.0) + q * 2.2e-16
+    return q
+
+
+def _log_expm1_safe(x: float) -> float:
+    if x <= 0:
+        return -math.inf
+    return _log_expm1(x)

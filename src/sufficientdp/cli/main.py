@@ -1,0 +1,319 @@
+"""The ``sufficientdp`` command line (an adapter: parsing, files and printing only; the math is in the core).
+
+Errors go to stderr as one line, ``sufficientdp: error: ...``, with exit code 2 and no traceback.
+Every command takes ``--json`` and then prints exactly one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from .. import __version__
+from .._errors import SufficientDPError
+from ..aggregation.tally import Tally, tally_packed
+from ..calibration import METHODS, calibrate
+from ..estimation.bits import estimate_bits
+from ..parameters import RandomizationParams
+from ..randomization._packing import pack_bits, unpack_bits
+from ..randomization._sources import as_source
+from ..randomization.randomizer import Randomizer
+
+CHUNK_ROWS = 1 << 18
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def _progress(total: int, enabled: bool, desc: str) -> Any:
+    """A tqdm progress bar on stderr when available and enabled; otherwise a no-op object."""
+    if enabled:
+        try:
+            from tqdm import tqdm
+
+            return tqdm(total=total, desc=desc, unit="rows", file=sys.stderr, leave=False)
+        except ImportError:
+            pass
+
+    class _Null:
+        def update(self, n: int) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    return _Null()
+
+
+def _chunks(n: int) -> Iterator[slice]:
+    for start in range(0, n, CHUNK_ROWS):
+        yield slice(start, min(n, start + CHUNK_ROWS))
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, allow_nan=False, default=_json_default) + "\n")
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(type(o).__name__)
+
+
+# ---------------------------------------------------------------------------------------------------- calibrate
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    cal = calibrate(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
+                    max_weight=args.max_weight, reports=args.reports, method=args.method)
+    d = cal.to_dict()
+    if args.json:
+        _emit(d)
+        return 0
+    print(f"flip probability q        {cal.q:.6f}   ({cal.method}; {cal.guarantee})")
+    print(f"bits L (effective)        {cal.bits} ({cal.effective_bits})")
+    print(f"population N              {cal.population}")
+    print(f"reports per person k      {cal.reports}")
+    print(f"epsilon (lambda)          {cal.epsilon:g} ({cal.lam:.6g})")
+    print(f"sd(d_hat)/sqrt(N)         {cal.sigma_per_sqrt_n:.4f}")
+    print(f"local DP q, sd/sqrt(N)    {cal.local_q:.6f}, {cal.local_sigma_per_sqrt_n:.4f}")
+    print(f"gain vs local DP          {cal.gain_vs_local:.2f}x smaller standard error")
+    for note in cal.notes:
+        print(f"note: {note}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- randomize
+def _cmd_randomize(args: argparse.Namespace) -> int:
+    from ..io import read_reports, write_reports
+
+    data, names = read_reports(args.input)
+    params = RandomizationParams(bits=data.shape[1], q=args.q, reports=args.reports)
+    rng = np.random.default_rng(args.seed) if args.seed is not None else None
+    source = as_source(rng)
+    randomizer = Randomizer(params, rng=source)
+    bar = _progress(data.shape[0], not (args.json or args.quiet), "randomize")
+    parts = []
+    for sl in _chunks(data.shape[0]):
+        parts.append(randomizer.randomize_packed(pack_bits(data[sl])))
+        bar.update(sl.stop - sl.start)
+    bar.close()
+    words = np.concatenate(parts) if parts else np.zeros((0, (data.shape[1] + 63) // 64), dtype=np.uint64)
+    # Shuffle rows so the file's order links no report to an input row or to its sibling reports.
+    if words.shape[0] > 1:
+        perm = _uniform_permutation(words.shape[0], source)
+        words = words[perm]
+    out = unpack_bits(words, data.shape[1])
+    write_reports(args.output, out, names)
+    summary = {"input_rows": int(data.shape[0]), "reports": int(out.shape[0]), "bits": int(data.shape[1]),
+               "q": params.q, "effective_q": params.effective_q, "reports_per_person": params.reports,
+               "randomness": source.name, "output": str(args.output)}
+    if args.json:
+        _emit(summary)
+    else:
+        print(f"wrote {out.shape[0]} randomized reports ({data.shape[0]} people x {params.reports}) to "
+              f"{args.output}; q = {params.effective_q:.10g} exactly (dyadic), randomness: {source.name}")
+    return 0
+
+
+def _uniform_permutation(n: int, source: Any) -> np.ndarray:
+    """Fisher–Yates-equivalent permutation: sort by 128 random bits per item (ties have probability < n^2/2^128)."""
+    hi = source.random_words(n)
+    lo = source.random_words(n)
+    return np.lexsort((lo, hi))
+
+
+# ---------------------------------------------------------------------------------------------------- aggregate
+def _tally_file(path: str, quiet: bool) -> tuple[Tally, list[str]]:
+    from ..io import read_reports
+
+    data, names = read_reports(path)
+    bits = data.shape[1]
+    bar = _progress(data.shape[0], not quiet, "aggregate")
+    total: Tally | None = None
+    for sl in _chunks(data.shape[0]):
+        t = tally_packed(pack_bits(data[sl]), bits)
+        total = t if total is None else total.merge(t)
+        bar.update(sl.stop - sl.start)
+    bar.close()
+    if total is None:
+        total = tally_packed(np.zeros((0, (bits + 63) // 64), dtype=np.uint64), bits)
+    return total, names
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    t, names = _tally_file(args.input, args.json or args.quiet)
+    d = t.to_dict(include_vector_histogram=args.histogram)
+    d["columns"] = names
+    if args.json:
+        _emit(d)
+        return 0
+    print(f"{t.reports} reports, {t.bits} bits")
+    width = max(len(n) for n in names)
+    for name, c in zip(names, t.bit_counts):
+        print(f"  {name:<{width}}  {int(c)}")
+    print("set-bit histogram: " + " ".join(str(int(x)) for x in t.weight_histogram))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- estimate
+def _cmd_estimate(args: argparse.Namespace) -> int:
+    t, names = _tally_file(args.input, args.json or args.quiet)
+    params = RandomizationParams(bits=t.bits, q=args.q, reports=args.reports)
+    est = estimate_bits(t, q=params.effective_q, reports=params.reports, level=args.level,
+                        std_error=args.std_error)
+    d = est.to_dict()
+    for rec, name in zip(d["estimates"], names):
+        rec["column"] = name
+    if args.output:
+        from ..io import write_table
+
+        recs = d["estimates"]
+        write_table(args.output, {k: [r[k] for r in recs] for k in
+                                  ("column", "count", "estimate", "lower", "upper", "std_error")})
+    if args.json:
+        _emit(d)
+        return 0
+    print(f"N = {est.population} people, k = {est.reports}, q = {est.q:.10g}, {100 * est.level:g}% intervals "
+          f"(std error: {est.std_error_method})")
+    width = max(8, max(len(n) for n in names))
+    print(f"  {'column':<{width}}  {'estimate':>12}  {'lower':>12}  {'upper':>12}  {'std_error':>10}")
+    for r in d["estimates"]:
+        print(f"  {r['column']:<{width}}  {r['estimate']:12.1f}  {r['lower']:12.1f}  {r['upper']:12.1f}  "
+              f"{r['std_error']:10.1f}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- demo
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from ..demo import run_demo
+
+    result = run_demo(population=args.population, bits=args.bits, epsilon=args.epsilon, beta=args.beta,
+                      reports=args.reports, seed=args.seed, progress=not (args.json or args.quiet))
+    if args.json:
+        _emit(result.to_dict())
+    else:
+        print(result.render())
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- parser
+def _positive_int(name: str) -> Any:
+    def conv(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 1; got {text!r}") from None
+        return v
+
+    return conv
+
+
+def _float(name: str) -> Any:
+    def conv(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}") from None
+        if math.isnan(v):
+            raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}")
+        return v
+
+    return conv
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    parser = _Parser(prog="sufficientdp", description="Bit-vector randomized response with sufficient DP.")
+    parser.add_argument("--version", action="version", version=f"sufficientdp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("calibrate", help="choose the flip probability q")
+    p.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
+    p.add_argument("--population", type=_positive_int("population"), required=True,
+                   help="N, the smallest crowd a release covers")
+    p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="privacy level (lambda = e^epsilon)")
+    p.add_argument("--beta", type=_float("beta"), default=3.0, help="multiple of sd in mean + beta*sd (default 3)")
+    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
+                   help="at most w set bits per report (cardinality reduction, unproven for sufficient DP)")
+    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--method", choices=METHODS, default="paper-sigma")
+    common(p)
+    p.set_defaults(func=_cmd_calibrate)
+
+    p = sub.add_parser("randomize", help="randomize a file of true reports (one 0/1 column per bit)")
+    p.add_argument("--q", type=_float("q"), required=True, help="flip probability in (0, 0.5)")
+    p.add_argument("--input", required=True, help="CSV or Parquet file")
+    p.add_argument("--output", required=True, help="CSV or Parquet file (written atomically, rows shuffled)")
+    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed a numpy Generator (simulation only; default: CSPRNG)")
+    common(p)
+    p.set_defaults(func=_cmd_randomize)
+
+    p = sub.add_parser("aggregate", help="tally a file of randomized reports")
+    p.add_argument("--input", required=True, help="CSV or Parquet file")
+    p.add_argument("--histogram", action="store_true", help="include the full 2^L histogram (L <= 16) in --json")
+    common(p)
+    p.set_defaults(func=_cmd_aggregate)
+
+    p = sub.add_parser("estimate", help="unbiased per-bit counts with confidence intervals")
+    p.add_argument("--q", type=_float("q"), required=True, help="flip probability used by the randomizer")
+    p.add_argument("--input", required=True, help="CSV or Parquet file of randomized reports")
+    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--level", type=_float("level"), default=0.95, help="confidence level in (0, 1)")
+    p.add_argument("--std-error", choices=("exact", "plugin"), default="exact")
+    p.add_argument("--output", default=None, help="also write the estimates as CSV or Parquet")
+    common(p)
+    p.set_defaults(func=_cmd_estimate)
+
+    p = sub.add_parser("demo", help="simulate, calibrate, randomize, aggregate and estimate end to end")
+    p.add_argument("--population", type=_positive_int("population"), default=100_000)
+    p.add_argument("--bits", type=_positive_int("bits"), default=16)
+    p.add_argument("--epsilon", type=_float("epsilon"), default=1.0)
+    p.add_argument("--beta", type=_float("beta"), default=3.0)
+    p.add_argument("--reports", type=_positive_int("reports"), default=1)
+    p.add_argument("--seed", type=int, default=None, help="seed for a reproducible simulation (default: CSPRNG)")
+    common(p)
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: returns the exit code (0 ok, 2 bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args))
+    except _UsageError as exc:
+        print(f"sufficientdp: error: {exc}".replace("\n", " "), file=sys.stderr)
+        return 2
+    except (SufficientDPError, ValueError, ImportError, OSError) as exc:
+        msg = str(exc).replace("\n", " ")
+        print(f"sufficientdp: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("sufficientdp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,2 @@
+"""Placeholder while modules are being written."""
+__version__ = "0.1.0"

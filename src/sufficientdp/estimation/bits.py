@@ -1,0 +1,172 @@
+"""Per-bit unbiased count estimates with standard errors and confidence intervals (seed 001 §4, §6).
+
+With N people, k reports each and flip probability q (p = 1 - q), the number M_j of reports with bit j set has
+``E M_j = k (p d_j + q (N - d_j))``, so ``d_hat_j = (M_j / k - q N) / (p - q)`` is unbiased for the number d_j of
+people whose bit j is 1.
+
+Standard error. Every report bit is Bernoulli(p) or Bernoulli(q) and both have variance ``p q``, so
+``Var M_j = k N p q`` whatever d_j is, and ``sd(d_hat_j) = sqrt(N p q / k) / (p - q)`` exactly. This is the
+expression seed 001 gives (§4, §6); it is the exact value, not only a worst case. ``std_error="plugin"``
+instead uses the empirical report rate ``r = M_j/(kN)``: ``sqrt(k N r (1-r)) / (k (p - q))``, which is never smaller
+(``r (1-r) >= p q`` for r in [q, p]), as a check that does not rely on the model.
+
+Confidence intervals are normal (``estimate ± z * std_error``), then intersected with [0, N] where the truth lies.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import norm
+
+from .._errors import DataError, ParameterError
+from .._validation import check_int, check_open_interval
+from ..aggregation.tally import Tally
+
+__all__ = ["STD_ERROR_METHODS", "BitEstimates", "estimate_bits"]
+
+STD_ERROR_METHODS = ("exact", "plugin")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BitEstimates:
+    """Estimated number of people with each bit set.
+
+    Attributes:
+        estimate: unbiased estimates d_hat_j (float array, may be negative or exceed N).
+        lower, upper: confidence interval at ``level``, clipped to [0, N].
+        std_error: standard error of each estimate.
+        population: N (people), reports: k, q: flip probability used, level: confidence level,
+        std_error_method: ``"exact"`` or ``"plugin"``; counts: the observed M_j.
+    """
+
+    estimate: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    std_error: np.ndarray
+    counts: np.ndarray
+    population: int
+    reports: int
+    q: float
+    level: float
+    std_error_method: str
+
+    @property
+    def bits(self) -> int:
+        """Number of bits L."""
+        return int(self.estimate.shape[0])
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per bit: ``bit``, ``count``, ``estimate``, ``lower``, ``upper``, ``std_error``."""
+        return [
+            {
+                "bit": j,
+                "count": int(self.counts[j]),
+                "estimate": float(self.estimate[j]),
+                "lower": float(self.lower[j]),
+                "upper": float(self.upper[j]),
+                "std_error": float(self.std_error[j]),
+            }
+            for j in range(self.bits)
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with ``estimates`` (a list, one entry per bit) and the settings."""
+        return {
+            "population": self.population,
+            "reports": self.reports,
+            "q": self.q,
+            "level": self.level,
+            "std_error_method": self.std_error_method,
+            "estimates": self.to_records(),
+        }
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` indexed by bit."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover
+            raise ImportError("to_pandas() needs pandas: pip install 'sufficientdp[pandas]'") from exc
+        return pd.DataFrame.from_records(self.to_records(), index="bit")
+
+
+def estimate_bits(
+    data: Tally | ArrayLike,
+    *,
+    q: float,
+    reports: int = 1,
+    population: int | None = None,
+    level: float = 0.95,
+    std_error: str = "exact",
+) -> BitEstimates:
+    """Unbiased per-bit counts ``d_hat_j = (M_j/k - q N)/(p - q)`` with standard errors and CIs.
+
+    Args:
+        data: a :class:`~sufficientdp.Tally`, or per-bit counts M_j (then ``population`` is required).
+        q: the flip probability that was used, in (0, 0.5) (use the randomizer's effective dyadic value).
+        reports: k, reports per person.
+        population: N; by default the tally's report count divided by k.
+        level: confidence level in (0, 1).
+        std_error: ``"exact"`` (sqrt(N p q / k)/(p - q)) or ``"plugin"`` (from the observed rate).
+
+    Raises:
+        ParameterError: q, reports, level, population or std_error out of range.
+        DataError: counts negative or larger than the number of reports, or reports not divisible by k.
+
+    References:
+        seed 001 §4 (estimator and its standard deviation), §6 (k reports).
+
+    Example:
+        >>> est = estimate_bits([300, 700], q=0.25, population=1000)
+        >>> est.estimate.tolist()
+        [100.0, 900.0]
+    """
+    q = check_open_interval("q", q, 0.0, 0.5)
+    reports = check_int("reports", reports, minimum=1)
+    level = check_open_interval("level", level, 0.0, 1.0)
+    if std_error not in STD_ERROR_METHODS:
+        raise ParameterError(f"std_error must be one of {', '.join(STD_ERROR_METHODS)}; got {std_error!r}")
+    if isinstance(data, Tally):
+        counts = np.asarray(data.bit_counts, dtype=np.int64)
+        n_reports = data.reports
+        if n_reports % reports:
+            raise DataError(f"the tally has {n_reports} reports, not a multiple of reports={reports}")
+        pop_from_data = n_reports // reports
+        if population is None:
+            population = pop_from_data
+        else:
+            population = check_int("population", population, minimum=1)
+            if population != pop_from_data:
+                raise DataError(f"population={population} but the tally holds {n_reports} reports "
+                                f"= {pop_from_data} people x {reports}")
+    else:
+        counts = np.asarray(data)
+        if counts.ndim != 1 or counts.size == 0:
+            raise DataError(f"counts must be a non-empty 1-D array; got shape {counts.shape}")
+        if counts.dtype.kind not in "iuf" or not np.all(np.isfinite(counts)) or np.any(counts != np.round(counts)):
+            raise DataError("counts must be non-negative integers")
+        counts = counts.astype(np.int64)
+        if population is None:
+            raise ParameterError("population must be given (an integer >= 1) when data are counts; got None")
+        population = check_int("population", population, minimum=1)
+    if population < 1:
+        raise DataError("there are no reports to estimate from (population 0)")
+    if np.any(counts < 0) or np.any(counts > population * reports):
+        raise DataError(f"counts must be in [0, {population * reports}] (population x reports)")
+    p = 1.0 - q
+    n = float(population)
+    est = (counts / reports - q * n) / (p - q)
+    if std_error == "exact":
+        se = np.full(counts.shape, math.sqrt(n * p * q / reports) / (p - q))
+    else:
+        r = counts / (n * reports)
+        se = np.sqrt(n * reports * r * (1.0 - r)) / (reports * (p - q))
+    z = float(norm.ppf(0.5 + level / 2.0))
+    lower = np.clip(est - z * se, 0.0, n)
+    upper = np.clip(est + z * se, 0.0, n)
+    return BitEstimates(estimate=est, lower=lower, upper=upper, std_error=se, counts=counts,
+                        population=population, reports=reports, q=q, level=level, std_error_method=std_error)

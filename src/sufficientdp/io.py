@@ -1,0 +1,137 @@
+"""Reading and writing report files: CSV and Parquet, one report per row, one 0/1 column per bit.
+
+This module is an adapter: CSV uses only numpy and the standard library; Parquet needs ``pyarrow``
+(``pip install 'sufficientdp[parquet]'``). Writes are atomic: data go to a temporary file in the target folder,
+which replaces the target only when complete, so a failure never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._errors import DataError, ParameterError
+from .randomization.encoders import encode_bits
+
+__all__ = ["detect_format", "read_reports", "write_reports", "write_table"]
+
+_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """``"csv"`` or ``"parquet"`` from the file extension."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in _FORMATS:
+        raise ParameterError(f"file {str(path)!r} must end in .csv, .parquet or .pq; got {suffix or 'no extension'!r}")
+    return _FORMATS[suffix]
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as exc:
+        raise ImportError("Parquet files need pyarrow: pip install 'sufficientdp[parquet]'") from exc
+    return pyarrow
+
+
+def read_reports(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
+    """Read a report file; returns the ``(n, L)`` uint8 array and the column names.
+
+    Raises:
+        DataError: missing file, no columns, ragged rows or values other than 0/1 (the message names the row).
+    """
+    fmt = detect_format(path)
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"input file {str(path)!r} does not exist")
+    if fmt == "parquet":
+        pa = _pyarrow()
+        table = pa.parquet.read_table(p)
+        names = list(table.column_names)
+        if not names:
+            raise DataError(f"{str(path)!r} has no columns")
+        cols = []
+        for name in names:
+            col = table.column(name)
+            if col.null_count:
+                raise DataError(f"column {name!r} of {str(path)!r} has missing values")
+            cols.append(np.asarray(col.to_numpy(zero_copy_only=False)))
+        arr = np.column_stack(cols) if table.num_rows else np.zeros((0, len(names)), dtype=np.uint8)
+        return encode_bits(arr, len(names)), names
+    with p.open(newline="") as fh:
+        reader = csv.reader(fh)
+        try:
+            names = next(reader)
+        except StopIteration:
+            raise DataError(f"{str(path)!r} is empty; expected a header row with one column per bit") from None
+        names = [n.strip() for n in names]
+        if not names or names == [""]:
+            raise DataError(f"{str(path)!r} has an empty header; expected one column per bit")
+        rows: list[list[int]] = []
+        for lineno, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) != len(names):
+                raise DataError(f"{str(path)!r} line {lineno}: {len(row)} values, expected {len(names)}")
+            try:
+                vals = [int(v) for v in row]
+            except ValueError:
+                raise DataError(f"{str(path)!r} line {lineno}: values must be 0 or 1; got {row!r}") from None
+            if any(v not in (0, 1) for v in vals):
+                raise DataError(f"{str(path)!r} line {lineno}: values must be 0 or 1; got {row!r}")
+            rows.append(vals)
+    arr = np.asarray(rows, dtype=np.uint8).reshape(len(rows), len(names))
+    return arr, names
+
+
+def _atomic_target(path: Path) -> tuple[int, str]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+
+
+def write_reports(path: str | os.PathLike[str], reports: np.ndarray, columns: Sequence[str] | None = None) -> None:
+    """Write an ``(n, L)`` 0/1 array atomically as CSV or Parquet (format from the extension)."""
+    fmt = detect_format(path)
+    arr = encode_bits(reports)
+    cols = list(columns) if columns is not None else [f"bit{j}" for j in range(arr.shape[1])]
+    if len(cols) != arr.shape[1]:
+        raise DataError(f"{len(cols)} column names for {arr.shape[1]} bits")
+    write_table(path, {name: arr[:, j] for j, name in enumerate(cols)}, fmt=fmt)
+
+
+def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *, fmt: str | None = None) -> None:
+    """Write named columns (equal-length sequences) atomically as CSV or Parquet."""
+    p = Path(path)
+    fmt = fmt or detect_format(p)
+    if fmt == "parquet":
+        pa = _pyarrow()
+    fd, tmp = _atomic_target(p)
+    try:
+        if fmt == "parquet":
+            os.close(fd)
+            table = pa.table({k: np.asarray(v) for k, v in columns.items()})
+            pa.parquet.write_table(table, tmp)
+        else:
+            with os.fdopen(fd, "w", newline="") as fh:
+                names = list(columns)
+                arrays = [np.asarray(columns[n]) for n in names]
+                fh.write(",".join(names) + "\n")
+                if arrays and arrays[0].dtype.kind in "iub" and all(a.dtype == arrays[0].dtype for a in arrays):
+                    mat = np.column_stack(arrays) if arrays[0].size else np.zeros((0, len(arrays)), dtype=np.int64)
+                    np.savetxt(fh, mat, fmt="%d", delimiter=",")
+                else:
+                    writer = csv.writer(fh)
+                    for row in zip(*arrays):
+                        writer.writerow([repr(float(v)) if isinstance(v, (float, np.floating)) else v for v in row])
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

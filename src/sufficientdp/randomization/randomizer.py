@@ -1,0 +1,92 @@
+"""The client randomizer: bit-vector randomized response with exact dyadic flips (seed 001 §1.3, §6).
+
+Each bit of each report is flipped independently with probability exactly ``numerator / 2**precision`` (the
+flip probability q rounded *up* to that grid; see :class:`~sufficientdp.randomization.DyadicProbability`), decided
+by integer comparison of uniformly random bits. Production randomness comes from a CSPRNG
+(:func:`~sufficientdp.randomization.default_source`); simulations pass a seeded ``numpy.random.Generator``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._errors import DataError
+from .._validation import check_int
+from ..parameters import RandomizationParams
+from ._packing import pack_bits, unpack_bits, words_per_report
+from ._randomize import randomize_packed
+from ._sources import RandomSource, as_source
+from .encoders import encode_bits
+
+__all__ = ["Randomizer", "randomize"]
+
+
+class Randomizer:
+    """Randomizes reports for one set of :class:`~sufficientdp.RandomizationParams`.
+
+    Args:
+        params: bits L, flip probability q, reports per person k, dyadic precision.
+        rng: ``None`` for the CSPRNG (production), a seeded ``numpy.random.Generator`` for simulations, or any
+            :class:`~sufficientdp.randomization.RandomSource`.
+
+    Example:
+        >>> r = Randomizer(RandomizationParams(bits=4, q=0.25, reports=2), rng=np.random.default_rng(0))
+        >>> r.randomize([[1, 0, 0, 1]]).shape
+        (2, 4)
+    """
+
+    def __init__(self, params: RandomizationParams, rng: Any = None) -> None:
+        if not isinstance(params, RandomizationParams):
+            raise TypeError(f"params must be a RandomizationParams; got {type(params).__name__}")
+        self.params = params
+        self.source: RandomSource = as_source(rng)
+
+    def randomize_packed(self, words: np.ndarray) -> np.ndarray:
+        """Randomize packed reports ``(n, W)`` uint64 → ``(n*k, W)``; rows ``i*k .. i*k+k-1`` are person i's."""
+        words = np.asarray(words)
+        expected = words_per_report(self.params.bits)
+        if words.ndim != 2 or words.shape[1] != expected:
+            raise DataError(f"packed reports must have shape (n, {expected}) for bits={self.params.bits}; "
+                            f"got {words.shape}")
+        return randomize_packed(words, self.params.bits, self.params.flip, self.source, self.params.reports)
+
+    def randomize(self, values: ArrayLike) -> np.ndarray:
+        """Randomize an ``(n, L)`` 0/1 array; returns ``(n*k, L)`` uint8 (person-major: k rows per person)."""
+        arr = encode_bits(values, self.params.bits)
+        out = self.randomize_packed(pack_bits(arr))
+        return unpack_bits(out, self.params.bits)
+
+
+def randomize(values: ArrayLike, *, q: float, reports: int = 1, rng: Any = None, precision: int = 32) -> np.ndarray:
+    """Randomize an ``(n, L)`` array of 0/1 reports: flip each bit with probability q, k times per person.
+
+    Args:
+        values: (n, L) array-like of 0/1.
+        q: flip probability in (0, 0.5); rounded up to a multiple of ``2**-precision``.
+        reports: k >= 1 independent randomized reports per person.
+        rng: ``None`` (CSPRNG), a seeded ``numpy.random.Generator``, or a RandomSource.
+        precision: bits of the dyadic flip probability, in [2, 64].
+
+    Returns:
+        ``(n*k, L)`` uint8 array; rows ``i*k .. i*k+k-1`` belong to person i (shuffle or tally before release).
+
+    Raises:
+        ParameterError: q, reports or precision out of range. DataError: values not a 2-D 0/1 array.
+
+    References:
+        seed 001 §1.3 (the mechanism A_0), §6 (k-randomization).
+
+    Example:
+        >>> out = randomize([[0, 1, 1]], q=0.1, reports=3, rng=np.random.default_rng(1))
+        >>> out.shape, sorted(set(out.ravel().tolist())) <= [0, 1]
+        ((3, 3), True)
+    """
+    arr = np.asarray(values)
+    if arr.ndim != 2:
+        raise DataError(f"reports must be a 2-D array (people x bits); got shape {arr.shape}")
+    reports = check_int("reports", reports, minimum=1)
+    params = RandomizationParams(bits=max(arr.shape[1], 1), q=q, reports=reports, precision=precision)
+    return Randomizer(params, rng=rng).randomize(arr)

@@ -1,0 +1,130 @@
+"""Calibration (seed 001 §3.2, §4, §5): the condition holds at the returned q and fails just below."""
+
+import math
+
+import mpmath as mp
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sufficientdp import CalibrationError, ParameterError, calibrate, local_q, sigma_per_sqrt_n
+from sufficientdp.calibration import effective_bits, phi_from_q, q_from_phi
+from sufficientdp.ratio import ratio_moments
+
+
+def heuristic_lhs(q, bits, n, k=1, beta=3.0, simplified=False):
+    m = ratio_moments(q=q, bits=bits, n=n * k, n_outlier=k, simplified=simplified)
+    return m.mean + beta * m.sd
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    bits=st.integers(1, 64),
+    population=st.integers(2, 10**9),
+    epsilon=st.floats(0.05, 8.0),
+    method=st.sampled_from(["paper-sigma", "paper-simplified"]),
+)
+def test_condition_holds_at_q_and_fails_just_below(bits, population, epsilon, method):
+    cal = calibrate(bits=bits, population=population, epsilon=epsilon, method=method)
+    lam = math.exp(epsilon)
+    simplified = method == "paper-simplified"
+    assert 0 < cal.q < 0.5
+    if cal.q == cal.local_q:
+        return  # capped at local DP
+    assert heuristic_lhs(cal.q, bits, population, simplified=simplified) <= lam * (1 + 1e-12)
+    below = cal.q * (1 - 1e-7)
+    assert heuristic_lhs(below, bits, population, simplified=simplified) > lam
+
+
+@settings(max_examples=40, deadline=None)
+@given(bits=st.integers(1, 48), population=st.integers(10, 10**8), epsilon=st.floats(0.1, 5.0))
+def test_monotone_in_population_epsilon_and_bits(bits, population, epsilon):
+    q = calibrate(bits=bits, population=population, epsilon=epsilon).q
+    assert calibrate(bits=bits, population=population * 4, epsilon=epsilon).q <= q
+    assert calibrate(bits=bits, population=population, epsilon=epsilon * 1.5).q <= q
+    assert calibrate(bits=bits + 1, population=population, epsilon=epsilon).q >= q
+    assert calibrate(bits=bits, population=population, epsilon=epsilon, method="paper-simplified").q >= q * (1 - 1e-12)
+
+
+def test_local_q_exact_in_high_precision():
+    # (p/q)^L = lambda exactly at the local-DP q (seed 001 eq. 4.1-4.2)
+    mp.mp.dps = 50
+    for bits, eps in [(5, math.log(2)), (40, 2.0), (1000, 0.5), (1, 10.0)]:
+        q = mp.mpf(local_q(bits, eps))
+        assert mp.almosteq(bits * mp.log((1 - q) / q), eps, 1e-13)
+
+
+def test_local_method_and_reports():
+    cal = calibrate(bits=40, population=10**7, epsilon=2, method="local")
+    assert cal.q == cal.local_q and cal.gain_vs_local == 1.0 and cal.ratio_mean is None
+    assert "proof" in cal.guarantee
+    # k reports compose: (p/q)^(kL) <= lambda
+    assert calibrate(bits=5, population=100, epsilon=1, method="local", reports=3).q == pytest.approx(
+        local_q(15, 1.0))
+
+
+def test_heuristic_is_labelled():
+    cal = calibrate(bits=5, population=1000, epsilon=1)
+    assert "heuristic" in cal.guarantee and "not a bound" in cal.guarantee
+    assert any("ERRATA 3" in n for n in cal.notes)
+
+
+def test_max_weight_reduction_and_note():
+    cal = calibrate(bits=100, population=10**6, epsilon=1, max_weight=1)
+    assert cal.effective_bits == 2
+    assert cal.q == calibrate(bits=2, population=10**6, epsilon=1).q
+    assert any("unproven" in n for n in cal.notes)
+    assert effective_bits(10, 7) == 10
+    with pytest.raises(ParameterError, match=r"max_weight must be an integer >= 1 and <= 10; got 11"):
+        calibrate(bits=10, population=100, epsilon=1, max_weight=11)
+
+
+def test_reports_use_maclaurin_reduction():
+    one = calibrate(bits=40, population=10**7, epsilon=2)
+    four = calibrate(bits=40, population=10**7, epsilon=2, reports=4)
+    assert four.q > one.q  # k reports need more noise per report
+    assert any("Maclaurin" in n for n in four.notes)
+    lam_k = math.exp(2 / 4)
+    assert heuristic_lhs(four.q, 40, 10**7, k=4) <= lam_k * (1 + 1e-12)
+    assert four.sigma_per_sqrt_n == pytest.approx(sigma_per_sqrt_n(four.q, 4))
+
+
+def test_sigma_per_sqrt_n_formula():
+    # seed 001 §4: q = 0.351 -> 1.6 (printed to 2 digits)
+    assert sigma_per_sqrt_n(0.351) == pytest.approx(1.6, abs=0.005)
+    assert sigma_per_sqrt_n(0.2, reports=4) == pytest.approx(math.sqrt(0.16 / 4) / 0.6)
+
+
+@given(st.floats(1e-6, 0.4999))
+def test_phi_round_trip(q):
+    # seed 001 eq. (3.14) and (3.16)
+    assert q_from_phi(phi_from_q(q)) == pytest.approx(q, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"bits": 0}, "bits must be an integer >= 1; got 0"),
+        ({"population": 0}, "population must be an integer >= 1; got 0"),
+        ({"epsilon": -1}, "epsilon must be finite and > 0"),
+        ({"epsilon": math.nan}, "epsilon must be a real number"),
+        ({"beta": -1}, "beta must be a finite number >= 0"),
+        ({"method": "magic"}, "method must be one of local, paper-sigma, paper-simplified; got 'magic'"),
+        ({"reports": 0}, "reports must be an integer >= 1; got 0"),
+    ],
+)
+def test_invalid(kwargs, fragment):
+    base = {"bits": 5, "population": 1000, "epsilon": 1.0}
+    base.update(kwargs)
+    with pytest.raises(ParameterError) as info:
+        calibrate(**base)
+    assert fragment in str(info.value)
+
+
+def test_population_one_is_local():
+    cal = calibrate(bits=3, population=1, epsilon=1)
+    assert cal.q == cal.local_q
+
+
+def test_calibration_error_is_exported():
+    assert issubclass(CalibrationError, Exception)

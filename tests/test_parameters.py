@@ -1,0 +1,86 @@
+"""Parameter objects: domains, immutability, messages naming parameter, value and range."""
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sufficientdp import DyadicProbability, ParameterError, PrivacyTarget, RandomizationParams
+
+
+def test_randomization_params_valid_and_frozen():
+    p = RandomizationParams(bits=8, q=0.25, reports=3)
+    assert (p.bits, p.q, p.reports, p.p) == (8, 0.25, 3, 0.75)
+    assert p.effective_q == 0.25
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.q = 0.1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"bits": 0, "q": 0.2}, "bits must be an integer >= 1; got 0"),
+        ({"bits": 2.5, "q": 0.2}, "bits must be an integer >= 1; got 2.5"),
+        ({"bits": True, "q": 0.2}, "bits must be an integer"),
+        ({"bits": 4, "q": 0.5}, "q must be in (0, 0.5); got 0.5"),
+        ({"bits": 4, "q": 0.0}, "q must be in (0, 0.5); got 0.0"),
+        ({"bits": 4, "q": 0.7}, "q must be in (0, 0.5); got 0.7"),
+        ({"bits": 4, "q": float("nan")}, "q must be a real number in (0, 0.5); got nan"),
+        ({"bits": 4, "q": "0.2"}, "q must be a real number"),
+        ({"bits": 4, "q": 0.2, "reports": 0}, "reports must be an integer >= 1; got 0"),
+        ({"bits": 4, "q": 0.2, "precision": 65}, "precision must be an integer >= 2 and <= 64; got 65"),
+    ],
+)
+def test_randomization_params_invalid(kwargs, fragment):
+    with pytest.raises(ParameterError) as info:
+        RandomizationParams(**kwargs)
+    assert fragment in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_privacy_target():
+    t = PrivacyTarget(epsilon=math.log(2), eta=1e-3)
+    assert t.lam == pytest.approx(2.0, rel=1e-15)
+    assert PrivacyTarget.from_lambda(2.0).epsilon == pytest.approx(math.log(2))
+    for bad, frag in [({"epsilon": 0}, "epsilon must be finite and > 0"), ({"epsilon": math.inf}, "epsilon"),
+                      ({"epsilon": 1, "eta": 1.0}, "eta must be in (0, 1); got 1.0"),
+                      ({"epsilon": 1, "eta": 0}, "eta must be in (0, 1)")]:
+        with pytest.raises(ParameterError, match=None) as info:
+            PrivacyTarget(**bad)
+        assert frag in str(info.value)
+    with pytest.raises(ParameterError, match=r"lambda must be in \(1, inf\)"):
+        PrivacyTarget.from_lambda(1.0)
+
+
+def test_local_epsilon_constructor():
+    # seed 001 eq. (4.3): L = 5, lambda = 2 -> q = 0.465
+    assert RandomizationParams.from_local_epsilon(bits=5, epsilon=math.log(2)).q == pytest.approx(0.465, abs=5e-4)
+
+
+@given(st.floats(min_value=1e-9, max_value=0.4999999), st.integers(min_value=8, max_value=64))
+def test_dyadic_rounds_up_within_one_ulp_of_grid(q, precision):
+    try:
+        d = DyadicProbability.from_float(q, precision=precision)
+    except ParameterError:
+        # only when q rounds up to 1/2 at this precision
+        assert Fraction(q) > Fraction(1, 2) - Fraction(1, 2**precision)
+        return
+    exact = Fraction(q)
+    assert d.fraction >= exact  # never less noise than asked
+    assert d.fraction - exact < Fraction(1, 2**precision) or d.numerator == 1
+
+
+def test_dyadic_exact_values_and_errors():
+    assert DyadicProbability.from_float(0.25, precision=8).numerator == 64
+    assert DyadicProbability.from_float(0.3, precision=4).numerator == 5  # 4.8 rounded up
+    assert DyadicProbability.from_float(0.3, precision=4, rounding="down").numerator == 4
+    assert DyadicProbability.from_float(0.3, precision=4, rounding="nearest").numerator == 5
+    with pytest.raises(ParameterError, match="rounding must be one of"):
+        DyadicProbability.from_float(0.3, rounding="sideways")
+    with pytest.raises(ParameterError, match="rounds to 1/2"):
+        DyadicProbability.from_float(0.49, precision=4)
+    with pytest.raises(ParameterError, match=r"numerator must be in \[1, 7\]"):
+        DyadicProbability(numerator=8, precision=4)
