@@ -35,10 +35,14 @@ __all__ = [
 _WORD_BITS = 64
 _MAX_VECTOR_BITS = 20
 
-# Words per bit-sliced plane of the Harley-Seal tree (rows_per_plane * W ~ this). 2**15 words = 256 KiB per plane:
-# large enough to amortize the ~1 us overhead of a numpy call, small enough that the 11 working planes stay in
-# L2/L3. Measured on the benchmark machine (AMD EPYC, AVX-512): 2**12 -> 3.5e8, 2**15 -> 5e8 words/s.
-_HS_LANES = 1 << 15
+# Words per bit-sliced plane of the Harley-Seal tree (rows_per_plane * W ~ this). 2**14 words = 128 KiB per plane:
+# large enough to amortize the ~1 us overhead of a numpy call over 75 calls per 16 planes, small enough that the
+# 11 working planes (1.4 MiB) stay in the 2 MiB L2. Measured on the benchmark machine (AMD EPYC, AVX-512, n = 2e7):
+# 2**12 -> 4.8e8, 2**13..2**15 -> 5.4e8, 2**16 -> 4.8e8 words/s.
+_HS_LANES = 1 << 14
+# Below this many words the Harley-Seal set-up and flush cost more than they save: a plain 3:2 CSA reduction
+# (_wallace_counts) runs at 2-3e8 words/s there. Above it, planes hold at least words/64 words (>= 4 chunks).
+_HS_MIN_WORDS = 1 << 18
 # Below this many rows a weight class is counted by unpacking instead of further CSA steps.
 _UNPACK_ROWS = 64
 # Rows per chunk for the reference, the histograms and the padding check (bounded temporaries).
@@ -158,11 +162,16 @@ def bit_counts_reference(words: np.ndarray, bits: int) -> np.ndarray:
 class _Scratch:
     """Temporary planes shared by every level of the tree (all 1-D uint64 of ``lanes`` words)."""
 
-    __slots__ = ("u", "twos_a", "twos_b", "fours_a", "fours_b", "eights_a", "eights_b")
+    __slots__ = ("eights_a", "eights_b", "fours_a", "fours_b", "twos_a", "twos_b", "u")
 
     def __init__(self, lanes: int) -> None:
-        for slot in self.__slots__:
-            setattr(self, slot, np.empty(lanes, dtype=np.uint64))
+        self.u = np.empty(lanes, dtype=np.uint64)
+        self.twos_a = np.empty(lanes, dtype=np.uint64)
+        self.twos_b = np.empty(lanes, dtype=np.uint64)
+        self.fours_a = np.empty(lanes, dtype=np.uint64)
+        self.fours_b = np.empty(lanes, dtype=np.uint64)
+        self.eights_a = np.empty(lanes, dtype=np.uint64)
+        self.eights_b = np.empty(lanes, dtype=np.uint64)
 
 
 def _csa(scratch: _Scratch, high: np.ndarray, low: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
@@ -187,12 +196,14 @@ class _Level:
     weight ``16**(k+1)`` (the "sixteens") to the next level.
     """
 
-    __slots__ = ("exponent", "state", "buffer", "fill")
+    __slots__ = ("buffer", "exponent", "fill", "state")
 
-    def __init__(self, exponent: int, lanes: int) -> None:
+    def __init__(self, exponent: int, lanes: int, *, buffered: bool) -> None:
         self.exponent = exponent  # log2 of the weight of one input plane
         self.state = np.zeros((4, lanes), dtype=np.uint64)
-        self.buffer: np.ndarray | None = None  # (16, lanes) pending inputs (levels >= 1 only)
+        # Pending input planes: (16, lanes) for levels >= 1, which receive one plane at a time; level 0 gets
+        # whole chunks of the input and needs none.
+        self.buffer = np.empty((16 if buffered else 0, lanes), dtype=np.uint64)
         self.fill = 0
 
     def fold(self, scratch: _Scratch, planes: np.ndarray, sixteens: np.ndarray) -> None:
@@ -215,11 +226,8 @@ def _push(levels: list[_Level], index: int, scratch: _Scratch, planes: np.ndarra
     lanes = planes.shape[1]
     while True:
         if index + 1 == len(levels):
-            nxt = _Level(levels[index].exponent + 4, lanes)
-            nxt.buffer = np.empty((16, lanes), dtype=np.uint64)
-            levels.append(nxt)
+            levels.append(_Level(levels[index].exponent + 4, lanes, buffered=True))
         nxt = levels[index + 1]
-        assert nxt.buffer is not None
         levels[index].fold(scratch, planes, nxt.buffer[nxt.fill])
         nxt.fill += 1
         if nxt.fill < 16:
@@ -273,26 +281,39 @@ def _bit_counts_hs(arr: np.ndarray, lanes: int = _HS_LANES) -> np.ndarray:
     groups: dict[int, list[np.ndarray]] = {}
     if full:
         scratch = _Scratch(plane_words)
-        levels = [_Level(0, plane_words)]
+        levels = [_Level(0, plane_words, buffered=False)]
         for start in range(0, full, chunk_rows):
             chunk = np.ascontiguousarray(arr[start : start + chunk_rows])
             _push(levels, 0, scratch, chunk.reshape(16, plane_words))
         for level in levels:
             for p in range(4):
                 groups.setdefault(level.exponent + p, []).append(level.state[p].reshape(-1, width))
-            if level.buffer is not None and level.fill:
+            if level.fill:
                 groups.setdefault(level.exponent, []).append(level.buffer[: level.fill].reshape(-1, width))
-    groups.setdefault(0, []).append(arr[full:].astype(np.uint64))
+    groups.setdefault(0, []).append(arr[full:].astype(np.uint64, copy=False))
     return _wallace_counts(groups, width)
+
+
+def _bit_counts_fast(arr: np.ndarray) -> np.ndarray:
+    """Per-bit counts (length ``64 * W``) of a validated ``(n, W)`` array, choosing the strategy by size."""
+    n, width = arr.shape
+    total_words = n * width
+    if total_words < _HS_MIN_WORDS:
+        return _wallace_counts({0: [arr.astype(np.uint64, copy=False)]}, width)
+    return _bit_counts_hs(arr, lanes=min(_HS_LANES, total_words // 64))
 
 
 def bit_counts(words: np.ndarray, bits: int) -> np.ndarray:
     """Per-bit counts ``M_j`` of packed reports, exact, with a bit-sliced carry-save adder tree.
 
     ``M_j = #{i : bit j of report i is set} = sum_i x_ij`` for ``j = 0, ..., L-1``: the per-bit margins of the
-    anonymized tally (seed 001 §1.3, step 2). Equal to :func:`bit_counts_reference`, about 35x faster at L = 64
-    (see ``benchmarks/bench_aggregation.py``). Memory is bounded (about 20 planes of 256 KiB per level of the
-    tree) whatever ``n``; counts are exact int64 for any ``n < 2**63``.
+    anonymized tally (seed 001 §1.3, step 2). Equal to :func:`bit_counts_reference` and 20-40x faster at L = 64
+    (3-5e8 reports/s on one core; see ``benchmarks/bench_aggregation.py``). Each 64-bit word costs 4.7 bitwise
+    ufunc passes over cache-resident bit planes (a Harley-Seal tree of carry-save adders: 15 adders of 5 ops per
+    16 words), so the speed is bound by numpy's per-pass cache bandwidth, not by memory. Small inputs
+    (< 2**18 words) use a plain 3:2 carry-save reduction instead. Extra memory is bounded whatever ``n``
+    (20 planes of at most 128 KiB per level of weight 16**k: about 10 MiB for n = 1e9); counts are exact int64
+    for any ``n < 2**63``.
 
     Args:
         words: packed reports, shape ``(n, W)`` with ``W = ceil(bits / 64)`` (or ``(n,)`` when ``W == 1``);
@@ -312,13 +333,14 @@ def bit_counts(words: np.ndarray, bits: int) -> np.ndarray:
 
     Example:
         >>> import numpy as np
-        >>> words = np.array([[0b1011], [0b0010], [0b1000]], dtype=np.uint64)  # reports 1101, 0100, 0001 (bit 0 first)
+        >>> # reports 1101, 0100, 0001 written bit 0 first, i.e. the words 0b1011, 0b0010, 0b1000
+        >>> words = np.array([[0b1011], [0b0010], [0b1000]], dtype=np.uint64)
         >>> bit_counts(words, 4).tolist()
         [1, 2, 0, 2]
     """
     bits = _check_bits(bits)
     arr = _as_words(words, bits)
-    return _check_padding_counts(_bit_counts_hs(arr), bits)
+    return _check_padding_counts(_bit_counts_fast(arr), bits)
 
 
 # ------------------------------------------------------------------------------------------------- histograms
@@ -371,9 +393,10 @@ def weight_histogram(words: np.ndarray, bits: int) -> np.ndarray:
 def vector_histogram(words: np.ndarray, bits: int) -> np.ndarray:
     """Full tally over all ``2**L`` vectors: entry ``v`` counts the reports equal to the vector with value ``v``.
 
-    ``s_v = #{i : sum_j x_ij 2**j = v}`` (report bit ``j`` is bit ``j`` of ``v``, LSB first), i.e. the output of the
-    perfectly anonymized mechanism A of seed 001 §1.3 and the ``s_i`` of eq. (3.4). Only for ``1 <= L <= 20``
-    (the result has ``2**L`` entries); computed by ``np.bincount`` of the single word of each report.
+    ``s_v = #{i : sum_j x_ij 2**j = v}`` (report bit ``j`` is bit ``j`` of ``v``, LSB first), i.e. the output of
+    the perfectly anonymized mechanism A of seed 001 §1.3 and the ``s_i`` of eq. (3.4). Only for
+    ``1 <= L <= 20`` (the result has ``2**L`` entries); computed by ``np.bincount`` of the single word of each
+    report.
 
     Args:
         words: packed reports, shape ``(n, 1)`` or ``(n,)``, any unsigned integer dtype; values must be
@@ -399,10 +422,11 @@ def vector_histogram(words: np.ndarray, bits: int) -> np.ndarray:
         bits = check_int("bits", bits, minimum=1, maximum=_MAX_VECTOR_BITS)
     except ParameterError:
         raise ParameterError(
-            f"bits must be an integer in [1, {_MAX_VECTOR_BITS}] for vector_histogram (2**bits counts); got {bits!r}"
+            f"bits must be an integer in [1, {_MAX_VECTOR_BITS}] for vector_histogram (2**bits counts); "
+            f"got {bits!r}"
         ) from None
     arr = _as_words(words, bits)
-    values = arr.reshape(-1)  # W == 1
+    values = arr[:, 0]  # W == 1; a view even when the rows are strided
     size = 1 << bits
     hist = np.zeros(size, dtype=np.int64)
     native_u64 = values.dtype == np.uint64 and values.dtype.isnative

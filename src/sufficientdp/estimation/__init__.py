@@ -1,2 +1,7 @@
-"""Placeholder while modules are being written."""
-__version__ = "0.1.0"
+"""Estimators: per-bit counts and joint-vector frequencies with uncertainty (seed 001 §4, §6)."""
+
+from .bits import STD_ERROR_METHODS, BitEstimates, estimate_bits
+from .joint import JointEstimate, apply_channel, apply_inverse_channel, joint_frequencies
+
+__all__ = ["STD_ERROR_METHODS", "BitEstimates", "JointEstimate", "apply_channel", "apply_inverse_channel",
+           "estimate_bits", "joint_frequencies"]

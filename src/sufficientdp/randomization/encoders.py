@@ -53,7 +53,7 @@ def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
     bad = (arr != 0) & (arr != 1)
     if bad.any():
         i, j = map(int, np.argwhere(bad)[0])
-        raise DataError(f"reports must hold only 0 and 1; got {arr[i, j]!r} at row {i}, bit {j}")
+        raise DataError(f"reports must hold only 0 and 1; got {arr[i, j].item()!r} at row {i}, bit {j}")
     return arr.astype(np.uint8)
 
 

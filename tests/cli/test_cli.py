@@ -1,0 +1,153 @@
+"""The CLI, tested in-process: JSON shapes, the paper's numbers, files in and out, one-line errors with exit 2."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from sufficientdp.cli import main
+from sufficientdp.io import read_reports, write_reports
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    assert len(lines) == 1
+    return json.loads(lines[0])
+
+
+@pytest.mark.parametrize(
+    "bits, population, epsilon, method, expected, tol",
+    [
+        # seed 001 §3.3, first table (lambda = 2 written as e^0.693): 0.2446 and 0.2109
+        (5, 1000, 0.693, "paper-sigma", 0.2446, 5e-5),
+        (5, 3000, 0.693, "paper-sigma", 0.2109, 5e-5),
+        # ... at epsilon = ln 2 exactly eq. (3.12) gives 0.24454 (see docs/reproduction.md); (3.13) gives 0.2449
+        (5, 1000, math.log(2), "paper-sigma", 0.24454, 5e-6),
+        (5, 1000, math.log(2), "paper-simplified", 0.2449, 5e-5),
+        # seed 001 §3.3, second table (lambda = e^2)
+        (5, 1000, 2.0, "paper-sigma", 0.1692, 5e-5),
+        (5, 3000, 2.0, "paper-sigma", 0.1424, 5e-5),
+        (5, 5000, 2.0, "paper-sigma", 0.1310, 5e-5),
+        # seed 001 §4: L = 40, N = 10M, lambda = e^2 -> 0.351; local DP 0.465 and 0.4875
+        (40, 10_000_000, 2.0, "paper-sigma", 0.351, 5e-4),
+        (5, 1000, math.log(2), "local", 0.465, 5e-4),
+        (40, 10_000_000, 2.0, "local", 0.4875, 5e-5),
+    ],
+)
+def test_calibrate_reproduces_paper(capsys, bits, population, epsilon, method, expected, tol):
+    d = run_json(capsys, "calibrate", "--bits", str(bits), "--population", str(population), "--epsilon",
+                 repr(epsilon), "--method", method)
+    assert abs(d["q"] - expected) <= tol
+    for key in ("q", "method", "bits", "population", "epsilon", "sigma_per_sqrt_n", "local_q", "gain_vs_local"):
+        assert key in d
+    assert d["method"] == method and d["bits"] == bits and d["population"] == population
+
+
+def test_calibrate_text_and_max_weight(capsys):
+    code, out, err = run(capsys, "calibrate", "--bits", "64", "--population", "100000", "--epsilon", "1",
+                         "--max-weight", "1")
+    assert code == 0 and "q" in out and "unproven" in out and "(2)" in out
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["calibrate", "--bits", "0", "--population", "10", "--epsilon", "1"], "bits must be an integer >= 1; got 0"),
+        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "-1"], "epsilon must be finite and > 0"),
+        (["calibrate", "--bits", "x", "--population", "10", "--epsilon", "1"], "bits must be an integer"),
+        (["calibrate", "--bits", "5", "--population", "10"], "required: --epsilon"),
+        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "1", "--method", "z"], "invalid choice"),
+        (["estimate", "--q", "0.7", "--input", "nope.csv"], "does not exist"),
+        (["aggregate", "--input", "file.txt"], "must end in .csv, .parquet or .pq"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_errors_are_one_line_exit_2(capsys, argv, fragment):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("sufficientdp: error:")
+    assert fragment in err
+    assert "Traceback" not in err
+
+
+def test_estimate_bad_q_names_parameter(capsys, tmp_path):
+    f = tmp_path / "r.csv"
+    write_reports(f, np.array([[0, 1]]))
+    code, _, err = run(capsys, "estimate", "--q", "0.7", "--input", str(f))
+    assert code == 2 and "q must be in (0, 0.5); got 0.7" in err
+
+
+def test_bad_file_contents(capsys, tmp_path):
+    f = tmp_path / "bad.csv"
+    f.write_text("a,b\n0,1\n1,2\n")
+    code, _, err = run(capsys, "aggregate", "--input", str(f))
+    assert code == 2 and "line 3" in err and "0 or 1" in err
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_shell_flow_randomize_aggregate_estimate(capsys, tmp_path, ext):
+    rng = np.random.default_rng(5)
+    n, bits = 4000, 6
+    truth = (rng.random((n, bits)) < np.linspace(0.05, 0.6, bits)).astype(np.uint8)
+    src = tmp_path / f"true.{ext}"
+    out = tmp_path / f"rand.{ext}"
+    write_reports(src, truth, [f"feature_{j}" for j in range(bits)])
+    d = run_json(capsys, "randomize", "--q", "0.2", "--input", str(src), "--output", str(out), "--reports", "2",
+                 "--seed", "11")
+    assert d["reports"] == 2 * n and d["randomness"] == "numpy-generator"
+    data, names = read_reports(out)
+    assert data.shape == (2 * n, bits) and names == [f"feature_{j}" for j in range(bits)]
+    agg = run_json(capsys, "aggregate", "--input", str(out))
+    assert agg["reports"] == 2 * n and agg["bit_counts"] == data.sum(axis=0).tolist()
+    est = run_json(capsys, "estimate", "--q", "0.2", "--input", str(out), "--reports", "2")
+    assert len(est["estimates"]) == bits
+    true_counts = truth.sum(axis=0)
+    for e, t in zip(est["estimates"], true_counts):
+        assert {"estimate", "lower", "upper", "std_error"} <= set(e)
+        # 6 standard errors: fails with probability < 1e-8 per bit for a correct implementation
+        assert abs(e["estimate"] - t) < 6 * e["std_error"]
+    # same seed, same output
+    out2 = tmp_path / f"rand2.{ext}"
+    run_json(capsys, "randomize", "--q", "0.2", "--input", str(src), "--output", str(out2), "--reports", "2",
+             "--seed", "11")
+    assert np.array_equal(read_reports(out2)[0], data)
+
+
+def test_estimate_writes_table(capsys, tmp_path):
+    src = tmp_path / "r.csv"
+    write_reports(src, np.array([[0, 1], [1, 1], [0, 0]]))
+    out = tmp_path / "est.csv"
+    code, text, err = run(capsys, "estimate", "--q", "0.1", "--input", str(src), "--output", str(out))
+    assert code == 0, err
+    header = out.read_text().splitlines()[0]
+    assert header == "column,count,estimate,lower,upper,std_error"
+
+
+def test_randomize_without_seed_uses_csprng(capsys, tmp_path):
+    src = tmp_path / "t.csv"
+    write_reports(src, np.zeros((50, 3), dtype=np.uint8))
+    d = run_json(capsys, "randomize", "--q", "0.3", "--input", str(src), "--output", str(tmp_path / "o.csv"))
+    assert d["randomness"] in ("aes-256-ctr", "os-urandom")
+
+
+def test_demo_json(capsys):
+    d = run_json(capsys, "demo", "--population", "20000", "--bits", "8", "--seed", "3")
+    assert d["reports"] == 20000 and len(d["estimates"]) == 8
+    assert d["calibration"]["method"] == "paper-sigma"
+    # 8 bits, 95% CIs: at least 5 covered fails with probability < 1e-3 for a correct implementation
+    assert d["covered"] >= 5
+
+
+def test_demo_text(capsys):
+    code, out, err = run(capsys, "demo", "--population", "5000", "--bits", "4", "--seed", "1")
+    assert code == 0 and "true" in out and "estimate" in out and "local DP would need" in out

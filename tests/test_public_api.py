@@ -1,0 +1,63 @@
+"""The curated public surface (STYLE.md: a sorted __all__ pinned by a test) and the core's dependencies."""
+
+import subprocess
+import sys
+
+import sufficientdp
+
+EXPECTED = [
+    "BitEstimates",
+    "Calibration",
+    "CalibrationError",
+    "DataError",
+    "DyadicProbability",
+    "JointEstimate",
+    "ParameterError",
+    "PrivacyTarget",
+    "RandomizationParams",
+    "Randomizer",
+    "RatioMoments",
+    "SufficientDPError",
+    "Tally",
+    "__version__",
+    "calibrate",
+    "encode_bits",
+    "encode_one_hot",
+    "encode_set",
+    "estimate_bits",
+    "joint_frequencies",
+    "local_q",
+    "pack_bits",
+    "randomize",
+    "ratio_moments",
+    "sigma_per_sqrt_n",
+    "tally",
+    "tally_packed",
+    "unpack_bits",
+]
+
+
+def test_all_is_sorted_and_pinned():
+    assert sufficientdp.__all__ == sorted(sufficientdp.__all__)
+    assert sufficientdp.__all__ == EXPECTED
+    for name in EXPECTED:
+        assert hasattr(sufficientdp, name)
+
+
+def test_exception_tree():
+    assert issubclass(sufficientdp.ParameterError, ValueError)
+    assert issubclass(sufficientdp.DataError, ValueError)
+    for exc in (sufficientdp.ParameterError, sufficientdp.DataError, sufficientdp.CalibrationError):
+        assert issubclass(exc, sufficientdp.SufficientDPError)
+
+
+def test_core_imports_only_numpy_and_scipy():
+    """Importing the core must not pull in any extra (pandas, pyarrow, tqdm, cryptography, ...)."""
+    code = (
+        "import sys, sufficientdp, sufficientdp.calibration, sufficientdp.estimation, sufficientdp.randomization;"
+        "import sufficientdp.aggregation, sufficientdp.ratio;"
+        "bad = [m for m in ('pandas', 'pyarrow', 'tqdm', 'cryptography', 'matplotlib', 'mpmath', 'hypothesis')"
+        " if m in sys.modules]; print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
