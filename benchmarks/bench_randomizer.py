@@ -40,7 +40,7 @@ BASELINE_FLIPS = 1 << 24  # 16.8M flips (~0.3 s)
 SOURCE_BYTES = 1 << 26  # 64 MiB per raw-throughput run, drawn 1 MiB at a time
 SLOW_SOURCE_BYTES = 1 << 24
 RANDOMIZE_REPORTS = {64: 1 << 21, 1024: 1 << 17}  # 16 MiB of packed reports each
-REPEATS = 5
+REPEATS = 7
 SLOW_REPEATS = 3
 
 

@@ -470,7 +470,7 @@ def section_33(rep: Report, st: Settings, tails: dict) -> dict:  # type: ignore[
     # tails, lambda = 2
     rows = []
     specs = [(n, qs[("0.693", n)], "(3.12) at eps = 0.693") for n in POPULATIONS]
-    specs.append((5000, float(P33_Q_LAM2[5000]), "printed (misprint)"))
+    specs.append((5000, float(P33_Q_LAM2[5000]), "printed q, misprint"))
     for i, (n, q, label) in enumerate(specs):
         est = mc_tail(q, bits=L_SMALL, population=n, thresholds=[lam_a, lam_2],
                       samples=st.samples_l5, rng=row_rng(st, 100 + i))

@@ -66,7 +66,7 @@ def test_calibrate_text_and_max_weight(capsys):
         (["calibrate", "--bits", "x", "--population", "10", "--epsilon", "1"], "bits must be an integer"),
         (["calibrate", "--bits", "5", "--population", "10"], "required: --epsilon"),
         (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "1", "--method", "z"], "invalid choice"),
-        (["estimate", "--q", "0.7", "--input", "nope.csv"], "does not exist"),
+        (["estimate", "--q", "0.2", "--input", "nope.csv"], "does not exist"),
         (["aggregate", "--input", "file.txt"], "must end in .csv, .parquet or .pq"),
         (["frobnicate"], "invalid choice"),
     ],
@@ -151,3 +151,29 @@ def test_demo_json(capsys):
 def test_demo_text(capsys):
     code, out, err = run(capsys, "demo", "--population", "5000", "--bits", "4", "--seed", "1")
     assert code == 0 and "true" in out and "estimate" in out and "local DP would need" in out
+
+
+@pytest.mark.parametrize("method", ["inverse", "em"])
+def test_estimate_joint(capsys, tmp_path, method):
+    rng = np.random.default_rng(8)
+    n = 20000
+    truth = np.zeros((n, 3), dtype=np.uint8)
+    truth[: n // 2] = [1, 1, 0]  # half the people hold 110, the rest 000
+    src = tmp_path / "t.csv"
+    out = tmp_path / "r.csv"
+    write_reports(src, truth)
+    run_json(capsys, "randomize", "--q", "0.1", "--input", str(src), "--output", str(out), "--seed", "4")
+    d = run_json(capsys, "estimate", "--q", "0.1", "--input", str(out), "--joint", method, "--top", "2")
+    top = d["joint"]["top"]
+    assert {t["vector"] for t in top} == {"110", "000"}
+    for t in top:
+        assert abs(t["estimate"] - n / 2) < 0.05 * n
+    code, text, err = run(capsys, "estimate", "--q", "0.1", "--input", str(out), "--joint", method)
+    assert code == 0 and "most frequent vectors" in text
+
+
+def test_estimate_joint_too_many_bits(capsys, tmp_path):
+    src = tmp_path / "w.csv"
+    write_reports(src, np.zeros((2, 21), dtype=np.uint8))
+    code, _, err = run(capsys, "estimate", "--q", "0.1", "--input", str(src), "--joint", "inverse")
+    assert code == 2 and "bits in [1, 20]" in err

@@ -20,6 +20,7 @@ from .._errors import SufficientDPError
 from ..aggregation.tally import Tally, tally_packed
 from ..calibration import METHODS, calibrate
 from ..estimation.bits import estimate_bits
+from ..estimation.joint import joint_frequencies
 from ..parameters import RandomizationParams
 from ..randomization._packing import pack_bits, unpack_bits
 from ..randomization._sources import as_source
@@ -138,7 +139,7 @@ def _uniform_permutation(n: int, source: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- aggregate
-def _tally_file(path: str, quiet: bool) -> tuple[Tally, list[str]]:
+def _tally_file(path: str, quiet: bool, full_histogram: bool | None = None) -> tuple[Tally, list[str]]:
     from ..io import read_reports
 
     data, names = read_reports(path)
@@ -146,12 +147,12 @@ def _tally_file(path: str, quiet: bool) -> tuple[Tally, list[str]]:
     bar = _progress(data.shape[0], not quiet, "aggregate")
     total: Tally | None = None
     for sl in _chunks(data.shape[0]):
-        t = tally_packed(pack_bits(data[sl]), bits)
+        t = tally_packed(pack_bits(data[sl]), bits, full_histogram=full_histogram)
         total = t if total is None else total.merge(t)
         bar.update(sl.stop - sl.start)
     bar.close()
     if total is None:
-        total = tally_packed(np.zeros((0, (bits + 63) // 64), dtype=np.uint64), bits)
+        total = tally_packed(np.zeros((0, (bits + 63) // 64), dtype=np.uint64), bits, full_histogram=full_histogram)
     return total, names
 
 
@@ -172,13 +173,29 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------------- estimate
 def _cmd_estimate(args: argparse.Namespace) -> int:
-    t, names = _tally_file(args.input, args.json or args.quiet)
+    # Validate q before reading a possibly large file.
+    RandomizationParams(bits=1, q=args.q, reports=args.reports)
+    if args.joint and args.top < 1:
+        raise SufficientDPError(f"top must be an integer >= 1; got {args.top}")
+    t, names = _tally_file(args.input, args.json or args.quiet, full_histogram=bool(args.joint) or None)
     params = RandomizationParams(bits=t.bits, q=args.q, reports=args.reports)
     est = estimate_bits(t, q=params.effective_q, reports=params.reports, level=args.level,
                         std_error=args.std_error)
     d = est.to_dict()
     for rec, name in zip(d["estimates"], names):
         rec["column"] = name
+    joint = None
+    if args.joint:
+        assert t.vector_histogram is not None
+        joint = joint_frequencies(t.vector_histogram, q=params.effective_q, reports=params.reports,
+                                  method=args.joint, level=args.level)
+        top = []
+        for index, _ in joint.top(args.top):
+            top.append({"vector": joint.label(index), "estimate": float(joint.estimate[index]),
+                        "lower": _finite_or_none(joint.lower[index]), "upper": _finite_or_none(joint.upper[index]),
+                        "std_error": _finite_or_none(joint.std_error[index])})
+        d["joint"] = {"method": args.joint, "converged": joint.converged, "iterations": joint.iterations,
+                      "top": top}
     if args.output:
         from ..io import write_table
 
@@ -188,6 +205,11 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if args.json:
         _emit(d)
         return 0
+    if joint is not None:
+        print(f"most frequent vectors (bit 0 first; {args.joint}):")
+        for r in d["joint"]["top"]:
+            ci = "" if r["lower"] is None else f"  [{r['lower']:.1f}, {r['upper']:.1f}]"
+            print(f"  {r['vector']}  {r['estimate']:12.1f}{ci}")
     print(f"N = {est.population} people, k = {est.reports}, q = {est.q:.10g}, {100 * est.level:g}% intervals "
           f"(std error: {est.std_error_method})")
     width = max(8, max(len(n) for n in names))
@@ -196,6 +218,10 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         print(f"  {r['column']:<{width}}  {r['estimate']:12.1f}  {r['lower']:12.1f}  {r['upper']:12.1f}  "
               f"{r['std_error']:10.1f}")
     return 0
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
 
 
 # ---------------------------------------------------------------------------------------------------- demo
@@ -282,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=_float("level"), default=0.95, help="confidence level in (0, 1)")
     p.add_argument("--std-error", choices=("exact", "plugin"), default="exact")
     p.add_argument("--output", default=None, help="also write the estimates as CSV or Parquet")
+    p.add_argument("--joint", choices=("inverse", "em"), default=None,
+                   help="also estimate whole-vector frequencies (L <= 20): unbiased inverse or non-negative EM")
+    p.add_argument("--top", type=_positive_int("top"), default=10, help="vectors to show with --joint")
     common(p)
     p.set_defaults(func=_cmd_estimate)
 
