@@ -27,6 +27,8 @@ demo: $(STAMP_CORE)
 	$(BIN)/sufficientdp demo
 
 test: $(STAMP_TEST)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/mypy
 	$(BIN)/python -m pytest src tests README.md
 
 bench: $(STAMP_TEST)
@@ -36,8 +38,7 @@ reproduce: $(STAMP_CORE)
 	$(BIN)/python scripts/reproduce_001.py --output docs/reproduction.md
 
 lint: $(STAMP_TEST)
-	$(BIN)/python -m pip install --quiet ruff mypy
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
 
 clean:

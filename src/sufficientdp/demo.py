@@ -69,13 +69,13 @@ class DemoResult:
         c = self.calibration
         e = self.estimates
         lines = [
-            f"sufficientdp demo: N = {c.population} people, L = {c.bits} bits, k = {c.reports}, "
-            f"epsilon = {c.epsilon:g} (lambda = {c.lam:.4g})",
+            (f"sufficientdp demo: N = {c.population} people, L = {c.bits} bits, k = {c.reports}, "
+             f"epsilon = {c.epsilon:g} (lambda = {c.lam:.4g})"),
             f"calibration ({c.method}): q = {c.q:.5f}  [{c.guarantee}]",
-            f"  local DP would need q = {c.local_q:.5f}; standard error {c.gain_vs_local:.1f}x smaller here "
-            f"({c.sigma_per_sqrt_n:.3f} vs {c.local_sigma_per_sqrt_n:.3f} per sqrt(N))",
-            f"randomized {self.tally.reports} reports with q = {self.params.effective_q:.10g} (exact dyadic), "
-            f"randomness: {self.randomness}; anonymized into per-bit counts",
+            (f"  local DP would need q = {c.local_q:.5f}; standard error {c.gain_vs_local:.1f}x smaller here "
+             f"({c.sigma_per_sqrt_n:.3f} vs {c.local_sigma_per_sqrt_n:.3f} per sqrt(N))"),
+            (f"randomized {self.tally.reports} reports with q = {self.params.effective_q:.10g} (exact dyadic), "
+             f"randomness: {self.randomness}; anonymized into per-bit counts"),
             "",
             f"{'bit':>4} {'true':>9} {'estimate':>11} {'95% CI':>25} {'in CI':>6}",
         ]

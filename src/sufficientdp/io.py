@@ -35,7 +35,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 def _pyarrow() -> Any:
     try:
         import pyarrow
-        import pyarrow.parquet  # noqa: F401
+        import pyarrow.parquet
     except ImportError as exc:
         raise ImportError("Parquet files need pyarrow: pip install 'sufficientdp[parquet]'") from exc
     return pyarrow

@@ -53,7 +53,7 @@ def test_calibrate_reproduces_paper(capsys, bits, population, epsilon, method, e
 
 
 def test_calibrate_text_and_max_weight(capsys):
-    code, out, err = run(capsys, "calibrate", "--bits", "64", "--population", "100000", "--epsilon", "1",
+    code, out, _err = run(capsys, "calibrate", "--bits", "64", "--population", "100000", "--epsilon", "1",
                          "--max-weight", "1")
     assert code == 0 and "q" in out and "unproven" in out and "(2)" in out
 
@@ -127,7 +127,7 @@ def test_estimate_writes_table(capsys, tmp_path):
     src = tmp_path / "r.csv"
     write_reports(src, np.array([[0, 1], [1, 1], [0, 0]]))
     out = tmp_path / "est.csv"
-    code, text, err = run(capsys, "estimate", "--q", "0.1", "--input", str(src), "--output", str(out))
+    code, _text, err = run(capsys, "estimate", "--q", "0.1", "--input", str(src), "--output", str(out))
     assert code == 0, err
     header = out.read_text().splitlines()[0]
     assert header == "column,count,estimate,lower,upper,std_error"
@@ -149,13 +149,13 @@ def test_demo_json(capsys):
 
 
 def test_demo_text(capsys):
-    code, out, err = run(capsys, "demo", "--population", "5000", "--bits", "4", "--seed", "1")
+    code, out, _err = run(capsys, "demo", "--population", "5000", "--bits", "4", "--seed", "1")
     assert code == 0 and "true" in out and "estimate" in out and "local DP would need" in out
 
 
 @pytest.mark.parametrize("method", ["inverse", "em"])
 def test_estimate_joint(capsys, tmp_path, method):
-    rng = np.random.default_rng(8)
+    np.random.default_rng(8)
     n = 20000
     truth = np.zeros((n, 3), dtype=np.uint8)
     truth[: n // 2] = [1, 1, 0]  # half the people hold 110, the rest 000
@@ -168,7 +168,7 @@ def test_estimate_joint(capsys, tmp_path, method):
     assert {t["vector"] for t in top} == {"110", "000"}
     for t in top:
         assert abs(t["estimate"] - n / 2) < 0.05 * n
-    code, text, err = run(capsys, "estimate", "--q", "0.1", "--input", str(out), "--joint", method)
+    code, text, _err = run(capsys, "estimate", "--q", "0.1", "--input", str(out), "--joint", method)
     assert code == 0 and "most frequent vectors" in text
 
 

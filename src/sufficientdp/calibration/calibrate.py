@@ -30,7 +30,7 @@ from typing import Any
 
 from .._errors import ParameterError
 from .._validation import check_int, check_positive_finite
-from ..ratio.homogeneous import _logaddexp, log_phi, ratio_moments
+from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
 from ._solve import smallest_q_satisfying
 
 __all__ = [
@@ -160,10 +160,6 @@ def _excess_sigma(q: float, *, bits: int, n: float, n_out: int, log_threshold_mi
     m = ratio_moments(q=q, bits=bits, n=n, n_outlier=n_out, simplified=simplified)
     log_lhs = _logaddexp(m.log_excess_mean, math.log(beta) + 0.5 * m.log_var) if beta > 0 else m.log_excess_mean
     return log_lhs - log_threshold_minus_1
-
-
-def _log_expm1(x: float) -> float:
-    return x + math.log1p(-math.exp(-x)) if x > 30 else math.log(math.expm1(x))
 
 
 def calibrate(
@@ -298,7 +294,7 @@ def _solve_phi_simplified(*, bits: int, n: float, log_thr_m1: float, beta: float
 
     def excess_logphi(x: float) -> float:  # x = log(phi) > 0
         phi_m1 = math.expm1(x)
-        log_var1 = 2 * bits * x + _log_expm1_safe(bits * math.log1p(phi_m1 / math.exp(2 * x)))
+        log_var1 = 2 * bits * x + _log_expm1(bits * math.log1p(phi_m1 / math.exp(2 * x)))
         return _simplified_lhs_log(bits * x, log_var1, n, beta) - log_thr_m1
 
     lo, hi = 1e-300, 1.0
@@ -315,9 +311,3 @@ def _solve_phi_simplified(*, bits: int, n: float, log_thr_m1: float, beta: float
             return q
         q = math.nextafter(q, 1.0) + q * 2.2e-16
     return q
-
-
-def _log_expm1_safe(x: float) -> float:
-    if x <= 0:
-        return -math.inf
-    return _log_expm1(x)

@@ -47,7 +47,7 @@ from scipy.stats import norm
 from .._errors import DataError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 
-__all__ = ["JointEstimate", "MAX_BITS", "apply_channel", "apply_inverse_channel", "joint_frequencies"]
+__all__ = ["MAX_BITS", "JointEstimate", "apply_channel", "apply_inverse_channel", "joint_frequencies"]
 
 #: Largest supported vector length L (the histogram has 2**L cells).
 MAX_BITS = 20
@@ -305,10 +305,9 @@ def _check_histogram(histogram: ArrayLike) -> tuple[np.ndarray, int, int]:
     bits = n.bit_length() - 1
     if bits > MAX_BITS:
         raise DataError(f"histogram length must be 2**L with 1 <= L <= {MAX_BITS}; got length {n} (L = {bits})")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
-            raise DataError("histogram must hold non-negative integer counts; got non-integral or non-finite "
-                            "values")
+    if arr.dtype.kind == "f" and (not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr))):
+        raise DataError("histogram must hold non-negative integer counts; got non-integral or non-finite "
+                        "values")
     if np.any(arr < 0):
         raise DataError(f"histogram must hold non-negative integer counts; got minimum {arr.min()}")
     total = int(arr.sum(dtype=np.float64)) if arr.dtype.kind == "f" else int(arr.sum(dtype=np.int64))
