@@ -34,7 +34,7 @@ test: $(STAMP_TEST)
 bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/run_all.py
 
-reproduce: $(STAMP_CORE)
+reproduce: $(STAMP_TEST)
 	$(BIN)/python scripts/reproduce_001.py --output docs/reproduction.md
 
 lint: $(STAMP_TEST)

@@ -460,17 +460,21 @@ def section_33(rep: Report, st: Settings, tails: dict) -> dict:  # type: ignore[
               f"(3.13) at ln 2 gives {q1000_ln2_s:.6f} (rounds to {rounded(q1000_ln2_s, '0.0001')})")
     out.append(
         f"The paper computed this table with eps = 0.693 literally. At eps = ln 2 exactly, (3.12) gives "
-        f"q = {q1000_ln2:.5f} for N = 1000 (printed 0.2446; rounds to {rounded(q1000_ln2, '0.0001')}) and (3.13) "
+        f"q = {q1000_ln2:.5f} for N = 1000 (printed {P33_Q_LAM2[1000]}; rounds to {rounded(q1000_ln2, '0.0001')}) and (3.13) "
         f"gives {q1000_ln2_s:.5f}. (3.13) is the simpler, more conservative form (ERRATA 7): its q is "
         f"{'larger' if conservative else 'NOT always larger'}"
-        " than that of (3.12) in every row here. The N = 5000 value 0.1778 does not follow from either "
-        "(ERRATA 1).")
+        f" than that of (3.12) in every row here. The N = 5000 value {P33_Q_LAM2[5000]} "
+        + ("does not follow from either (ERRATA 1)." if max(
+            rounding_status(qs[(k, 5000)], P33_Q_LAM2[5000]) for k in ("0.693", "ln2", "0.693s", "ln2s")) == NO
+           and min(rounding_status(qs[(k, 5000)], P33_Q_LAM2[5000]) for k in ("0.693", "ln2", "0.693s", "ln2s"))
+           == NO else "follows from one of them."))
     out.append("")
 
     # tails, lambda = 2
     rows = []
     specs = [(n, qs[("0.693", n)], "(3.12) at eps = 0.693") for n in POPULATIONS]
     specs.append((5000, float(P33_Q_LAM2[5000]), "printed q, misprint"))
+    refs: dict[int, float] = {}
     for i, (n, q, label) in enumerate(specs):
         est = mc_tail(q, bits=L_SMALL, population=n, thresholds=[lam_a, lam_2],
                       samples=st.samples_l5, rng=row_rng(st, 100 + i))
@@ -479,11 +483,13 @@ def section_33(rep: Report, st: Settings, tails: dict) -> dict:  # type: ignore[
         tails[("lam2", n, label)] = (q, est, ex)
         paper = P33_P_LAM2[n]
         ref = ex[1].value if ex else est[1].estimate
+        refs.setdefault(n, ref)
         status = rounding_status(ref, paper)
         in_ci = est[1].contains(float(paper))
         note_bits = [f"paper value {'inside' if in_ci else 'outside'} the MC 95% CI"]
         if label.startswith("printed"):
-            note_bits.append("at the printed q = 0.1778 (ERRATA 1) the tail is far larger")
+            note_bits.append(f"at the printed q = {P33_Q_LAM2[5000]} (ERRATA 1) the tail is "
+                             f"{ref / refs[n]:.1f} times that at the (3.12) q")
         rep.claim("§3.3", f"p(R >= 2), N = {n}, q = {q:.4f} ({label})", paper, f"{ref:.5f}",
                   "exact enumeration" if ex else "Monte Carlo", status, "; ".join(note_bits))
         rows.append([n, f"{q:.6f} ({label})", paper,
@@ -594,6 +600,7 @@ def section_34(rep: Report, st: Settings, qs: dict, tails: dict) -> None:  # typ
     out.append(table(["variant"] + [f"N = {n}" for n in POPULATIONS], rows))
     out.append("")
     mid = {n: maurer(qs[("e2", n)], L_SMALL, n, BETA, "middle") for n in POPULATIONS}
+    beta_need = [BETA * math.sqrt(math.log(float(P34_BOUND[n])) / math.log(mid[n])) for n in POPULATIONS]
     for n in POPULATIONS:
         rep.claim("§3.4", f"\"bound\", N = {n}", P34_BOUND[n], f"{mid[n]:.4f} (middle line, e^2 q)",
                   "eq. (3.17), all variants in the section table",
@@ -607,12 +614,14 @@ def section_34(rep: Report, st: Settings, qs: dict, tails: dict) -> None:  # typ
         out.append(
             "No variant reproduces the column. The closest is the middle line of (3.17) (with phi^(2L)) at the "
             "lambda = e^2 q values, which gives " + ", ".join(f"{mid[n]:.3f}" for n in POPULATIONS)
-            + " against the printed 0.052, 0.057, 0.062: the same increasing trend, but lower. The last line "
+            + " against the printed " + ", ".join(P34_BOUND[n] for n in POPULATIONS)
+            + ": the same increasing trend, but lower. The last line "
             "as printed gives about exp(-beta^2/2) = " + f"{math.exp(-BETA**2 / 2):.4f}" + " for every row. "
             "Equivalently, the middle line reproduces the printed column only with beta = "
-            + ", ".join(f"{BETA * math.sqrt(math.log(float(P34_BOUND[n])) / math.log(mid[n])):.3f}"
-                        for n in POPULATIONS)
-            + " instead of 3 (for instance a simulated sigma 1-2% below the exact one); the paper does not say "
+            + ", ".join(f"{b:.3f}" for b in beta_need)
+            + " instead of 3 (for instance a simulated sigma "
+            + f"{100 * (1 - max(beta_need) / BETA):.0f}-{100 * (1 - min(beta_need) / BETA):.0f}% below the exact "
+            "one); the paper does not say "
             "how the column was computed. "
             "The exact tails in the same rows (§3.3) are "
             + ", ".join(tails[("e2", n)][2][0].fmt() if tails[("e2", n)][2] else tails[("e2", n)][1][0].fmt()
@@ -715,7 +724,8 @@ def section_4(rep: Report, st: Settings, qs: dict) -> dict:  # type: ignore[type
     fold_m = s_loc / s_mis
     add("precision gain, L = 5, N = 5000 (\"12 fold\")", P4_FOLD_L5, fold_c, "ratio of the two sigmas",
         note=f"with the printed q = 0.1778: {fold_m:.2f} ({rounding_status(fold_m, P4_FOLD_L5)}); "
-        f"the paper's own 7.5/0.6 = {7.5 / 0.6:.1f}; inherits ERRATA 1")
+        f"the paper's own {P4_SIGMA_LOCAL_L5}/{P4_SIGMA_SUFF_L5} = "
+        f"{float(P4_SIGMA_LOCAL_L5) / float(P4_SIGMA_SUFF_L5):.1f}; inherits ERRATA 1")
     ql40 = local_q(L_BIG, EPS_E2)
     add("local DP q, L = 40, lambda = e^2", P4_LOCAL_Q_L40, ql40, "eq. (4.2)")
     s40 = sigma_per_sqrt_n(ql40)
@@ -784,7 +794,7 @@ def section_61(rep: Report, st: Settings, s4: dict) -> dict:  # type: ignore[typ
     out.append(table(["k"] + [str(j) for j in range(1, 11)], rows))
     out.append("")
     out.append(
-        f"q(1) = {qk[0]:.6f} (printed 0.351: {s_k1}; (3.12) gives {s4['c40'].q:.6f}). q(k) decreases to a minimum "
+        f"q(1) = {qk[0]:.6f} (printed {P61_Q_K1}: {s_k1}; (3.12) gives {s4['c40'].q:.6f}). q(k) decreases to a minimum "
         f"of {qk[kmin - 1]:.6f} at k = {kmin} and then "
         + ("stays there" if mono else f"creeps up to {qk[-1]:.6f} at k = {P61_K_MAX}")
         + f". As k grows the variance term of (6.3) vanishes and (1 + phi^L/(kN))^k -> exp(phi^L/N), so the "

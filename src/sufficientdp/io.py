@@ -65,6 +65,38 @@ def read_reports(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
             cols.append(np.asarray(col.to_numpy(zero_copy_only=False)))
         arr = np.column_stack(cols) if table.num_rows else np.zeros((0, len(names)), dtype=np.uint8)
         return encode_bits(arr, len(names)), names
+    fast = _read_csv_pyarrow(p)
+    if fast is not None:
+        return fast
+    return _read_csv_stdlib(p, path)
+
+
+def _read_csv_pyarrow(p: Path) -> tuple[np.ndarray, list[str]] | None:
+    """Fast path for well-formed CSV files when pyarrow is installed; None means "use the careful reader"."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:
+        return None
+    try:
+        table = pacsv.read_csv(p)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+        return None  # the stdlib reader names the offending line
+    names = [str(n).strip() for n in table.column_names]
+    if table.num_rows == 0 or not names:
+        return None
+    cols = []
+    for col in table.columns:
+        if col.null_count or not pa.types.is_integer(col.type):
+            return None
+        cols.append(np.asarray(col.to_numpy()))
+    arr = np.column_stack(cols)
+    if np.any((arr != 0) & (arr != 1)):
+        return None
+    return arr.astype(np.uint8), names
+
+
+def _read_csv_stdlib(p: Path, path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
     with p.open(newline="") as fh:
         reader = csv.reader(fh)
         try:
@@ -119,14 +151,17 @@ def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *, fmt: s
             table = pa.table({k: np.asarray(v) for k, v in columns.items()})
             pa.parquet.write_table(table, tmp)
         else:
+            names = list(columns)
+            arrays = [np.asarray(columns[n]) for n in names]
             with os.fdopen(fd, "w", newline="") as fh:
-                names = list(columns)
-                arrays = [np.asarray(columns[n]) for n in names]
-                fh.write(",".join(names) + "\n")
-                if arrays and arrays[0].dtype.kind in "iub" and all(a.dtype == arrays[0].dtype for a in arrays):
+                if _write_csv_pyarrow(fh, tmp, names, arrays):
+                    pass
+                elif arrays and arrays[0].dtype.kind in "iub" and all(a.dtype == arrays[0].dtype for a in arrays):
+                    fh.write(",".join(names) + "\n")
                     mat = np.column_stack(arrays) if arrays[0].size else np.zeros((0, len(arrays)), dtype=np.int64)
                     np.savetxt(fh, mat, fmt="%d", delimiter=",")
                 else:
+                    fh.write(",".join(names) + "\n")
                     writer = csv.writer(fh)
                     for row in zip(*arrays):
                         writer.writerow([repr(float(v)) if isinstance(v, (float, np.floating)) else v for v in row])
@@ -135,3 +170,20 @@ def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *, fmt: s
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _write_csv_pyarrow(fh: Any, target: str, names: list[str], arrays: list[np.ndarray]) -> bool:
+    """Write integer columns with pyarrow's CSV writer (fast); False if pyarrow is missing or columns are not ints."""
+    if not arrays or any(a.dtype.kind not in "iu" for a in arrays) or arrays[0].size == 0:
+        return False
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:
+        return False
+    table = pa.table(dict(zip(names, arrays, strict=True)))
+    fh.write(",".join(names) + "\n")
+    fh.flush()
+    with pa.OSFile(target, "ab") as sink:
+        pacsv.write_csv(table, sink, write_options=pacsv.WriteOptions(include_header=False, quoting_style="none"))
+    return True
