@@ -1,0 +1,84 @@
+"""Result objects for statements about the distribution of the privacy ratio R(S).
+
+Every number is one of three kinds, and says which (the product's honesty rule):
+
+* ``"exact"`` — computed exactly (up to floating-point rounding, bracketed by ``lower``/``upper`` where the method
+  tracks it);
+* ``"bound"`` — a rigorous upper bound (never understates risk); ``eta_lower`` may be None;
+* ``"estimate"`` — a Monte Carlo estimate with a confidence interval ``[eta_lower, eta_upper]`` at ``confidence``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["KINDS", "TailResult"]
+
+KINDS = ("exact", "bound", "estimate")
+
+
+def _num(x: float | None) -> float | None:
+    if x is None:
+        return None
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TailResult:
+    """The tail ``eta = P[R(S) > e**epsilon]`` of the privacy ratio under ``S ~ A(D_m)`` (seed 001 eq. 1.7).
+
+    Attributes:
+        eta: the value reported: exact value, bound, or point estimate (see ``kind``).
+        eta_lower, eta_upper: bracket or confidence interval (None where not available).
+        delta: approximate-DP ``delta(epsilon) = E[(1 - e**epsilon / R)_+]`` where computed, else None.
+        delta_lower, delta_upper: its bracket / interval where available.
+        method: how it was computed (``"exact"``, ``"mc"``, ``"certified"``, ...).
+        kind: ``"exact"``, ``"bound"`` or ``"estimate"``.
+        epsilon, q, bits, population, reports, outlier_bits: the configuration.
+        confidence: confidence level of an estimate's interval (None otherwise).
+        details: method-specific extras (samples, terms, time, ...), JSON-ready.
+    """
+
+    eta: float
+    eta_lower: float | None
+    eta_upper: float | None
+    method: str
+    kind: str
+    epsilon: float
+    q: float
+    bits: int
+    population: int
+    reports: int = 1
+    outlier_bits: int | None = None
+    delta: float | None = None
+    delta_lower: float | None = None
+    delta_upper: float | None = None
+    confidence: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}; got {self.kind!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (non-finite numbers become None)."""
+        return {
+            "eta": _num(self.eta),
+            "eta_lower": _num(self.eta_lower),
+            "eta_upper": _num(self.eta_upper),
+            "delta": _num(self.delta),
+            "delta_lower": _num(self.delta_lower),
+            "delta_upper": _num(self.delta_upper),
+            "method": self.method,
+            "kind": self.kind,
+            "epsilon": self.epsilon,
+            "q": self.q,
+            "bits": self.bits,
+            "population": self.population,
+            "reports": self.reports,
+            "outlier_bits": self.outlier_bits,
+            "confidence": self.confidence,
+            "details": self.details,
+        }
