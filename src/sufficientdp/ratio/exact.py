@@ -1,0 +1,716 @@
+"""Exact privacy ratio R(S; D, D_m) of the anonymized output and its exact distribution (seed 001 §1.2–§3).
+
+Setting (seed 001 §1.3): ``D = (x_1..x_N)`` are bit vectors of length ``L``; ``D_m`` replaces one of them,
+``x_r -> x'_r``. Each bit of each vector is flipped independently with probability ``q`` (``p = 1 - q``) and the
+output ``S`` is the histogram of the ``N`` randomized vectors over ``{0,1}^L`` (order dropped). The privacy ratio
+is ``R(S) = P(S|D_m) / P(S|D)`` (eq. 1.5/2.1) and sufficient DP asks for ``P_{S~A(D_m)}[R(S) > e**eps] <= eta``
+(eq. 1.7).
+
+Conventions:
+
+* A vector ``x`` of ``{0,1}^L`` is encoded as the integer ``sum_b x[b] * 2**b`` (bit ``b`` of the index is report
+  bit ``b``; the paper's enumeration v_1 = 00..0, v_2 = 10..0, v_3 = 01..0, ...; same as
+  :class:`sufficientdp.Tally`'s ``vector_histogram``).
+* A histogram is a length-``2**L`` vector of non-negative counts summing to ``N``.
+
+Computation. With ``D'`` the ``N - 1`` vectors common to ``D`` and ``D_m`` (seed 001 eq. 2.2)::
+
+    P(S | D' ∪ {y}) = sum_v P(S - e_v | D') p(v | y),      p(v | y) = q**d(v, y) * p**(L - d(v, y)),
+
+and ``P(. | D')`` for a general (non-homogeneous) ``D'`` is obtained by a dynamic programme over people: person
+``k`` adds one vector to a partial histogram of size ``k - 1``, and the partial histograms are memoized (all of
+them for :func:`ratio_distribution`, only those below ``S`` for :func:`privacy_ratio`). Everything is carried in
+the log domain (``logaddexp``), so no product of ``N L`` flip probabilities underflows.
+
+The homogeneous configuration (``N - 1`` zero vectors and one outlier with ``j`` set bits) is handled by
+:func:`homogeneous_ratio_distribution` through the set-bit counts ``T`` of the ``j`` differing bits
+(eq. 3.4–3.6): ``R = (1/N) sum_l t_l (q/p)**(j - 2l)`` and, since ``P(S|D_m) = R(S) P(S|D)``,
+``P_m(T) = R(T) * Multinomial(N, Bin(j, q))(T)``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import gammaln, logsumexp
+
+from .._errors import DataError, ParameterError
+from .._validation import check_int, check_open_interval
+from .result import TailResult
+
+__all__ = [
+    "MAX_BITS",
+    "MAX_HISTOGRAMS",
+    "MAX_HOMOGENEOUS_ATOMS",
+    "MAX_RATIO_STATES",
+    "RATIO_MERGE_TOL",
+    "RatioDistribution",
+    "histogram_count",
+    "homogeneous_ratio_distribution",
+    "privacy_ratio",
+    "ratio_distribution",
+]
+
+#: Largest L accepted by the exact (histogram) functions: 2**L cells per histogram.
+MAX_BITS = 12
+#: Largest number of anonymized outputs ``C(N + 2**L - 1, N)`` that :func:`ratio_distribution` enumerates
+#: (e.g. N <= 30 for L = 2, N <= 12 for L = 3, N <= 6 for L = 4).
+MAX_HISTOGRAMS = 200_000
+#: Largest number of set-bit count vectors ``C(N + j, j)`` that :func:`homogeneous_ratio_distribution`
+#: enumerates (e.g. N <= 1400 for j = 2, N <= 180 for j = 3, N <= 70 for j = 4, N <= 40 for j = 5).
+MAX_HOMOGENEOUS_ATOMS = 1_000_000
+#: Largest number of memoized partial histograms ``prod_v (s_v + 1)`` that :func:`privacy_ratio` will visit.
+MAX_RATIO_STATES = 2_000_000
+#: Ratios whose logs differ by at most this much (i.e. relative difference <= ~1e-12) are merged into one atom.
+RATIO_MERGE_TOL = 1e-12
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# validation helpers
+
+
+def _check_q(q: Any) -> float:
+    return check_open_interval("q", q, 0.0, 0.5)
+
+
+def _check_epsilon(epsilon: Any) -> float:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise ParameterError(f"epsilon must be a real number in (-inf, inf); got {epsilon!r}")
+    value = float(epsilon)
+    if math.isnan(value):
+        raise ParameterError("epsilon must be a real number in (-inf, inf); got nan")
+    return value
+
+
+def histogram_count(bits: int, population: int) -> int:
+    """Number of anonymized outputs (histograms of ``N`` vectors over ``{0,1}^L``): ``C(N + 2**L - 1, N)``.
+
+    Example:
+        >>> histogram_count(2, 6), histogram_count(3, 4)
+        (84, 330)
+    """
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_BITS)
+    population = check_int("population", population, minimum=1)
+    return math.comb(population + (1 << bits) - 1, population)
+
+
+def _as_collection(name: str, value: Any, bits: int | None = None) -> tuple[np.ndarray, int]:
+    """Return ``(codes, bits)``: a collection of 0/1 vectors as an int array of vector codes."""
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # pragma: no cover - numpy accepts nearly anything
+        raise DataError(f"{name} must be a 2-D array of 0/1 values; got {value!r}") from exc
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise DataError(
+            f"{name} must be a non-empty 2-D array (people x bits) of 0/1 values; got shape {arr.shape}"
+        )
+    if arr.dtype == bool:
+        arr = arr.astype(np.int64)
+    if not np.issubdtype(arr.dtype, np.number) or not np.all((arr == 0) | (arr == 1)):
+        raise DataError(f"{name} must contain only 0/1 values")
+    width = int(arr.shape[1])
+    if width > MAX_BITS:
+        raise ParameterError(f"bits must be an integer >= 1 and <= {MAX_BITS}; got {width} (columns of {name})")
+    if bits is not None and width != bits:
+        raise DataError(f"{name} must have {bits} columns (bits); got {width}")
+    codes = (arr.astype(np.int64) << np.arange(width, dtype=np.int64)).sum(axis=1)
+    return codes, width
+
+
+def _split_pair(original: Any, modified: Any) -> tuple[np.ndarray, int, int, int]:
+    """Return ``(base_codes, x, x_prime, bits)`` with ``D = base + {x}`` and ``D_m = base + {x'}``.
+
+    The two collections must have the same size and differ (as multisets, i.e. up to a permutation of people,
+    which the anonymized output cannot see) in at most one person's vector.
+    """
+    d, bits = _as_collection("original", original)
+    dm, _ = _as_collection("modified", modified, bits)
+    if d.shape[0] != dm.shape[0]:
+        raise DataError(
+            f"original and modified must have the same number of people; got {d.shape[0]} and {dm.shape[0]}"
+        )
+    positional = np.flatnonzero(d != dm)
+    if positional.size == 1:
+        r = int(positional[0])
+        return np.delete(d, r), int(d[r]), int(dm[r]), bits
+    a, b = np.sort(d), np.sort(dm)
+    if np.array_equal(a, b):
+        return d[1:], int(d[0]), int(d[0]), bits
+    # multiset difference
+    m = 1 << bits
+    ca, cb = np.bincount(a, minlength=m), np.bincount(b, minlength=m)
+    diff = ca - cb
+    if np.abs(diff).sum() != 2:
+        raise DataError(
+            "modified must differ from original in exactly one person's vector (up to reordering people)"
+        )
+    x, xp = int(np.flatnonzero(diff == 1)[0]), int(np.flatnonzero(diff == -1)[0])
+    base = np.repeat(np.arange(m), np.minimum(ca, cb))
+    return base, x, xp, bits
+
+
+def _log_flip_table(bits: int, q: float) -> np.ndarray:
+    """``T[y, v] = log p(v | y) = d(v, y) log q + (L - d(v, y)) log p`` (seed 001 §1.3)."""
+    m = 1 << bits
+    codes = np.arange(m)
+    xor = codes[:, None] ^ codes[None, :]
+    dist = np.zeros_like(xor)
+    for b in range(bits):
+        dist += (xor >> b) & 1
+    return dist * math.log(q) + (bits - dist) * math.log1p(-q)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# lattice of histograms
+
+
+def _compositions(n: int, k: int) -> np.ndarray:
+    """All length-``k`` non-negative integer vectors summing to ``n``, in lexicographic order."""
+    rows = np.zeros((1, 0), dtype=np.int64)
+    remaining = np.array([n], dtype=np.int64)
+    for _ in range(k - 1):
+        counts = remaining + 1
+        parent = np.repeat(np.arange(remaining.size), counts)
+        starts = np.cumsum(counts) - counts
+        vals = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+        rows = np.column_stack([rows[parent], vals])
+        remaining = remaining[parent] - vals
+    return np.column_stack([rows, remaining])
+
+
+def _rank_table(n: int, k: int) -> np.ndarray:
+    """``T[m, r] = C(r + m, m)``, the number of compositions of at most ``r`` into ``m`` parts (used by :func:`_rank`)."""
+    table = np.zeros((k, n + 1), dtype=np.int64)
+    for m in range(k):
+        for r in range(n + 1):
+            table[m, r] = math.comb(r + m, m)
+    return table
+
+
+def _rank(rows: np.ndarray, n: int, table: np.ndarray) -> np.ndarray:
+    """Lexicographic rank of each composition of ``n`` (rows) among all compositions of ``n`` into ``k`` parts.
+
+    Compositions whose first differing part ``i`` is ``a < h_i`` number ``C(r_i + m, m) - C(r_i - h_i + m, m)``
+    with ``r_i`` the amount left before part ``i`` and ``m = k - 1 - i`` (hockey-stick identity).
+    """
+    k = rows.shape[1]
+    rank = np.zeros(rows.shape[0], dtype=np.int64)
+    remaining = np.full(rows.shape[0], n, dtype=np.int64)
+    for i in range(k - 1):
+        m = k - 1 - i
+        h = rows[:, i]
+        rank += table[m, remaining] - table[m, remaining - h]
+        remaining = remaining - h
+    return rank
+
+
+@lru_cache(maxsize=64)
+def _lattice(cells: int, n: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Histograms of size ``n`` over ``cells`` cells and, for each size ``k < n``, the up-maps.
+
+    Returns ``(H_n, ups)`` where ``ups[k]`` has shape ``(cells, |H_k|)`` and ``ups[k][v, i]`` is the index in
+    ``H_{k+1}`` of ``H_k[i] + e_v``.
+    """
+    table = _rank_table(n, cells)
+    ups = []
+    for k in range(n):
+        hk = _compositions(k, cells)
+        up = np.empty((cells, hk.shape[0]), dtype=np.int64)
+        for v in range(cells):
+            moved = hk.copy()
+            moved[:, v] += 1
+            up[v] = _rank(moved, k + 1, table)
+        up.setflags(write=False)
+        ups.append(up)
+    hn = _compositions(n, cells)
+    hn.setflags(write=False)
+    return hn, tuple(ups)
+
+
+def _add_person(logp: np.ndarray, up: np.ndarray, log_flip: np.ndarray, size: int) -> np.ndarray:
+    """One DP step: ``P(H + e_v | people + {y}) += P(H | people) p(v | y)`` in the log domain."""
+    out = np.full(size, -np.inf)
+    for v in range(up.shape[0]):
+        idx = up[v]
+        out[idx] = np.logaddexp(out[idx], logp + log_flip[v])
+    return out
+
+
+def _log_probs_all(
+    base: np.ndarray, x: int, xp: int, bits: int, q: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(H_N, log P(S|D), log P(S|D_m))`` over every histogram ``S`` of size ``N`` (seed 001 eq. 2.2)."""
+    cells = 1 << bits
+    n = base.size + 1
+    flips = _log_flip_table(bits, q)
+    hn, ups = _lattice(cells, n)
+    logp = np.zeros(1)
+    for k, y in enumerate(base.tolist()):
+        logp = _add_person(logp, ups[k], flips[y], _size(ups, k + 1, hn))
+    size_n = hn.shape[0]
+    log_d = _add_person(logp, ups[n - 1], flips[x], size_n)
+    log_m = _add_person(logp, ups[n - 1], flips[xp], size_n)
+    return hn, log_d, log_m
+
+
+def _size(ups: tuple[np.ndarray, ...], k: int, hn: np.ndarray) -> int:
+    return ups[k].shape[1] if k < len(ups) else hn.shape[0]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# result object
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RatioDistribution:
+    """Exact distribution of the privacy ratio ``R(S)`` under ``S ~ A(D_m)`` (seed 001 eq. 1.6).
+
+    Atoms are sorted by ratio; ratios whose logs differ by at most ``merge_tol`` (:data:`RATIO_MERGE_TOL`, a
+    relative tolerance of about 1e-12 on ``R``) are merged into one atom whose value is the *largest* merged ratio
+    (so floating-point noise can only overstate ``eta``) and whose probability is the sum.
+
+    Attributes:
+        log_ratios: ``log R`` of each atom, increasing (read-only array).
+        log_probabilities: ``log P_{A(D_m)}[R = atom]`` (read-only array).
+        q, bits, population: the configuration (``bits`` is L, ``population`` is N).
+        outlier_bits: ``j`` for the homogeneous configuration, else None.
+        method: ``"exact-histogram"`` (enumeration of all histograms) or ``"exact-homogeneous"`` (set-bit counts).
+        outputs: number of anonymized outputs enumerated (before merging equal ratios).
+        merge_tol: the merging tolerance used.
+        details: configuration extras (JSON-ready).
+    """
+
+    log_ratios: np.ndarray
+    log_probabilities: np.ndarray
+    q: float
+    bits: int
+    population: int
+    outlier_bits: int | None = None
+    method: str = "exact-histogram"
+    outputs: int = 0
+    merge_tol: float = RATIO_MERGE_TOL
+    details: dict[str, Any] = field(default_factory=dict)
+    _log_sf: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        lr, lp = _ro(self.log_ratios), _ro(self.log_probabilities)
+        if lr.shape != lp.shape or lr.ndim != 1 or lr.size == 0:
+            raise ValueError("log_ratios and log_probabilities must be non-empty 1-D arrays of equal length")
+        object.__setattr__(self, "log_ratios", lr)
+        object.__setattr__(self, "log_probabilities", lp)
+        # log P[R >= ratios[k]] (reverse cumulative logsumexp)
+        sf = np.logaddexp.accumulate(lp[::-1])[::-1]
+        object.__setattr__(self, "_log_sf", _ro(sf))
+
+    @property
+    def ratios(self) -> np.ndarray:
+        """The distinct values of ``R(S)``, increasing."""
+        return np.exp(self.log_ratios)
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        """``P_{A(D_m)}[R(S) = ratios[k]]``; sums to 1 up to rounding."""
+        return np.exp(self.log_probabilities)
+
+    @property
+    def max_ratio(self) -> float:
+        """``max_S R(S)`` over all outputs (every output has positive probability since 0 < q < 1/2)."""
+        return float(np.exp(self.log_ratios[-1]))
+
+    @property
+    def min_ratio(self) -> float:
+        """``min_S R(S)``."""
+        return float(np.exp(self.log_ratios[0]))
+
+    @property
+    def mean(self) -> float:
+        """``E_{A(D_m)} R(S)`` (for the homogeneous configuration: ``(N - 1)/N + phi**j / N``, eq. 3.12)."""
+        return float(np.exp(logsumexp(self.log_probabilities + self.log_ratios)))
+
+    def log_eta(self, epsilon: float) -> float:
+        """``log eta(epsilon)``; ``-inf`` when no output has ``R(S) > e**epsilon``."""
+        eps = _check_epsilon(epsilon)
+        k = int(np.searchsorted(self.log_ratios, eps, side="right"))
+        return float(self._log_sf[k]) if k < self._log_sf.size else -math.inf
+
+    def eta(self, epsilon: float) -> float:
+        """``eta(epsilon) = P_{S~A(D_m)}[R(S) > e**epsilon]`` (seed 001 eq. 1.7), exact.
+
+        Example:
+            >>> dist = homogeneous_ratio_distribution(0.25, 2, 3)
+            >>> round(dist.eta(1.0), 6)  # = 2521/4096
+            0.615479
+        """
+        return min(1.0, math.exp(self.log_eta(epsilon)))
+
+    def epsilon_for(self, eta: float) -> float:
+        """Smallest ``epsilon`` with ``eta(epsilon) <= eta`` (the exact inverse of the tail; ``-inf`` if eta >= 1).
+
+        It is the log of an atom: ``log R_k`` for the first ``k`` with ``P[R > R_k] <= eta``.
+
+        Example:
+            >>> dist = homogeneous_ratio_distribution(0.25, 2, 3)
+            >>> eps = dist.epsilon_for(0.05)
+            >>> dist.eta(eps) <= 0.05 < dist.eta(eps - 1e-9)
+            True
+        """
+        target = check_open_interval("eta", eta, 0.0, math.inf) if eta != 0 else 0.0
+        if target >= 1.0:
+            return -math.inf
+        after = np.append(self._log_sf[1:], -np.inf)  # log P[R > R_k]
+        k = int(np.argmax(after <= math.log(target) if target > 0 else after == -np.inf))
+        return float(self.log_ratios[k])
+
+    def eta_many(self, epsilons: ArrayLike) -> np.ndarray:
+        """Vectorized :meth:`eta` over an array of ``epsilon`` values (finite or infinite, not NaN)."""
+        eps = np.asarray(epsilons, dtype=float)
+        if np.any(np.isnan(eps)):
+            raise ParameterError("epsilons must be real numbers in [-inf, inf]; got nan")
+        k = np.searchsorted(self.log_ratios, eps, side="right")
+        log_sf = np.append(self._log_sf, -np.inf)
+        return np.minimum(1.0, np.exp(log_sf[k]))
+
+    def delta_many(self, epsilons: ArrayLike) -> np.ndarray:
+        """Vectorized :meth:`delta`: ``A(eps) - e**eps * B(eps)`` with ``A``, ``B`` the tail sums of ``P`` and
+        ``P / R`` (plain reverse cumulative sums; adequate for comparisons at the 1e-12 level, not for tiny deltas).
+        """
+        eps = np.asarray(epsilons, dtype=float)
+        if np.any(np.isnan(eps)):
+            raise ParameterError("epsilons must be real numbers in [-inf, inf]; got nan")
+        prob = np.exp(self.log_probabilities)
+        tail_a = np.append(np.cumsum(prob[::-1])[::-1], 0.0)
+        tail_b = np.append(np.cumsum((prob * np.exp(-self.log_ratios))[::-1])[::-1], 0.0)
+        k = np.searchsorted(self.log_ratios, eps, side="right")
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = tail_a[k] - np.exp(eps) * tail_b[k]
+        out = np.where(k >= self.log_ratios.size, 0.0, out)
+        return np.clip(out, 0.0, 1.0)
+
+    def delta(self, epsilon: float) -> float:
+        """``delta(epsilon) = E_{S~A(D_m)}[(1 - e**epsilon / R(S))_+]`` (hockey-stick divergence), exact.
+
+        Computed as ``sum_k P_k * (-expm1(epsilon - log R_k))`` over atoms with ``log R_k > epsilon``.
+        """
+        eps = _check_epsilon(epsilon)
+        k = int(np.searchsorted(self.log_ratios, eps, side="right"))
+        if k >= self.log_ratios.size:
+            return 0.0
+        terms = np.exp(self.log_probabilities[k:]) * -np.expm1(eps - self.log_ratios[k:])
+        return float(min(1.0, max(0.0, math.fsum(terms.tolist()))))
+
+    def tail(self, epsilon: float) -> TailResult:
+        """The exact tail statement at ``epsilon`` as a :class:`TailResult` (``kind="exact"``).
+
+        ``eta_lower``/``eta_upper`` bracket the effect of ties at the threshold: they are
+        ``P[R > e**epsilon * (1 + tol)]`` and ``P[R > e**epsilon * (1 - tol)]`` with ``tol = 1e-9``, so a ratio that
+        equals ``e**epsilon`` in exact arithmetic but not in floating point is visible.
+        """
+        eps = _check_epsilon(epsilon)
+        tol = 1e-9
+        return TailResult(
+            eta=self.eta(eps),
+            eta_lower=self.eta(eps + tol),
+            eta_upper=self.eta(eps - tol),
+            delta=self.delta(eps),
+            method="exact",
+            kind="exact",
+            epsilon=eps,
+            q=self.q,
+            bits=self.bits,
+            population=self.population,
+            outlier_bits=self.outlier_bits,
+            details={
+                "enumeration": self.method,
+                "outputs": self.outputs,
+                "atoms": int(self.log_ratios.size),
+                "max_ratio": self.max_ratio,
+                **self.details,
+            },
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (arrays become lists)."""
+        return {
+            "ratios": self.ratios.tolist(),
+            "probabilities": self.probabilities.tolist(),
+            "q": self.q,
+            "bits": self.bits,
+            "population": self.population,
+            "outlier_bits": self.outlier_bits,
+            "method": self.method,
+            "outputs": self.outputs,
+            "merge_tol": self.merge_tol,
+            "max_ratio": self.max_ratio,
+            "details": self.details,
+        }
+
+
+def _merged(log_r: np.ndarray, log_p: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Sort atoms by ratio and merge consecutive ratios whose logs differ by at most ``tol``."""
+    order = np.argsort(log_r, kind="stable")
+    lr, lp = log_r[order], log_p[order]
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(lr) > tol) + 1])
+    ends = np.concatenate([starts[1:], [lr.size]]) - 1
+    return lr[ends], np.logaddexp.reduceat(lp, starts)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# public functions
+
+
+def _histogram_input(value: Any, bits: int) -> np.ndarray:
+    vh = getattr(value, "vector_histogram", None)
+    if vh is not None:
+        value = vh
+    arr = np.asarray(value)
+    cells = 1 << bits
+    if arr.ndim == 1:
+        if arr.size != cells:
+            raise DataError(f"a histogram must have 2**bits = {cells} entries; got {arr.size}")
+        if not np.issubdtype(arr.dtype, np.number) or np.any(arr < 0) or np.any(arr != np.round(arr)):
+            raise DataError("a histogram must contain non-negative integer counts")
+        return arr.astype(np.int64)
+    codes, _ = _as_collection("reports", arr, bits)
+    return np.bincount(codes, minlength=cells).astype(np.int64)
+
+
+def privacy_ratio(histogram_or_reports: ArrayLike, original: ArrayLike, modified: ArrayLike, q: float) -> float:
+    """The privacy ratio ``R(S; D, D_m) = P[A(D_m) = S] / P[A(D) = S]`` of one anonymized output, exactly.
+
+    Uses seed 001 eq. (2.2): ``P(S | D' ∪ {y}) = sum_v P(S - e_v | D') p(v | y)`` with ``D'`` the vectors common to
+    both collections; ``P(S - e_v | D')`` comes from a dynamic programme over the people of ``D'`` memoized on the
+    partial histograms below ``S`` (at most ``prod_v (s_v + 1)`` of them). When ``D'`` is homogeneous (copies of
+    one vector ``b``) the closed form eq. (2.4) is used instead:
+    ``R = sum_v s_v p(v|x')/p(v|b) / sum_v s_v p(v|x)/p(v|b)``. All in the log domain.
+
+    Args:
+        histogram_or_reports: the output ``S``: a length ``2**L`` vector of counts (index bit b = report bit b), a
+            2-D ``(N, L)`` array of 0/1 reports (tallied here), or an object with a ``vector_histogram``
+            (a :class:`sufficientdp.Tally`).
+        original: ``D``, a ``(N, L)`` array of 0/1.
+        modified: ``D_m``, same shape, differing from ``D`` in one person's vector (up to reordering people).
+        q: flip probability in (0, 0.5).
+
+    Returns:
+        ``R(S)`` as a float (``exp`` of the log-domain value).
+
+    Raises:
+        ParameterError: ``q`` out of range, or ``prod_v (s_v + 1)`` above :data:`MAX_RATIO_STATES`.
+        DataError: malformed collections or output, or an output whose size differs from ``N``.
+
+    References:
+        seed 001 eq. (1.5), (2.1), (2.2), (2.4).
+
+    Example:
+        >>> d = [[0, 0], [0, 0], [0, 0]]
+        >>> dm = [[0, 0], [0, 0], [1, 1]]
+        >>> round(privacy_ratio([[1, 1], [1, 1], [1, 1]], d, dm, 0.2), 10)  # (p/q)**L at the all-ones output
+        16.0
+    """
+    q = _check_q(q)
+    base, x, xp, bits = _split_pair(original, modified)
+    s = _histogram_input(histogram_or_reports, bits)
+    n = base.size + 1
+    if int(s.sum()) != n:
+        raise DataError(f"the output must contain N = {n} reports (the collections' size); got {int(s.sum())}")
+    return math.exp(_log_ratio_single(s, base, x, xp, bits, q))
+
+
+def _log_ratio_single(s: np.ndarray, base: np.ndarray, x: int, xp: int, bits: int, q: float) -> float:
+    flips = _log_flip_table(bits, q)
+    support = np.flatnonzero(s > 0)
+    if base.size == 0:
+        # local ratio: S is a single vector v
+        v = int(support[0])
+        return float(flips[xp, v] - flips[x, v])
+    if np.all(base == base[0]):
+        b = int(base[0])
+        logs = np.log(s[support])
+        num = logsumexp(logs + flips[xp, support] - flips[b, support])
+        den = logsumexp(logs + flips[x, support] - flips[b, support])
+        return float(num - den)
+    states = math.prod(int(c) + 1 for c in s[support])
+    if states > MAX_RATIO_STATES:
+        raise ParameterError(
+            f"prod_v (s_v + 1) must be <= {MAX_RATIO_STATES} for the exact ratio; got {states} "
+            "(the output has too many distinct large counts)"
+        )
+    target = tuple(int(c) for c in s)
+    layer: dict[tuple[int, ...], float] = {tuple([0] * s.size): 0.0}
+    for y in base.tolist():
+        row = flips[y]
+        nxt: dict[tuple[int, ...], float] = {}
+        for h, lp in layer.items():
+            for v in support.tolist():
+                if h[v] < target[v]:
+                    g = h[:v] + (h[v] + 1,) + h[v + 1 :]
+                    val = lp + float(row[v])
+                    old = nxt.get(g)
+                    nxt[g] = val if old is None else float(np.logaddexp(old, val))
+        layer = nxt
+    num_terms, den_terms = [], []
+    for v in support.tolist():
+        g = target[:v] + (target[v] - 1,) + target[v + 1 :]
+        lp = layer.get(g, -math.inf)
+        num_terms.append(lp + float(flips[xp, v]))
+        den_terms.append(lp + float(flips[x, v]))
+    return float(logsumexp(num_terms) - logsumexp(den_terms))
+
+
+def ratio_distribution(original: ArrayLike, modified: ArrayLike, q: float) -> RatioDistribution:
+    """Exact distribution of ``R(S; D, D_m)`` under ``S ~ A(D_m)`` over all anonymized outputs.
+
+    Enumerates every histogram ``S`` of ``N`` vectors over ``{0,1}^L`` (``C(N + 2**L - 1, N)`` of them):
+    ``log P(. | D')`` by the dynamic programme over people (each adds one vector to a partial histogram), then
+    ``log P(S | D)`` and ``log P(S | D_m)`` by eq. (2.2), and ``log R = log P(S|D_m) - log P(S|D)``.
+
+    Feasible sizes: up to :data:`MAX_HISTOGRAMS` outputs, e.g. N <= 30 for L = 2, N <= 12 for L = 3, N <= 6 for
+    L = 4.
+
+    Args:
+        original: ``D``, a ``(N, L)`` array of 0/1.
+        modified: ``D_m``, same shape, differing from ``D`` in one person's vector (up to reordering people).
+        q: flip probability in (0, 0.5).
+
+    Returns:
+        A :class:`RatioDistribution` (``method="exact-histogram"``).
+
+    Raises:
+        ParameterError: ``q`` out of range; ``C(N + 2**L - 1, N)`` above :data:`MAX_HISTOGRAMS`.
+        DataError: malformed collections.
+
+    References:
+        seed 001 eq. (1.6), (1.7), (2.1), (2.2).
+
+    Example:
+        >>> dist = ratio_distribution([[0, 0], [0, 0]], [[0, 0], [1, 1]], 0.2)
+        >>> round(dist.max_ratio, 10), round(float(dist.probabilities.sum()), 12)
+        (16.0, 1.0)
+    """
+    q = _check_q(q)
+    base, x, xp, bits = _split_pair(original, modified)
+    n = base.size + 1
+    count = math.comb(n + (1 << bits) - 1, n)
+    if count > MAX_HISTOGRAMS:
+        raise ParameterError(
+            f"the number of histograms C(N + 2**L - 1, N) must be <= {MAX_HISTOGRAMS}; got {count} "
+            f"for N = {n}, L = {bits} (population too large for exact enumeration)"
+        )
+    return _distribution_from_codes(base, x, xp, bits, q)
+
+
+def _distribution_from_codes(base: np.ndarray, x: int, xp: int, bits: int, q: float) -> RatioDistribution:
+    """:func:`ratio_distribution` on validated codes (``D = base + {x}``, ``D_m = base + {x'}``)."""
+    n = base.size + 1
+    _, log_d, log_m = _log_probs_all(base, x, xp, bits, q)
+    lr, lp = _merged(log_m - log_d, log_m, RATIO_MERGE_TOL)
+    return RatioDistribution(
+        log_ratios=lr,
+        log_probabilities=lp,
+        q=q,
+        bits=bits,
+        population=n,
+        outlier_bits=None,
+        method="exact-histogram",
+        outputs=math.comb(n + (1 << bits) - 1, n),
+        details={
+            "common": _codes_to_lists(np.sort(base).tolist(), bits),
+            "original_vector": _codes_to_lists([x], bits)[0],
+            "modified_vector": _codes_to_lists([xp], bits)[0],
+            "hamming": bin(x ^ xp).count("1"),
+        },
+    )
+
+
+def homogeneous_ratio_distribution(
+    q: float, bits: int, population: int, outlier_bits: int | None = None, *, outlier_in: str = "modified"
+) -> RatioDistribution:
+    """Exact distribution of ``R(S)`` for the homogeneous configuration with one outlier (seed 001 §3).
+
+    ``D`` is ``N`` zero vectors; ``D_m`` replaces one by an outlier with ``j = outlier_bits`` set bits (default
+    ``L``, the all-ones vector of the paper's conjecture). Only the ``j`` differing bits matter:
+    ``R = (1/N) sum_l t_l (q/p)**(j - 2l)`` (eq. 3.4, 3.6 with L -> j) where ``t_l`` counts outputs with ``l`` of
+    those bits set and ``T ~ MN(N - 1, Bin(j, q)) + MN(1, Bin(j, p))`` (eq. 3.5). Since ``P(S|D_m) = R(S) P(S|D)``,
+    ``P_m(T) = R(T) * MN(N, Bin(j, q))(T)`` exactly. All ``C(N + j, j)`` vectors ``T`` are enumerated.
+
+    ``outlier_in="original"`` gives the *reverse* pair (the outlier is in ``D`` and ``D_m`` is homogeneous):
+    there ``R_rev(S) = 1 / R(S)`` with ``T ~ MN(N, Bin(j, q))``. Its largest ratio ``(p/q)**j`` sits at the *most
+    likely* output (every report all-zero on the j bits), so this direction is not covered by the paper's
+    conjecture (see ``docs/worst_case.md``).
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1 (only enters through ``j <= L``).
+        population: N >= 1.
+        outlier_bits: j in [1, L]; default L.
+        outlier_in: ``"modified"`` (the paper's configuration: D homogeneous, the outlier in D_m) or
+            ``"original"`` (the reverse pair).
+
+    Returns:
+        A :class:`RatioDistribution` (``method="exact-homogeneous"``).
+
+    Raises:
+        ParameterError: parameter out of range, or ``C(N + j, j)`` above :data:`MAX_HOMOGENEOUS_ATOMS`.
+
+    References:
+        seed 001 eq. (3.4)–(3.6), (3.11).
+
+    Example:
+        >>> dist = homogeneous_ratio_distribution(0.2, 2, 3)
+        >>> round(dist.max_ratio, 10)  # (p/q)**j, attained when every output has all j bits set
+        16.0
+    """
+    q = _check_q(q)
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=1)
+    j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
+    if outlier_in not in ("modified", "original"):
+        raise ParameterError(f"outlier_in must be one of ('modified', 'original'); got {outlier_in!r}")
+    count = math.comb(population + j, j)
+    if count > MAX_HOMOGENEOUS_ATOMS:
+        raise ParameterError(
+            f"the number of set-bit count vectors C(N + j, j) must be <= {MAX_HOMOGENEOUS_ATOMS}; got {count} "
+            f"for N = {population}, j = {j}"
+        )
+    p = 1.0 - q
+    ls = np.arange(j + 1)
+    log_a = gammaln(j + 1) - gammaln(ls + 1) - gammaln(j - ls + 1) + ls * math.log(q) + (j - ls) * math.log(p)
+    log_w = (j - 2 * ls) * (math.log(q) - math.log(p))
+    t = _compositions(population, j + 1)
+    log_mn = gammaln(population + 1) - gammaln(t + 1).sum(axis=1) + t @ log_a
+    log_r = logsumexp(np.broadcast_to(log_w, t.shape), b=t, axis=1) - math.log(population)
+    if outlier_in == "modified":
+        lr, lp = _merged(log_r, log_mn + log_r, RATIO_MERGE_TOL)
+    else:
+        lr, lp = _merged(-log_r, log_mn, RATIO_MERGE_TOL)
+    return RatioDistribution(
+        log_ratios=lr,
+        log_probabilities=lp,
+        q=q,
+        bits=bits,
+        population=population,
+        outlier_bits=j,
+        method="exact-homogeneous",
+        outputs=count,
+        details={
+            "configuration": "N-1 zero vectors + one outlier with j set bits",
+            "outlier_in": outlier_in,
+        },
+    )
+
+
+def _codes_to_lists(codes: Sequence[int], bits: int) -> list[list[int]]:
+    return [[(int(c) >> b) & 1 for b in range(bits)] for c in codes]

@@ -1,0 +1,682 @@
+"""The privacy ratio of k-randomization, done right (seed 001 §6 and Appendix II, corrected by ERRATA 4).
+
+Setting: each of N people sends k independent randomized reports of its L-bit vector; all kN reports are
+anonymized together. Neighbouring collections (homogeneous configuration): D has every person at the all-zeros
+vector; in D_m one person holds a vector that differs from zero in j bits (``outlier_bits``; j = L is the paper's
+all-ones outlier). Only the j changed coordinates matter, so the problem is the L = j problem.
+
+A report with l set bits among the j coordinates has the per-report ratio ``w = (q/p)**(j - 2 l)``
+(seed 001 eq. 3.2). Under D_m the k outlier reports can be any k-subset of the kN anonymized reports, and each
+k-subset can be matched to the k outlier records in k! ways, which cancels the ``(kN)!/(kN-k)!`` of the
+denominator up to a factor k!. The correct privacy ratio is therefore the U-statistic (ERRATA 4)::
+
+    R(S^k) = e_k(w_1, ..., w_{kN}) / C(kN, k),
+
+where ``e_k`` is the elementary symmetric polynomial of degree k. The paper's (8.21) is this divided by k!, and
+its (6.1)-(6.3) moment "bounds" add variances of overlapping terms as if independent, so they bound nothing.
+For k = 1 the formula is R(S) of seed 001 eq. (3.4).
+
+Computation. ``R(S^k)`` depends on S only through the counts ``t_l`` of reports with l set bits (like T of
+seed 001 eq. 3.3), and ``e_k(w) = [z^k] prod_l (1 + w_l z)**t_l``. We multiply the L + 1 factors as polynomials
+truncated at degree k, in the log domain (coefficient ``log C(t, i) + i log w_l``), so kN = 1e8 costs nothing
+more than kN = 100.
+
+Rigorous reduction. Maclaurin's inequality ``(e_k / C(n, k))**(1/k) <= e_1 / n`` gives
+``R(S^k) <= (mean w)**k``, so ``P[R(S^k) > e**eps] <= P[mean w > e**(eps/k)]``: a tail of the k = 1 kind (kN reports,
+k from the outlier) at the threshold ``lambda**(1/k)``.
+
+What the numbers are: Monte Carlo tails are *estimates* with a Clopper-Pearson interval (``kind="estimate"``);
+Maclaurin Monte Carlo is an estimate of an *upper bound*; a calibration from Monte Carlo is an estimate, not a proof.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import gammaln
+from scipy.stats import beta as _beta_dist
+from scipy.stats import binom
+
+from .._errors import CalibrationError, ParameterError
+from .._validation import check_int, check_open_interval, check_positive_finite
+from .result import TailResult
+
+__all__ = [
+    "KCalibration",
+    "KScan",
+    "best_k",
+    "calibrate_k",
+    "k_maclaurin_bound_tail",
+    "k_ratio",
+    "k_tail_exact_single_bit",
+    "k_tail_mc",
+    "k_tail_mc_worst_outlier_bits",
+    "log_esp_from_counts",
+    "log_k_ratio",
+    "sigma_per_sqrt_n_k",
+]
+
+_NEG_INF = -math.inf
+_CALIBRATION_METHODS = ("mc", "maclaurin-mc")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# log-domain helpers
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _logsumexp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Row-wise ``log(sum(exp(a)))`` that returns -inf for all -inf rows (no warnings)."""
+    m = np.max(a, axis=-1)
+    finite = np.isfinite(m)
+    safe_m = np.where(finite, m, 0.0)
+    with np.errstate(under="ignore"):
+        s = np.sum(np.exp(a - safe_m[..., None]), axis=-1)
+    with np.errstate(divide="ignore"):
+        out = np.log(s) + safe_m
+    return np.where(finite, out, m)
+
+
+def _log_binom_coef(t: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """``log C(t, i)`` for i = 0..k, shape ``t.shape + (k+1,)``; ``-inf`` where i > t.
+
+    Uses the falling factorial ``sum_{r<i} log(t - r) - log(i!)`` so that t ~ 1e8 loses no digits
+    (``gammaln(t+1) - gammaln(t-i+1)`` would cancel catastrophically).
+    """
+    r = np.arange(k, dtype=np.float64)
+    diff = t[..., None] - r  # t - r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.where(diff > 0, np.log(np.where(diff > 0, diff, 1.0)), _NEG_INF)
+    cum = np.concatenate([np.zeros(t.shape + (1,)), np.cumsum(logs, axis=-1)], axis=-1)
+    return cum - gammaln(np.arange(k + 1) + 1.0)
+
+
+def _poly_mul_trunc(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Product of log-coefficient polynomials (rows), truncated at the last degree of ``a``."""
+    k = a.shape[-1] - 1
+    out = np.empty_like(a)
+    for d in range(k + 1):
+        out[..., d] = _logsumexp_rows(a[..., : d + 1] + b[..., d::-1])
+    return out
+
+
+def log_esp_from_counts(log_weights: ArrayLike, counts: ArrayLike, k: int) -> NDArray[np.float64]:
+    """``log e_k`` of the multiset holding ``counts[..., g]`` copies of ``exp(log_weights[g])``.
+
+    ``e_k(w) = [z^k] prod_g (1 + w_g z)**t_g``: the factors are multiplied as polynomials truncated at degree k,
+    entirely in the log domain. Vectorized over the leading axes of ``counts`` (e.g. Monte Carlo samples).
+
+    Args:
+        log_weights: shape ``(G,)``, the logs of the distinct weights.
+        counts: shape ``(..., G)``, non-negative integer multiplicities (float arrays with integral values are fine).
+        k: the degree, >= 1.
+
+    Returns:
+        ``log e_k`` with shape ``counts.shape[:-1]`` (``-inf`` when fewer than k items).
+
+    References:
+        ERRATA 4 (R(S^k) = e_k / C(kN, k)); seed 001 eq. (3.3) (the count vector T).
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(np.exp(log_esp_from_counts(np.log([2.0, 3.0]), [2, 1], 2))), 9)  # e_2(2, 2, 3) = 4+6+6
+        16.0
+    """
+    k = check_int("k", k, minimum=1)
+    lw = np.asarray(log_weights, dtype=np.float64)
+    t = np.asarray(counts, dtype=np.float64)
+    if lw.ndim != 1 or t.shape[-1:] != lw.shape:
+        raise ParameterError(f"counts must have shape (..., {lw.shape[0] if lw.ndim == 1 else '?'}) matching "
+                             f"log_weights; got counts {t.shape}, log_weights {lw.shape}")
+    if np.any(t < 0) or np.any(t != np.floor(t)):
+        raise ParameterError("counts must be non-negative integers")
+    if np.any(np.isnan(lw)) or np.any(lw == math.inf):
+        raise ParameterError("log_weights must be finite or -inf (a weight of 0)")
+    lead = t.shape[:-1]
+    t2 = t.reshape(-1, lw.shape[0])
+    if k == 1:
+        with np.errstate(divide="ignore"):
+            res = _logsumexp_rows(np.where(t2 > 0, np.log(np.where(t2 > 0, t2, 1.0)) + lw, _NEG_INF))
+        return res.reshape(lead)
+    poly = np.full((t2.shape[0], k + 1), _NEG_INF)
+    poly[:, 0] = 0.0
+    deg = np.arange(k + 1, dtype=np.float64)
+    for g in range(lw.shape[0]):
+        tg = t2[:, g]
+        if not np.any(tg > 0):
+            continue
+        if lw[g] == _NEG_INF:  # a zero weight contributes the factor 1
+            continue
+        factor = _log_binom_coef(tg, k) + deg * lw[g]
+        poly = _poly_mul_trunc(poly, factor)
+    return np.asarray(poly[:, k].reshape(lead), dtype=np.float64)
+
+
+def _log_comb(n: float, k: int) -> float:
+    """``log C(n, k)`` via the falling factorial (accurate for n ~ 1e9)."""
+    return float(sum(math.log(n - r) for r in range(k)) - math.lgamma(k + 1))
+
+
+def log_k_ratio(weights: ArrayLike, k: int) -> float:
+    """``log R(S^k) = log e_k(w) - log C(n, k)`` for the n per-report ratios ``w`` (ERRATA 4).
+
+    Equal weights are grouped (``np.unique``) and multiplied as ``(1 + w z)**t``, so the cost is
+    O(#distinct * k**2) whatever n is.
+
+    Args:
+        weights: the n >= k positive per-report ratios ``w_i = P(s_i | outlier) / P(s_i | 0)``.
+        k: reports per person, 1 <= k <= n.
+
+    Returns:
+        ``log R(S^k)``.
+
+    Raises:
+        ParameterError: weights not positive and finite, or k out of range.
+
+    References:
+        ERRATA 4; seed 001 eq. (8.21) (which lacks the k! matchings); seed 001 eq. (3.4) for k = 1.
+
+    Example:
+        >>> round(math.exp(log_k_ratio([0.5, 2.0, 1.0], 2)), 6)  # (1 + 0.5 + 2) / 3
+        1.166667
+    """
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ParameterError("weights must be a non-empty array of finite numbers > 0, i.e. in (0, inf)")
+    k = check_int("k", k, minimum=1, maximum=int(w.size))
+    values, counts = np.unique(w, return_counts=True)
+    log_ek = float(log_esp_from_counts(np.log(values), counts.astype(np.float64), k))
+    return log_ek - _log_comb(float(w.size), k)
+
+
+def k_ratio(weights: ArrayLike, k: int) -> float:
+    """The k-randomization privacy ratio ``R(S^k) = e_k(w_1..w_{kN}) / C(kN, k)`` (ERRATA 4).
+
+    Args:
+        weights: the kN per-report ratios ``w_i = (q/p)**(j - 2 l_i)``.
+        k: reports per person.
+
+    Returns:
+        ``R(S^k)`` (``inf`` if it overflows a float; use :func:`log_k_ratio` then).
+
+    References:
+        ERRATA 4; seed 001 §6, Appendix II eq. (8.20)-(8.21) (corrected).
+
+    Example:
+        >>> round(k_ratio([0.5, 2.0, 1.0, 4.0], 2), 6)  # e_2 = 1+.5+2+2+4+8 = 17.5 over C(4,2) = 6
+        2.916667
+    """
+    lr = log_k_ratio(weights, k)
+    return math.exp(lr) if lr < 709.0 else math.inf
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# configuration and sampling
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Config:
+    q: float
+    bits: int
+    j: int
+    population: int
+    reports: int
+    epsilon: float
+
+    @property
+    def n(self) -> int:
+        return self.population * self.reports
+
+    @property
+    def log_w(self) -> NDArray[np.float64]:
+        lq = math.log(self.q) - math.log1p(-self.q)
+        return np.asarray((self.j - 2.0 * np.arange(self.j + 1)) * lq, dtype=np.float64)
+
+
+def _check_config(q: Any, bits: Any, population: Any, reports: Any, epsilon: Any,
+                  outlier_bits: Any) -> _Config:
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=2)
+    reports = check_int("reports", reports, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
+    return _Config(q=q, bits=bits, j=j, population=population, reports=reports, epsilon=epsilon)
+
+
+def _check_rng(rng: Any) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise ParameterError(f"rng must be a numpy.random.Generator, an int seed or None; got {rng!r}")
+
+
+def _sample_counts(cfg: _Config, samples: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Set-bit counts T = MN(kN - k, Bin(j, q)) + MN(k, Bin(j, p)) under D_m (seed 001 eq. 3.5, k reports)."""
+    set_bits = np.arange(cfg.j + 1)
+    p0 = binom.pmf(set_bits, cfg.j, cfg.q)
+    p1 = binom.pmf(set_bits, cfg.j, 1.0 - cfg.q)
+    p0 = p0 / p0.sum()
+    p1 = p1 / p1.sum()
+    t = rng.multinomial(cfg.n - cfg.reports, p0, size=samples).astype(np.float64)
+    t += rng.multinomial(cfg.reports, p1, size=samples)
+    return t
+
+
+def _log_r_and_log_mean(cfg: _Config, t: NDArray[np.float64], *, need_r: bool = True
+                        ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64]]:
+    lw = cfg.log_w
+    log_mean = log_esp_from_counts(lw, t, 1) - math.log(cfg.n)
+    if not need_r:
+        return None, log_mean
+    if cfg.reports == 1:
+        return log_mean, log_mean
+    log_r = log_esp_from_counts(lw, t, cfg.reports) - _log_comb(float(cfg.n), cfg.reports)
+    return log_r, log_mean
+
+
+def _clopper_pearson(x: int, n: int, confidence: float) -> tuple[float, float]:
+    a = 1.0 - confidence
+    lo = 0.0 if x == 0 else float(_beta_dist.ppf(a / 2, x, n - x + 1))
+    hi = 1.0 if x == n else float(_beta_dist.ppf(1 - a / 2, x + 1, n - x))
+    return lo, hi
+
+
+def _check_samples_conf(samples: Any, confidence: Any) -> tuple[int, float]:
+    samples = check_int("samples", samples, minimum=1)
+    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    return samples, confidence
+
+
+def _tail_from_log_values(cfg: _Config, log_vals: NDArray[np.float64], threshold_log: float,
+                          *, method: str, confidence: float, details: dict[str, Any],
+                          log_r_for_delta: NDArray[np.float64] | None) -> TailResult:
+    samples = int(log_vals.size)
+    hits = int(np.count_nonzero(log_vals > threshold_log))
+    lo, hi = _clopper_pearson(hits, samples, confidence)
+    delta = dlo = dhi = None
+    if log_r_for_delta is not None:
+        # delta(eps) = E_{D_m}[(1 - e^eps / R)_+] (seed 001 eq. 1.7's approximate-DP companion).
+        with np.errstate(over="ignore"):
+            vals = np.where(log_r_for_delta > cfg.epsilon, -np.expm1(cfg.epsilon - log_r_for_delta), 0.0)
+        delta = float(vals.mean())
+        se = float(vals.std(ddof=1) / math.sqrt(samples)) if samples > 1 else math.inf
+        z = float(-_norm_ppf((1 - confidence) / 2))
+        dlo, dhi = max(0.0, delta - z * se), min(1.0, delta + z * se)
+    details = {"samples": samples, "hits": hits, "ci": "Clopper-Pearson", **details}
+    return TailResult(eta=hits / samples, eta_lower=lo, eta_upper=hi, method=method, kind="estimate",
+                      epsilon=cfg.epsilon, q=cfg.q, bits=cfg.bits, population=cfg.population,
+                      reports=cfg.reports, outlier_bits=cfg.j, delta=delta, delta_lower=dlo, delta_upper=dhi,
+                      confidence=confidence, details=details)
+
+
+def _norm_ppf(x: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(x))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# tails
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def k_tail_mc(*, q: float, bits: int, population: int, reports: int, epsilon: float, samples: int = 20_000,
+              rng: np.random.Generator | int | None = None, outlier_bits: int | None = None,
+              confidence: float = 0.95) -> TailResult:
+    """Monte Carlo estimate of ``eta = P[R(S^k) > e**epsilon]`` under ``S ~ A(D_m^k)`` with the correct ratio.
+
+    Draws the set-bit counts ``T = MN(kN - k, Bin(j, q)) + MN(k, Bin(j, p))`` and evaluates
+    ``R(S^k) = e_k(w) / C(kN, k)`` from the counts (log-domain truncated polynomial product), so kN = 1e8 is cheap.
+    Also estimates ``delta(eps) = E[(1 - e**eps / R)_+]`` with a normal-approximation interval.
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1.
+        population: N >= 2 people.
+        reports: k >= 1 reports per person.
+        epsilon: privacy level > 0.
+        samples: Monte Carlo samples.
+        rng: seeded ``numpy.random.Generator`` (or int seed) for reproducibility.
+        outlier_bits: j, the bits in which the outlier differs from zero (default L, the paper's all-ones case;
+            ERRATA 5 asks for the worst over j — see :func:`k_tail_mc_worst_outlier_bits`).
+        confidence: level of the Clopper-Pearson interval for eta.
+
+    Returns:
+        A :class:`TailResult` with ``kind="estimate"``, ``method="mc"``.
+
+    References:
+        ERRATA 4 (the U-statistic); seed 001 eq. (1.7), (3.3)-(3.5), §6.
+
+    Example:
+        >>> r = k_tail_mc(q=0.25, bits=2, population=50, reports=2, epsilon=1.0, samples=2000, rng=1)
+        >>> r.kind, r.eta_lower <= r.eta <= r.eta_upper
+        ('estimate', True)
+    """
+    cfg = _check_config(q, bits, population, reports, epsilon, outlier_bits)
+    samples, confidence = _check_samples_conf(samples, confidence)
+    gen = _check_rng(rng)
+    t = _sample_counts(cfg, samples, gen)
+    log_r, _ = _log_r_and_log_mean(cfg, t)
+    assert log_r is not None
+    return _tail_from_log_values(cfg, log_r, cfg.epsilon, method="mc", confidence=confidence,
+                                 details={"statistic": "R(S^k) = e_k(w)/C(kN,k)"}, log_r_for_delta=log_r)
+
+
+def k_tail_mc_worst_outlier_bits(*, q: float, bits: int, population: int, reports: int, epsilon: float,
+                                 samples: int = 20_000, rng: np.random.Generator | int | None = None,
+                                 confidence: float = 0.95) -> TailResult:
+    """Worst of :func:`k_tail_mc` over outlier weights j = 1..L (ERRATA 5), by the upper confidence limit.
+
+    Each j uses its own samples; the returned result is the j with the largest ``eta_upper``, and
+    ``details["per_j"]`` lists every j's ``(eta, eta_lower, eta_upper)``. A Monte Carlo estimate over a family:
+    the reported interval is per-j, not simultaneous.
+    """
+    cfg = _check_config(q, bits, population, reports, epsilon, None)
+    gen = _check_rng(rng)
+    results = [k_tail_mc(q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.reports,
+                         epsilon=cfg.epsilon, samples=samples, rng=gen, outlier_bits=j, confidence=confidence)
+               for j in range(1, cfg.bits + 1)]
+    worst = max(results, key=lambda r: (r.eta_upper or 0.0, r.eta))
+    per_j = {str(r.outlier_bits): [r.eta, r.eta_lower, r.eta_upper] for r in results}
+    return replace(worst, details={**worst.details, "per_j": per_j, "worst_over": "outlier_bits 1..L"})
+
+
+def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int, epsilon: float,
+                           samples: int = 20_000, rng: np.random.Generator | int | None = None,
+                           outlier_bits: int | None = None, confidence: float = 0.95,
+                           certified: bool = False) -> TailResult:
+    """Monte Carlo of the rigorous reduction ``eta <= P[mean w > e**(epsilon/k)]`` (Maclaurin's inequality).
+
+    Maclaurin: ``(e_k(w) / C(n, k))**(1/k) <= e_1(w) / n`` for non-negative w, hence ``R(S^k) <= (mean w)**k`` and
+    ``P[R(S^k) > lambda] <= P[mean w > lambda**(1/k)]``. The right side is the k = 1 kind of tail of a sum of
+    independent per-report ratios (kN reports, k from the outlier, threshold ``lambda**(1/k)``).
+
+    The inequality is a proof; **this function's number is a Monte Carlo estimate of that upper bound**
+    (``kind="estimate"``, ``method="maclaurin-mc"``), with a Clopper-Pearson interval.
+
+    Args:
+        q, bits, population, reports, epsilon, samples, rng, outlier_bits, confidence: as in :func:`k_tail_mc`.
+        certified: HOOK — ask :mod:`sufficientdp.ratio.tail` (if present) for a *certified* bound on the same
+            sum-of-iid tail instead of Monte Carlo. Not relied on anywhere; raises ``NotImplementedError`` when
+            that module or its certified method is not available.
+
+    Returns:
+        A :class:`TailResult` (estimate of an upper bound; ``details["bound_of"] = "eta"``).
+
+    References:
+        ERRATA 4 (Maclaurin reduction); seed 001 eq. (3.4), (3.12) (the k = 1 sum).
+
+    Example:
+        >>> b = k_maclaurin_bound_tail(q=0.25, bits=2, population=50, reports=2, epsilon=1.0, samples=2000, rng=1)
+        >>> b.method, b.details["bound_of"]
+        ('maclaurin-mc', 'eta')
+    """
+    cfg = _check_config(q, bits, population, reports, epsilon, outlier_bits)
+    samples, confidence = _check_samples_conf(samples, confidence)
+    if certified:
+        return _certified_hook(cfg)
+    gen = _check_rng(rng)
+    t = _sample_counts(cfg, samples, gen)
+    _, log_mean = _log_r_and_log_mean(cfg, t, need_r=False)
+    return _tail_from_log_values(
+        cfg, log_mean, cfg.epsilon / cfg.reports, method="maclaurin-mc", confidence=confidence,
+        details={"statistic": "mean w (Maclaurin: R(S^k) <= (mean w)^k)", "threshold": "exp(epsilon/k)",
+                 "bound_of": "eta",
+                 "note": "Monte Carlo estimate of a rigorous upper bound on eta, not itself a guarantee"},
+        log_r_for_delta=None)
+
+
+def _certified_hook(cfg: _Config) -> TailResult:  # pragma: no cover - depends on another module
+    """HOOK (not relied on): certified bound for ``P[mean w > lambda**(1/k)]`` from ``sufficientdp.ratio.tail``.
+
+    The Maclaurin reduction turns the k-report tail into the tail of ``(1/kN) sum w_i`` with kN reports, k of them
+    from the outlier, at threshold ``e**(epsilon/k)``. If a certified routine for sums of iid per-report ratios
+    exists (``homogeneous_tail(..., method="certified")``), it can be called here. Its signature is not fixed
+    yet, so this hook tries one plausible call and otherwise raises ``NotImplementedError``.
+    """
+    try:
+        from . import tail as _tail
+    except ImportError as exc:
+        raise NotImplementedError("sufficientdp.ratio.tail is not available: no certified bound yet") from exc
+    fn = getattr(_tail, "homogeneous_tail", None)
+    if fn is None:
+        raise NotImplementedError("sufficientdp.ratio.tail.homogeneous_tail is not available")
+    try:
+        res = fn(q=cfg.q, bits=cfg.j, population=cfg.population, reports=cfg.reports,
+                 epsilon=cfg.epsilon / cfg.reports, method="certified")
+    except TypeError as exc:
+        raise NotImplementedError(f"homogeneous_tail does not accept the k-report configuration: {exc}") from exc
+    if not isinstance(res, TailResult) or res.kind != "bound":
+        raise NotImplementedError("homogeneous_tail(method='certified') did not return a bound")
+    return res
+
+
+def k_tail_exact_single_bit(*, q: float, population: int, reports: int, epsilon: float) -> TailResult:
+    """Exact ``eta`` and ``delta`` of k-randomization when the outlier differs in one bit (j = 1).
+
+    With j = 1 the count of reported ones among the kN reports is ``A_{kN}(k) = Bin(k, p) + Bin(kN - k, q)``
+    (seed 000 §3.1), and ``R(S^k) = e_k(w)/C(kN, k)`` is a function of that count. Enumerates every count
+    (O(kN k^2)); a test oracle for :func:`k_tail_mc`.
+
+    Returns:
+        A :class:`TailResult` with ``kind="exact"``.
+    """
+    cfg = _check_config(q, 1, population, reports, epsilon, 1)
+    n = cfg.n
+    if n > 200_000:
+        raise ParameterError(f"population * reports must be <= 200000 for exact enumeration; got {n}")
+    from .single_bit import log_pmf
+
+    s = np.arange(n + 1)
+    logp = log_pmf(s, n=n, m=cfg.reports, q=cfg.q)
+    counts = np.stack([n - s, s], axis=1).astype(np.float64)
+    log_r = log_esp_from_counts(cfg.log_w, counts, cfg.reports) - _log_comb(float(n), cfg.reports)
+    risky = log_r > cfg.epsilon
+    eta = float(np.exp(logp[risky]).sum())
+    with np.errstate(over="ignore"):
+        delta = float(np.sum(np.exp(logp[risky]) * -np.expm1(cfg.epsilon - log_r[risky])))
+    return TailResult(eta=eta, eta_lower=eta, eta_upper=eta, method="exact", kind="exact", epsilon=cfg.epsilon,
+                      q=cfg.q, bits=1, population=cfg.population, reports=cfg.reports, outlier_bits=1,
+                      delta=delta, delta_lower=delta, delta_upper=delta, details={"support": n + 1})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# calibration
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def sigma_per_sqrt_n_k(q: float, reports: int) -> float:
+    """``sd(d_hat) / sqrt(N) = sqrt(q p / k) / (p - q)``, exact for any d (seed 001 §6, typo-corrected).
+
+    Example:
+        >>> round(sigma_per_sqrt_n_k(0.25, 4), 4)
+        0.433
+    """
+    q = check_open_interval("q", q, 0.0, 0.5)
+    reports = check_int("reports", reports, minimum=1)
+    p = 1.0 - q
+    return math.sqrt(q * p / reports) / (p - q)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KCalibration:
+    """Result of :func:`calibrate_k` (an *estimate*: the tail was estimated by Monte Carlo).
+
+    Attributes:
+        q: the calibrated flip probability (smallest q on the bisection grid whose criterion held).
+        reports, bits, outlier_bits, population, epsilon, eta_target: the inputs.
+        method: ``"mc"`` (the correct R(S^k)) or ``"maclaurin-mc"`` (the Maclaurin upper bound's tail).
+        criterion: ``"upper"`` (Clopper-Pearson upper limit <= target) or ``"estimate"`` (point estimate).
+        sigma_per_sqrt_n: ``sqrt(q p / k) / (p - q)`` at q.
+        local_q: the local-DP q with k-fold composition (eta = 0 there); the bisection's upper end.
+        check: a fresh Monte Carlo of the calibrated tail at q (independent samples).
+        kind: always ``"estimate"``.
+        notes: caveats.
+    """
+
+    q: float
+    reports: int
+    bits: int
+    outlier_bits: int
+    population: int
+    epsilon: float
+    eta_target: float
+    method: str
+    criterion: str
+    sigma_per_sqrt_n: float
+    local_q: float
+    check: TailResult
+    kind: str = "estimate"
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        d = asdict(self)
+        d["check"] = self.check.to_dict()
+        d["notes"] = list(self.notes)
+        return d
+
+
+def _tail_at(q: float, cfg: _Config, method: str, samples: int, seed: int, confidence: float) -> TailResult:
+    fn = k_tail_mc if method == "mc" else k_maclaurin_bound_tail
+    return fn(q=q, bits=cfg.bits, population=cfg.population, reports=cfg.reports, epsilon=cfg.epsilon,
+              samples=samples, rng=np.random.default_rng(seed), outlier_bits=cfg.j, confidence=confidence)
+
+
+def calibrate_k(*, bits: int, population: int, reports: int, epsilon: float, eta: float, method: str = "mc",
+                rng: np.random.Generator | int | None = None, samples: int = 20_000,
+                outlier_bits: int | None = None, criterion: str = "upper", confidence: float = 0.95,
+                iterations: int = 16) -> KCalibration:
+    """Flip probability q(k) meeting ``P[R(S^k) > e**epsilon] <= eta`` — a Monte Carlo *estimate*.
+
+    Bisection on q in ``(q_min, local_q]`` where ``local_q = 1/(1 + e**(epsilon/(k j)))`` is the local-DP flip
+    probability with k-fold composition (there ``R(S^k) <= (p/q)**(jk) = e**epsilon``, so eta = 0). Every
+    evaluation reuses the same seed (common random numbers), which makes the estimated tail a smooth, nearly
+    monotone function of q; numpy's samplers do not couple draws across q exactly, so monotonicity is not
+    guaranteed and the bisection's answer is re-checked with fresh samples (``check``).
+
+    ``method="mc"`` estimates the tail of the correct ratio R(S^k); ``method="maclaurin-mc"`` estimates the tail of
+    its rigorous upper bound ``(mean w)**k`` (more noise; the *reduction* is a proof, the estimate is not).
+
+    Args:
+        bits: L; population: N >= 2; reports: k >= 1; epsilon > 0; eta in (0, 1): the target.
+        method: ``"mc"`` or ``"maclaurin-mc"``.
+        rng: seed source (a Generator, int or None); one integer seed is drawn from it for the common numbers.
+        samples: Monte Carlo samples per evaluation.
+        outlier_bits: j (default L).
+        criterion: ``"upper"`` (default; the Clopper-Pearson upper limit must be <= eta, the safe side) or
+            ``"estimate"`` (the point estimate must be <= eta).
+        confidence: level of the intervals.
+        iterations: bisection steps.
+
+    Returns:
+        A :class:`KCalibration` (``kind="estimate"``).
+
+    Raises:
+        ParameterError: an input out of range.
+        CalibrationError: the criterion fails even at local_q (cannot happen: eta = 0 there).
+
+    References:
+        ERRATA 4; seed 001 §3.2 (calibration), §6 (k-randomization), eq. (4.2) (local DP).
+    """
+    cfg = _check_config(0.25, bits, population, reports, epsilon, outlier_bits)
+    eta = check_open_interval("eta", eta, 0.0, 1.0)
+    if method not in _CALIBRATION_METHODS:
+        raise ParameterError(f"method must be one of {', '.join(_CALIBRATION_METHODS)}; got {method!r}")
+    if criterion not in ("upper", "estimate"):
+        raise ParameterError(f"criterion must be one of upper, estimate; got {criterion!r}")
+    samples, confidence = _check_samples_conf(samples, confidence)
+    iterations = check_int("iterations", iterations, minimum=1, maximum=60)
+    gen = _check_rng(rng)
+    seed = int(gen.integers(0, 2**63 - 1))
+    x = cfg.epsilon / (cfg.j * cfg.reports)
+    q_local = 0.5 * (1.0 - math.tanh(0.5 * x))
+
+    def ok(q: float) -> bool:
+        r = _tail_at(q, cfg, method, samples, seed, confidence)
+        value = r.eta_upper if criterion == "upper" else r.eta
+        return value is not None and value <= eta
+
+    lo, hi = 1e-4, q_local
+    if ok(lo):
+        hi = lo
+    else:
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid
+    q = hi
+    check = _tail_at(q, cfg, method, samples, seed + 1, confidence) if q < q_local else TailResult(
+        eta=0.0, eta_lower=0.0, eta_upper=0.0, method="local-dp", kind="exact", epsilon=cfg.epsilon, q=q,
+        bits=cfg.bits, population=cfg.population, reports=cfg.reports, outlier_bits=cfg.j)
+    notes = [
+        "Monte Carlo calibration: q is an estimate, not a proof; check is an independent re-estimate at q.",
+        f"common random numbers: every bisection step used seed {seed}.",
+        f"outlier differs in j = {cfg.j} bits; ERRATA 5: the all-ones outlier is the paper's unproven worst case.",
+    ]
+    if method == "maclaurin-mc":
+        notes.append("tail of the Maclaurin upper bound (mean w)^k (a proof), estimated by Monte Carlo.")
+    if q >= q_local:
+        notes.append("reached the local-DP flip probability: eta = 0 exactly there.")
+    return KCalibration(q=q, reports=cfg.reports, bits=cfg.bits, outlier_bits=cfg.j, population=cfg.population,
+                        epsilon=cfg.epsilon, eta_target=eta, method=method, criterion=criterion,
+                        sigma_per_sqrt_n=sigma_per_sqrt_n_k(q, cfg.reports), local_q=q_local, check=check,
+                        notes=tuple(notes))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KScan:
+    """Result of :func:`best_k`: one :class:`KCalibration` per k and the k with the smallest sd(d_hat)."""
+
+    calibrations: tuple[KCalibration, ...]
+    best_reports: int
+    best_sigma_per_sqrt_n: float
+    kind: str = "estimate"
+
+    def table(self) -> list[dict[str, float]]:
+        """Rows ``{k, q, sigma_per_sqrt_n, eta_check, eta_check_upper}``."""
+        return [{"k": c.reports, "q": c.q, "sigma_per_sqrt_n": c.sigma_per_sqrt_n, "eta_check": c.check.eta,
+                 "eta_check_upper": c.check.eta_upper if c.check.eta_upper is not None else math.nan}
+                for c in self.calibrations]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"calibrations": [c.to_dict() for c in self.calibrations], "best_reports": self.best_reports,
+                "best_sigma_per_sqrt_n": self.best_sigma_per_sqrt_n, "kind": self.kind}
+
+
+def best_k(*, bits: int, population: int, epsilon: float, eta: float, max_reports: int = 8,
+           reports: Sequence[int] | None = None, method: str = "mc",
+           rng: np.random.Generator | int | None = None, samples: int = 20_000,
+           outlier_bits: int | None = None, criterion: str = "upper", iterations: int = 16) -> KScan:
+    """Scan k = 1..K, calibrate q(k) with :func:`calibrate_k`, and return the k minimizing ``sd(d_hat)/sqrt(N)``.
+
+    Args:
+        max_reports: K (ignored when ``reports`` lists the k to try).
+        Others: as in :func:`calibrate_k`.
+
+    Returns:
+        A :class:`KScan` (an estimate: every q(k) is a Monte Carlo calibration).
+    """
+    max_reports = check_int("max_reports", max_reports, minimum=1, maximum=1000)
+    ks = list(range(1, max_reports + 1)) if reports is None else [check_int("reports", k) for k in reports]
+    if not ks:
+        raise ParameterError("reports must list at least one k >= 1; got an empty list")
+    gen = _check_rng(rng)
+    cals = tuple(calibrate_k(bits=bits, population=population, reports=k, epsilon=epsilon, eta=eta,
+                             method=method, rng=gen, samples=samples, outlier_bits=outlier_bits,
+                             criterion=criterion, iterations=iterations) for k in ks)
+    best = min(cals, key=lambda c: c.sigma_per_sqrt_n)
+    if not cals:  # pragma: no cover
+        raise CalibrationError("no k calibrated")
+    return KScan(calibrations=cals, best_reports=best.reports, best_sigma_per_sqrt_n=best.sigma_per_sqrt_n)
