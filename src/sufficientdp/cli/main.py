@@ -224,6 +224,60 @@ def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
+# ---------------------------------------------------------------------------------------------------- tail
+def _cmd_tail(args: argparse.Namespace) -> int:
+    from ..ratio.analysis import privacy_tail
+
+    rng = np.random.default_rng(args.seed) if args.seed is not None else None
+    res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
+                       reports=args.reports, outlier_bits=args.outlier_bits, method=args.method,
+                       direction=args.direction, rng=rng, samples=args.samples)
+    d = res.to_dict()
+    if args.json:
+        _emit(d)
+        return 0
+    kind_text = {"exact": "exact", "bound": "rigorous upper bound", "estimate": "Monte Carlo estimate"}[res.kind]
+    lo = "-" if res.eta_lower is None else f"{res.eta_lower:.6g}"
+    hi = "-" if res.eta_upper is None else f"{res.eta_upper:.6g}"
+    print(f"eta = P[R > e^{res.epsilon:g}] = {res.eta:.6g}  ({kind_text}; method {res.method}); "
+          f"interval [{lo}, {hi}]" + (f" at {100 * res.confidence:g}%" if res.confidence else ""))
+    if res.delta is not None:
+        print(f"delta(epsilon) = E[(1 - e^epsilon/R)+] = {res.delta:.6g}")
+    print(f"configuration: L = {res.bits}, N = {res.population}, k = {res.reports}, q = {res.q:g}, "
+          f"worst outlier weight j = {res.outlier_bits}, direction: {res.details.get('direction', '-')}")
+    for note in res.details.get("notes", []):
+        print(f"note: {note}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- worst-case
+def _cmd_worst_case(args: argparse.Namespace) -> int:
+    from ..ratio.exact import histogram_count
+    from ..ratio.worst_case import worst_case_exhaustive, worst_case_search
+
+    exhaustive = args.search == "exhaustive" or (
+        args.search == "auto" and histogram_count(args.bits, args.population) <= 2_000 and args.bits <= 3)
+    if exhaustive:
+        res = worst_case_exhaustive(args.bits, args.population, args.q, args.epsilon)
+    else:
+        rng = np.random.default_rng(args.seed)
+        res = worst_case_search(args.bits, args.population, args.q, args.epsilon, rng=rng, budget=args.budget)
+    d = res.to_dict()
+    if args.json:
+        _emit(d)
+        return 0
+    print(f"{'exhaustive (a proof for this configuration)' if res.exhaustive else 'heuristic search'}: "
+          f"{res.pairs_checked} neighbouring pairs checked")
+    print(f"worst eta = {res.eta:.6g}, delta = {res.delta:.6g}")
+    print(f"  original: {res.original}")
+    print(f"  modified: {res.modified}")
+    print(f"paper's configuration (worst over outlier weight j = {res.homogeneous_worst_weight}): "
+          f"eta = {res.homogeneous_eta:.6g}; reverse direction: eta = {res.reverse_homogeneous_eta:.6g}")
+    print("conjecture (seed 001 §1.2) " + ("holds" if res.conjecture_holds else "FAILS") + " here"
+          + ("" if res.exhaustive else " among the pairs searched"))
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------------- demo
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ..demo import run_demo
@@ -313,6 +367,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=_positive_int("top"), default=10, help="vectors to show with --joint")
     common(p)
     p.set_defaults(func=_cmd_estimate)
+
+    p = sub.add_parser("tail", help="eta = P[R > e^epsilon] of the privacy ratio (homogeneous configuration)")
+    p.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
+    p.add_argument("--population", type=_positive_int("population"), required=True, help="N, people")
+    p.add_argument("--q", type=_float("q"), required=True, help="flip probability in (0, 0.5)")
+    p.add_argument("--epsilon", type=_float("epsilon"), required=True)
+    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--outlier-bits", type=_positive_int("outlier-bits"), default=None,
+                   help="j, bits in which the neighbour differs (default: the worst over j = 1..L)")
+    p.add_argument("--method", choices=("certified", "exact", "mc"), default="certified")
+    p.add_argument("--direction", choices=("both", "forward", "reverse"), default="both",
+                   help="neighbouring direction: outlier added (forward), removed (reverse), or the worse of both")
+    p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
+    p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (default: fresh entropy)")
+    common(p)
+    p.set_defaults(func=_cmd_tail)
+
+    p = sub.add_parser("worst-case", help="search neighbouring collections for the largest eta")
+    p.add_argument("--bits", type=_positive_int("bits"), required=True)
+    p.add_argument("--population", type=_positive_int("population"), required=True)
+    p.add_argument("--q", type=_float("q"), required=True)
+    p.add_argument("--epsilon", type=_float("epsilon"), required=True)
+    p.add_argument("--search", choices=("auto", "exhaustive", "heuristic"), default="auto")
+    p.add_argument("--budget", type=_positive_int("budget"), default=200, help="pairs evaluated by the heuristic")
+    p.add_argument("--seed", type=int, default=0, help="seed of the heuristic search")
+    common(p)
+    p.set_defaults(func=_cmd_worst_case)
 
     p = sub.add_parser("demo", help="simulate, calibrate, randomize, aggregate and estimate end to end")
     p.add_argument("--population", type=_positive_int("population"), default=100_000)

@@ -1,0 +1,1287 @@
+"""The tail ``eta = P[R(S) > e**epsilon]`` of the privacy ratio, homogeneous configuration (seed 001 §1.2–§3).
+
+Configuration (seed 001 §1.2, eq. 3.4–3.6): ``N - 1`` all-zero vectors and one outlier that differs from them in
+``j`` bits (``j = outlier_bits <= L``; the other ``L - j`` bits have ratio 1, so only ``j`` matters). Every bit is
+flipped with probability ``q`` (``p = 1 - q``, ``r = q/p < 1``). A report with ``l`` set bits among the ``j``
+differing bits carries the per-report ratio ``w_l = r**(j - 2l)`` (eq. 3.2) and
+
+    R = (1/N) * (sum_{i < N} X0_i + X1),   X0 = w_l with l ~ Bin(j, q),   X1 = w_l with l ~ Bin(j, p)
+
+(eq. 3.5–3.6). Equivalently ``N R = sum_l T_l w_l + w_{l1}`` with ``T ~ Multinomial(N - 1, Bin(j, q))`` and
+the outlier's count ``l1 ~ Bin(j, p)``. We compute
+
+* ``eta(epsilon) = P[R > lambda]`` with ``lambda = e**epsilon`` (seed 001 eq. 1.7), and
+* ``delta(epsilon) = E[(1 - lambda/R)_+] = int_0^1 P[R > lambda/(1 - v)] dv`` (the approximate-DP delta of the
+  privacy-loss distribution; the integrand is non-increasing in ``v``, so Riemann sums on a grid of ``v`` give a
+  rigorous bracket from a bracket of the tail).
+
+Three methods (one ``method=`` argument, STYLE.md):
+
+``"certified"`` — a rigorous **upper bound** (``kind="bound"``). Condition on the outlier's ``l1`` (exact
+Binomial weights) and on the counts of the *heavy* levels ``l >= l*`` (exact multinomial probabilities, generated
+top-down as conditional binomials ``T_l | T_{>l} ~ Bin(m, P0(l)/P0(<= l))``), and bound the *light* remainder
+``sum_{l < l*} T_l w_l`` (``m`` iid reports with the law of X0 given ``l < l*``) by Chernoff's inequality with the
+exact moment generating function::
+
+    P[Light_m >= t] <= exp(-theta t + m log E[e^{theta X0} | l < l*])   for every theta >= 0.
+
+Any ``theta`` gives a valid bound, so ``theta`` is picked numerically (near-optimal, from a fine grid). Heavy
+configurations are enumerated over windows whose outside mass is bounded by the binomial Chernoff bound
+``P[Bin(m, a) >= k] <= exp(-m D(k/m || a))`` and configurations with probability below ``1e-20`` are pruned; both
+masses are added to the bound. Everything is done per outlier stratum ``l1``, so configurations that are sure
+(``H + m w_0`` already above the threshold) or impossible (``H + m w_{l*-1}`` still below it) are resolved
+exactly. ``l*`` is lowered one level at a time (every stage gives a valid bound; the smallest is kept) until the
+stratum's bound is within 0.1% of its lower bound or the enumeration would exceed 120,000 configurations. A
+rigorous **lower bound** comes with it: the same conditioning with Cantelli's inequality
+``P[Light_m > t] >= d**2/(m s**2 + d**2)``, ``d = m mu - t > 0``.
+
+``"exact"`` — the same enumeration down to ``l* = 2``, where the light part ``T_1 w_1 + (m - T_1) w_0`` is a
+binomial in ``T_1`` and its tail is summed exactly (``kind="exact"`` with a two-sided bracket that contains both
+``P[R > lambda]`` and ``P[R >= lambda]``). Feasible while the enumeration stays below ``EXACT_MAX_CONFIGS``
+live heavy configurations per stratum (at the paper's L = 5 configurations N = 5000 takes ~2 s; each extra
+differing bit multiplies the work by the spread of one more count); beyond it raises :class:`ParameterError`.
+
+``"mc"`` — Monte Carlo (``kind="estimate"``) on top of the same exact conditioning: the outlier stratum and
+the heavy counts are exact, and only the light tails ``P[Light_m > t]`` are sampled, by importance sampling with
+the Chernoff tilt (pairs drawn in proportion to their Chernoff bound, light counts from the exponentially tilted
+law ``pi_theta(l) ∝ pi(l) e^{theta w_l}``). The weighted indicator lies in [0, 1], so the interval is the
+empirical-Bernstein interval (valid for every sample size, not asymptotic). A plain simulation of eq. 3.5–3.6 is
+what ``benchmarks/bench_tail.py`` uses as an independent check.
+
+Rounding (certified and exact): probabilities are computed in float64 in the log domain from ``scipy``'s
+binomial pmf (boost; relative error ~1e-15, checked against mpmath in the tests; ``binom.logpmf`` is *not* used,
+it loses ~1e-8 for N ~ 1e7), every threshold is moved by a relative ``1e-10`` in the safe direction, every Chernoff
+exponent is inflated by ``1e-9`` of its terms' magnitude, the final upper bound is multiplied by ``1 + 1e-9`` and
+the lower bound by ``1 - 1e-9``. These margins exceed the float64 rounding of the computation by several orders of
+magnitude; they are not interval arithmetic, and the bounds are rigorous up to that stated assumption.
+
+The homogeneous configuration itself is the paper's *unproven* worst case (ERRATA 5); take the worst over
+``j = 1..L`` (:func:`worst_over_outlier_bits`). Nothing here uses the paper's Maurer step (ERRATA 3).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import xlogy
+from scipy.stats import binom
+
+from .._errors import CalibrationError, ParameterError
+from .._validation import check_int, check_open_interval, check_positive_finite
+from .result import TailResult
+
+__all__ = [
+    "EXACT_MAX_CONFIGS",
+    "METHODS",
+    "certified_q",
+    "certified_tail",
+    "exact_tail",
+    "homogeneous_tail",
+    "mc_tail",
+    "worst_over_outlier_bits",
+]
+
+METHODS = ("certified", "exact", "mc")
+
+EXACT_MAX_CONFIGS = 3_000_000
+"""Largest number of heavy-count configurations the exact method enumerates before raising ParameterError."""
+
+_CERT_MAX_CONFIGS = 120_000  # the certified method stops lowering l* before a stage would exceed this
+_PRUNE = 1e-20  # configurations below this probability are dropped (their mass is added to upper bounds)
+_WINDOW_TOL = 1e-22  # per-parent Chernoff mass allowed outside a level's count window
+_REL_SAFETY = 1e-9  # relative safety margin on final bounds and Chernoff exponents
+_THRESH_SLACK = 1e-10  # relative shift of thresholds in the safe direction
+_ABS_FLOOR = 1e-300  # stand-in for a probability that underflowed
+_LOG_CAP = 700.0  # scaled ratios above e**700 are capped (they exceed every threshold; see _Model)
+_CERT_DELTA_GRID = 32
+_TIGHT = 1e-3  # a stratum stops refining once its upper bound is within 0.1% of its lower bound
+_MC_DEFAULT_SAMPLES = 200_000
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The model: levels, probabilities and scaled ratios
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Model:
+    """Levels ``l = 0..j`` of one configuration, in units of ``N lambda`` (so the threshold of ``N R`` is 1).
+
+    ``v[l] = w_l / (N lambda)``, capped at ``e**700`` (a capped level exceeds every threshold <= 1 on its own, so
+    events ``{sum >= t}`` with ``t <= 1`` are unchanged by the cap).
+    """
+
+    q: float
+    j: int
+    population: int
+    epsilon: float
+    n: int  # N - 1 zero reports
+    logp0: np.ndarray  # log P[Bin(j, q) = l]
+    logle: np.ndarray  # log P[Bin(j, q) <= l]
+    logp1: np.ndarray  # log P[Bin(j, p) = l]
+    logv: np.ndarray  # log v_l (uncapped)
+    v: np.ndarray  # v_l (capped)
+
+    @property
+    def y(self) -> np.ndarray:
+        """Threshold of the zero-report sum in each outlier stratum: ``S > 1 - v_{l1}``."""
+        return 1.0 - self.v
+
+
+def _log_binom_coef(n: int, k: np.ndarray) -> np.ndarray:
+    from scipy.special import gammaln
+
+    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+
+
+def _model(q: float, j: int, population: int, epsilon: float) -> _Model:
+    lv = np.arange(j + 1, dtype=float)
+    logq, logp = math.log(q), math.log1p(-q)
+    logp0 = _log_binom_coef(j, lv) + lv * logq + (j - lv) * logp
+    logle = np.logaddexp.accumulate(logp0)
+    logp1 = logp0[::-1].copy()
+    logv = (j - 2.0 * lv) * (logq - logp) - math.log(population) - epsilon
+    v = np.exp(np.minimum(logv, _LOG_CAP))
+    return _Model(q=q, j=j, population=population, epsilon=epsilon, n=population - 1, logp0=logp0,
+                  logle=logle, logp1=logp1, logv=logv, v=v)
+
+
+def _impossible(model: _Model) -> bool:
+    """``R <= max_l w_l = (p/q)**j <= lambda`` always: then eta = delta = 0 exactly.
+
+    Decided with a relative margin of 1e-12 so that rounding never declares a tail zero that is not.
+    """
+    log_max_ratio = model.j * (math.log1p(-model.q) - math.log(model.q))
+    return log_max_ratio <= model.epsilon * (1.0 - 1e-12) - 1e-15
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Binomial pieces
+# ---------------------------------------------------------------------------------------------------------------
+def _kl(x: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """``D(x || a) = x log(x/a) + (1-x) log((1-x)/(1-a))`` with ``log a``, ``log(1-a)`` given."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xlogy(x, x) - x * log_a + xlogy(1.0 - x, 1.0 - x) - (1.0 - x) * log1m_a
+
+
+def _log_upper_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """Log of a rigorous bound on ``P[Bin(m, a) >= k]`` (Chernoff; 0 where trivial, -inf where impossible)."""
+    k = np.asarray(k, dtype=float)
+    m = np.asarray(m, dtype=float)
+    k, m = np.broadcast_arrays(k, m)
+    out = np.zeros(k.shape)
+    out[k > m] = -np.inf
+    a = math.exp(log_a)
+    mid = (k > 0) & (k <= m) & (k > m * a)
+    if np.any(mid):
+        x = k[mid] / m[mid]
+        out[mid] = -m[mid] * _kl(x, log_a, log1m_a)
+    return out
+
+
+def _log_lower_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """Log of a rigorous bound on ``P[Bin(m, a) <= k]``."""
+    k = np.asarray(k, dtype=float)
+    m = np.asarray(m, dtype=float)
+    k, m = np.broadcast_arrays(k, m)
+    out = np.zeros(k.shape)
+    out[k < 0] = -np.inf
+    a = math.exp(log_a)
+    mid = (k >= 0) & (k < m) & (k < m * a)
+    if np.any(mid):
+        x = k[mid] / m[mid]
+        out[mid] = -m[mid] * _kl(x, log_a, log1m_a)
+    return out
+
+
+def _window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> tuple[int, int]:
+    """Count window ``[lo, hi]`` outside which Bin(m, a), ``m_lo <= m <= m_hi``, has Chernoff mass <= tol/side."""
+    log_tol = math.log(tol)
+    a = math.exp(log_a)
+    # hi: smallest k >= m_hi a with P[Bin(m_hi) >= k + 1] <= tol (bisection; the bound is monotone in k)
+    lo_k, hi_k = int(math.floor(m_hi * a)), m_hi
+    if _log_upper_tail(np.array([hi_k + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol:
+        while hi_k - lo_k > 1:
+            mid = (lo_k + hi_k) // 2
+            if _log_upper_tail(np.array([mid + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol:
+                hi_k = mid
+            else:
+                lo_k = mid
+    hi = hi_k
+    # lo: largest k <= m_lo a with P[Bin(m_lo) <= k - 1] <= tol
+    lo_k, hi_k = 0, int(math.ceil(m_lo * a))
+    if _log_lower_tail(np.array([lo_k - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol:
+        while hi_k - lo_k > 1:
+            mid = (lo_k + hi_k) // 2
+            if _log_lower_tail(np.array([mid - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol:
+                lo_k = mid
+            else:
+                hi_k = mid
+    lo = lo_k
+    return max(0, min(lo, hi)), max(hi, 0)
+
+
+def _binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """``P[Bin(m, a) = c]`` via boost's pmf, parameterized by the smaller of a, 1 - a (accurate to ~1e-15)."""
+    if log_a <= log1m_a:
+        return binom.pmf(c, m, math.exp(log_a))
+    return binom.pmf(m - c, m, math.exp(log1m_a))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Top-down enumeration of heavy-level counts, one outlier stratum at a time (shared by "certified" and "exact")
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Heavy:
+    """Heavy configurations of one stratum after processing levels ``j..lstar`` (light: ``0..lstar-1``)."""
+
+    lstar: int
+    logp: np.ndarray  # log probability of each live configuration (exact multinomial marginal)
+    h: np.ndarray  # scaled heavy sum  sum_{l >= lstar} T_l v_l
+    m: np.ndarray  # reports left for the light levels
+    dropped: float  # mass removed (window tails and pruning): added to upper bounds
+    certain: float  # mass of configurations for which the event is sure whatever the light levels do
+    collapsed: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]  # (level, logp, h, m) of those
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _root(model: _Model) -> _Heavy:
+    return _Heavy(lstar=model.j + 1, logp=np.zeros(1), h=np.zeros(1), m=np.full(1, model.n, dtype=np.int64),
+                  dropped=0.0, certain=0.0, collapsed=[])
+
+
+def _enumerate(model: _Model, y: float, *, stop_level: int, cap: int,
+               stage: Callable[[_Heavy], bool] | None = None) -> _Heavy:
+    """Enumerate heavy counts level by level from ``j`` down to ``stop_level`` for the threshold ``S > y``.
+
+    ``stage(heavy)`` is called before each level (and after the last) with the configurations so far; if it
+    returns True the enumeration stops there. Raises :class:`_TooMany` if a level would exceed ``cap`` live
+    configurations (the stages already seen stay valid).
+
+    After each level, a configuration whose smallest possible total ``H + m v_0`` already exceeds ``y`` is
+    collapsed into ``certain`` mass (kept in ``collapsed`` for delta), and one whose largest possible total
+    ``H + m v_{lev-1}`` cannot exceed ``y`` is removed (exactly zero contribution to eta, and to delta since
+    ``R <= lambda`` there). Both tests carry a relative margin of 1e-9.
+    """
+    heavy = _root(model)
+    v0 = float(model.v[0])
+    margin = 1e-9 * abs(y) + 1e-300
+    log_prune = math.log(_PRUNE)
+    for lev in range(model.j, stop_level - 1, -1):
+        if stage is not None and stage(heavy):
+            return heavy
+        if heavy.logp.size == 0:
+            heavy = _Heavy(lev, heavy.logp, heavy.h, heavy.m, heavy.dropped, heavy.certain, heavy.collapsed)
+            continue
+        log_a = float(model.logp0[lev] - model.logle[lev])
+        log1m_a = float(model.logle[lev - 1] - model.logle[lev])
+        m = heavy.m
+        lo, hi = _window(int(m.min()), int(m.max()), log_a, log1m_a, _WINDOW_TOL)
+        width = hi - lo + 1
+        if width * m.size > 8 * cap:
+            raise _TooMany
+        # mass of each parent outside the window (rigorous Chernoff bound)
+        tail = np.logaddexp(_log_upper_tail(np.full(m.shape, hi + 1), m, log_a, log1m_a),
+                            _log_lower_tail(np.full(m.shape, lo - 1), m, log_a, log1m_a))
+        dropped = heavy.dropped + float(np.sum(np.exp(heavy.logp + tail)))
+        c = np.arange(lo, hi + 1, dtype=np.int64)
+        v_rest = float(model.v[lev - 1])
+        step = max(1, 2_000_000 // width)
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        sure_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        certain = heavy.certain
+        kept = 0
+        # the pmf depends on (m, c) only: tabulate it once per distinct m
+        um, uinv = np.unique(m, return_inverse=True)
+        with np.errstate(divide="ignore"):
+            ltab = np.log(_binom_pmf(c[None, :], um[:, None], log_a, log1m_a))
+        for start in range(0, m.size, step):
+            sl = slice(start, start + step)
+            mm = m[sl, None]
+            lpmf = ltab[uinv[sl]]
+            valid = c[None, :] <= mm
+            child = heavy.logp[sl, None] + lpmf
+            keep = valid & (child >= log_prune)
+            drop = valid & ~keep
+            if np.any(drop):
+                dl = child[drop]
+                fin = np.isfinite(dl)
+                dropped += float(np.sum(np.exp(dl[fin]))) + _ABS_FLOOR * int(np.sum(~fin))
+            h = heavy.h[sl, None] + (c * model.v[lev])[None, :]
+            h = np.broadcast_to(h, child.shape)[keep]
+            m_new = np.broadcast_to(mm - c[None, :], child.shape)[keep]
+            lp = child[keep]
+            sure = h + m_new * v0 > y + margin
+            if np.any(sure):
+                certain += float(np.sum(np.exp(lp[sure])))
+                sure_parts.append((lp[sure], h[sure], m_new[sure]))
+            never = (h + m_new * v_rest) * (1.0 + 1e-9) < y - margin
+            live = ~sure & ~never
+            parts.append((lp[live], h[live], m_new[live]))
+            kept += int(np.count_nonzero(live))
+            if kept > cap:
+                raise _TooMany
+        collapsed = list(heavy.collapsed)
+        if sure_parts:
+            collapsed.append((lev, np.concatenate([x[0] for x in sure_parts]),
+                              np.concatenate([x[1] for x in sure_parts]),
+                              np.concatenate([x[2] for x in sure_parts])))
+        heavy = _Heavy(lev, np.concatenate([x[0] for x in parts]), np.concatenate([x[1] for x in parts]),
+                       np.concatenate([x[2] for x in parts]), dropped, certain, collapsed)
+    if stage is not None:
+        stage(heavy)
+    return heavy
+
+
+def _f_delta(x: np.ndarray) -> np.ndarray:
+    """``(1 - 1/x)_+``: the delta integrand as a function of ``R / lambda``."""
+    with np.errstate(divide="ignore"):
+        return np.maximum(1.0 - 1.0 / x, 0.0)
+
+
+def _rest_moments(model: _Model, lev: int) -> tuple[float, float]:
+    """Mean and variance of one report's ``v`` given ``l < lev``."""
+    k = np.arange(lev)
+    pi = np.exp(model.logp0[k] - model.logle[lev - 1])
+    mu = float(np.sum(pi * model.v[k]))
+    return mu, float(np.sum(pi * (model.v[k] - mu) ** 2))
+
+
+def _concave_bracket(a: np.ndarray, b: np.ndarray, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray,
+                                                                                             np.ndarray]:
+    """Bracket of ``E f(X)`` for ``X in [a, b]``, ``a >= 1`` (``f = 1 - 1/x`` concave there), given E X, Var X.
+
+    Upper: Jensen ``f(E X)``. Lower: the larger of the chord through ``(a, f(a))``, ``(b, f(b))`` and
+    ``f(E X) - Var X / (a (E X)**2)`` (from ``1/X - 1/mu = (mu - X)/mu**2 + (mu - X)**2/(X mu**2)``).
+    """
+    fa, fb, fe = _f_delta(a), _f_delta(b), _f_delta(mean)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        span = b - a
+        frac = np.where(span > 0, (mean - a) / np.where(span > 0, span, 1.0), 0.0)
+        chord = fa + (fb - fa) * np.clip(frac, 0.0, 1.0)
+        second = fe - var / (a * mean * mean)
+    low = np.minimum(np.maximum(chord, np.nan_to_num(second, nan=0.0, neginf=0.0)), fe)
+    return np.maximum(low, 0.0), fe
+
+
+def _collapsed_delta(model: _Model, heavy: _Heavy, v1: float) -> tuple[float, float]:
+    """Bracket of ``E[(1 - lambda/R)_+ ; collapsed configurations]`` in one stratum (outlier value ``v1``).
+
+    A configuration collapsed at level ``lev`` has ``R/lambda = H + v1 + Light > 1`` with ``Light`` the sum of
+    its ``m`` remaining iid reports (levels < lev): ``Light in [m v_0, m v_{lev-1}]``, mean ``m mu``, variance
+    ``m s**2`` (see :func:`_concave_bracket`).
+    """
+    lo_sum, hi_sum = 0.0, 0.0
+    for lev, logp, h, m in heavy.collapsed:
+        mu, var = _rest_moments(model, lev)
+        mf = m.astype(float)
+        base = h + v1
+        lo, hi = _concave_bracket(base + mf * model.v[0], base + mf * model.v[lev - 1], base + mf * mu, mf * var)
+        pc = np.exp(logp)
+        lo_sum += float(pc @ lo)
+        hi_sum += float(pc @ hi)
+    return lo_sum, hi_sum
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The light remainder: Chernoff upper bound and Cantelli lower bound
+# ---------------------------------------------------------------------------------------------------------------
+class _Light:
+    """Law of one zero report given ``l < lstar`` and tail bounds for the sum of ``m`` such reports."""
+
+    def __init__(self, model: _Model, lstar: int) -> None:
+        logpi = model.logp0[:lstar] - model.logle[lstar - 1]
+        self.logpi = logpi
+        self.pi = np.exp(logpi)
+        self.v = model.v[:lstar].copy()
+        self.vmin = float(self.v.min())
+        self.vmax = float(self.v.max())
+        self.mu = float(np.sum(self.pi * self.v))
+        self.var = float(np.sum(self.pi * (self.v - self.mu) ** 2))
+        s = np.concatenate([[0.0], np.geomspace(1e-10, 1e7, 2400)])
+        self.theta = s / self.vmax
+        tv = self.theta[:, None] * self.v[None, :]
+        with np.errstate(over="ignore"):
+            small = tv[:, -1] < 600.0
+            lam = np.empty(s.size)
+            # log E e^{theta X} = log1p(sum pi expm1(theta v)): accurate to a few ulp of itself (all terms >= 0)
+            lam[small] = np.log1p(np.sum(self.pi[None, :] * np.expm1(tv[small]), axis=1))
+            big = ~small
+            if np.any(big):
+                z = logpi[None, :] + tv[big]
+                zm = z.max(axis=1, keepdims=True)
+                lam[big] = (zm + np.log(np.sum(np.exp(z - zm), axis=1, keepdims=True)))[:, 0]
+            # tilted mean Lambda'(theta), used only to choose theta
+            z = logpi[None, :] + tv
+            zm = z.max(axis=1, keepdims=True)
+            wts = np.exp(z - zm)
+            dmean = np.sum(wts * self.v[None, :], axis=1) / np.sum(wts, axis=1)
+        self.lam = lam
+        self.dmean = np.maximum.accumulate(dmean)
+
+    def choose(self, m: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Near-optimal Chernoff ``theta`` for ``P[Light_m > t]`` and the raw log bound
+        ``min(0, -theta t + m Lambda(theta))`` (``theta = 0``, bound 1, where trivial; ``-inf`` where
+        impossible), and ``Lambda(theta)``. No safety margin: for proposals, and the core of :meth:`log_upper`."""
+        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
+        theta = np.zeros(t.shape)
+        lam = np.zeros(t.shape)
+        out = np.zeros(t.shape)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            sure = t <= m * self.vmin
+            never = ~sure & (t > m * self.vmax * (1.0 + 1e-12))
+            mid = ~sure & ~never & (t > m * self.mu)
+        out[never] = -np.inf
+        if np.any(mid):
+            mm, tt = m[mid], t[mid]
+            g = np.clip(np.searchsorted(self.dmean, tt / mm), 1, self.theta.size - 1)
+            x0 = -self.theta[g - 1] * tt + mm * self.lam[g - 1]
+            x1 = -self.theta[g] * tt + mm * self.lam[g]
+            use1 = x1 < x0
+            gg = np.where(use1, g, g - 1)
+            best = np.where(use1, x1, x0)
+            pos = best > 0
+            theta[mid] = np.where(pos, 0.0, self.theta[gg])
+            lam[mid] = np.where(pos, 0.0, self.lam[gg])
+            out[mid] = np.minimum(best, 0.0)
+        return theta, out, lam
+
+    def log_upper(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Log of a rigorous upper bound on ``P[Light_m >= t]`` (t already shifted down by the slack).
+
+        ``-theta t + m Lambda(theta)`` for the chosen theta, inflated by ``1e-9 (|theta t| + |m Lambda|)``
+        (float64 rounding of both terms is far below that), capped at 0."""
+        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
+        theta, raw, lam = self.choose(m, t)
+        out = raw.copy()
+        act = (theta > 0) & np.isfinite(raw)
+        if np.any(act):
+            mag = np.abs(theta[act] * t[act]) + np.abs(m[act] * lam[act])
+            out[act] = np.minimum(raw[act] + _REL_SAFETY * mag + 1e-12, 0.0)
+        return out
+
+    def lower(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Rigorous lower bound on ``P[Light_m > t]`` (t shifted up by the slack): Cantelli's inequality."""
+        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
+        out = np.zeros(t.shape)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            sure = t < m * self.vmin * (1.0 - 1e-12)
+            mid = ~sure & (t < m * self.mu)
+            d = m[mid] * self.mu - t[mid]
+            d2 = d * d
+            out[mid] = d2 / (m[mid] * self.var + d2) * (1.0 - 1e-9)
+        out[sure] = 1.0
+        return out
+
+
+def _residual(heavy: _Heavy, x: float, v1: float, up: bool) -> np.ndarray:
+    """Residual threshold for the light sum, ``x - v1 - H``, moved by the slack in the safe direction."""
+    t = (x - v1) - heavy.h
+    slack = _THRESH_SLACK * (x + v1 + heavy.h) + 1e-300
+    return t - slack if up else t + slack
+
+
+def _live_tail(heavy: _Heavy, light: _Light, v1: float, xs: np.ndarray,
+               want_lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Raw sums over the live configurations of upper (and lower) bounds on ``P[R > x lambda, config]``."""
+    ups = np.zeros(xs.size)
+    los = np.zeros(xs.size)
+    if heavy.logp.size == 0:
+        return ups, los
+    pc = np.exp(heavy.logp)
+    for i, x in enumerate(xs):
+        ups[i] = float(pc @ np.exp(light.log_upper(heavy.m, _residual(heavy, float(x), v1, True))))
+        if want_lower:
+            los[i] = float(pc @ light.lower(heavy.m, _residual(heavy, float(x), v1, False)))
+    return ups, los
+
+
+def _finish(heavy: _Heavy, up_live: float, lo_live: float, extra_up: float = 0.0) -> tuple[float, float]:
+    """Bounds for one stratum from the live sums: add the certain mass (both ends) and the dropped mass (upper
+    end), then apply the relative margins."""
+    up = (up_live + heavy.certain + heavy.dropped + extra_up) * (1.0 + _REL_SAFETY) + _ABS_FLOOR
+    lo = (lo_live + heavy.certain) * (1.0 - _REL_SAFETY)
+    return float(min(up, 1.0)), float(min(max(lo, 0.0), 1.0))
+
+
+def _delta_grid(k: int) -> np.ndarray:
+    """Threshold factors ``1/(1 - v_i)``, ``v_i = i/k``, i = 0..k-1 (delta = int_0^1 P[R > lambda/(1-v)] dv)."""
+    return 1.0 / (1.0 - np.arange(k) / k)
+
+
+def _stratum_kind(model: _Model, l1: int) -> str:
+    """``"certain"`` if ``(N-1) w_0 + w_{l1} > N lambda`` (always exceeds), ``"never"`` if even ``N - 1`` top
+    reports cannot exceed, else ``"random"`` (margins 1e-9 relative)."""
+    y = float(model.y[l1])
+    n = model.n
+    if n * model.v[0] > y + 1e-9 * abs(y) + 1e-300:
+        return "certain"
+    if n * model.v[-1] * (1.0 + 1e-9) < y - 1e-9 * abs(y):
+        return "never"
+    return "random"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Certified
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Stratum:
+    """Certified bounds for one outlier stratum ``l1`` at its best stage."""
+
+    l1: int
+    weight: float  # P[l1]
+    kind: str
+    up: float
+    lo: float
+    heavy: _Heavy | None = None
+    stages: int = 0
+    refined: bool = False
+
+
+class _Lights:
+    """Cache of :class:`_Light` per ``l*`` for one model."""
+
+    def __init__(self, model: _Model) -> None:
+        self.model = model
+        self._cache: dict[int, _Light] = {}
+
+    def __call__(self, lstar: int) -> _Light:
+        if lstar not in self._cache:
+            self._cache[lstar] = _Light(self.model, lstar)
+        return self._cache[lstar]
+
+
+def _stratum_stage0(model: _Model, l1: int, lights: _Lights, want_lower: bool) -> _Stratum:
+    w = float(math.exp(model.logp1[l1]))
+    kind = _stratum_kind(model, l1)
+    if kind == "certain":
+        return _Stratum(l1, w, kind, 1.0, 1.0, None)
+    if kind == "never":
+        return _Stratum(l1, w, kind, 0.0, 0.0, None)
+    root = _root(model)
+    ups, los = _live_tail(root, lights(model.j + 1), float(model.v[l1]), np.array([1.0]), want_lower)
+    up, lo = _finish(root, float(ups[0]), float(los[0]))
+    return _Stratum(l1, w, kind, up, lo, root, 1)
+
+
+def _refine_stratum(model: _Model, st: _Stratum, lights: _Lights, cap: int, want_lower: bool) -> None:
+    """Lower l* stage by stage for one stratum, keeping the smallest upper and largest lower bound."""
+    if st.kind != "random":
+        return
+    v1 = float(model.v[st.l1])
+    one = np.array([1.0])
+
+    def stage(heavy: _Heavy) -> bool:
+        st.stages += 1
+        if heavy.lstar <= model.j:  # the root stage was done by _stratum_stage0
+            ups, los = _live_tail(heavy, lights(heavy.lstar), v1, one, want_lower)
+            up, lo = _finish(heavy, float(ups[0]), float(los[0]))
+            if up < st.up:
+                st.up, st.heavy = up, heavy
+            st.lo = max(st.lo, lo)
+        return st.up <= st.lo * (1.0 + _TIGHT) or st.up <= 1e-300
+
+    try:
+        _enumerate(model, float(model.y[st.l1]), stop_level=1, cap=cap, stage=stage)
+    except _TooMany:
+        pass
+    st.refined = True
+
+
+def _certified_core(model: _Model, *, stop_below: float | None = None, cap: int = _CERT_MAX_CONFIGS,
+                    want_lower: bool = True) -> list[_Stratum]:
+    """Per-stratum certified bounds; ``eta <= sum_l1 P[l1] up_l1`` (and ``>= sum P[l1] lo_l1``).
+
+    Every stratum first gets the plain Chernoff bound (no enumeration). Strata are then refined in decreasing
+    order of their contribution; refinement stops early once the total is ``<= stop_below`` (the remaining
+    strata keep their valid stage-0 bounds), and strata whose contribution is below 1e-4 of the total / (j+1)
+    are not refined (their bounds are valid, they just are not tightened).
+    """
+    lights = _Lights(model)
+    strata = [_stratum_stage0(model, l1, lights, want_lower) for l1 in range(model.j + 1)]
+
+    def total() -> float:
+        return math.fsum(s.weight * s.up for s in strata)
+
+    order = sorted((s for s in strata if s.kind == "random"), key=lambda s: -s.weight * s.up)
+    for s in order:
+        tot = total()
+        if stop_below is not None and tot <= stop_below:
+            break
+        if s.weight * s.up < 1e-4 * tot / (model.j + 1):
+            continue
+        _refine_stratum(model, s, lights, cap, want_lower)
+    return strata
+
+
+def _sum_strata(strata: list[_Stratum]) -> tuple[float, float]:
+    up = math.fsum(s.weight * s.up for s in strata) * (1.0 + _REL_SAFETY) + _ABS_FLOOR
+    lo = math.fsum(s.weight * s.lo for s in strata) * (1.0 - _REL_SAFETY)
+    return min(up, 1.0), min(max(lo, 0.0), 1.0)
+
+
+def _certified_delta(model: _Model, strata: list[_Stratum]) -> tuple[float, float]:
+    """Rigorous bracket of delta: per stratum, Riemann sums of the Chernoff/Cantelli bounds on the live
+    configurations over ``x_i = 1/(1 - i/K)``, plus the Jensen/chord bracket of the collapsed ones, plus dropped
+    mass (upper)."""
+    xs = _delta_grid(_CERT_DELTA_GRID)
+    k = xs.size
+    lights = _Lights(model)
+    d_up, d_lo = [], []
+    for s in strata:
+        v1 = float(model.v[s.l1])
+        if s.kind == "never":
+            continue
+        heavy = s.heavy
+        if heavy is None:  # certain stratum: everything collapsed at the root
+            root = _root(model)
+            heavy = _Heavy(root.lstar, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, 1.0,
+                           [(model.j + 1, root.logp, root.h, root.m)])
+        ups, los = _live_tail(heavy, lights(heavy.lstar), v1, xs, True)
+        c_lo, c_hi = _collapsed_delta(model, heavy, v1)
+        hi = float(np.sum(ups)) / k + c_hi + heavy.dropped
+        lo = float(np.sum(los[1:])) / k + c_lo
+        d_up.append(s.weight * min(hi, s.up))
+        d_lo.append(s.weight * lo)
+    return (max(0.0, math.fsum(d_lo) * (1.0 - _REL_SAFETY)),
+            min(1.0, math.fsum(d_up) * (1.0 + _REL_SAFETY) + _ABS_FLOOR))
+
+
+def _check_common(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits: Any) -> tuple[
+        float, int, int, float, int]:
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
+    return q, bits, population, epsilon, j
+
+
+def _zero_result(method: str, kind: str, q: float, bits: int, population: int, epsilon: float, j: int,
+                 why: str) -> TailResult:
+    return TailResult(eta=0.0, eta_lower=0.0, eta_upper=0.0, method=method, kind=kind, epsilon=epsilon, q=q,
+                      bits=bits, population=population, outlier_bits=j, delta=0.0, delta_lower=0.0,
+                      delta_upper=0.0, confidence=None, details={"reason": why})
+
+
+_NEVER = "(p/q)**j <= e**epsilon: R never exceeds lambda (local-DP regime), eta = delta = 0 exactly"
+
+
+def _strata_details(strata: list[_Stratum]) -> dict[str, Any]:
+    return {str(s.l1): {"p_l1": s.weight, "kind": s.kind, "eta_upper": s.up, "eta_lower": s.lo,
+                        "lstar": None if s.heavy is None else s.heavy.lstar,
+                        "configs": 0 if s.heavy is None else int(s.heavy.logp.size),
+                        "dropped_mass": 0.0 if s.heavy is None else s.heavy.dropped,
+                        "refined": s.refined} for s in strata}
+
+
+def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
+                   outlier_bits: int | None = None) -> TailResult:
+    """Rigorous upper bound on ``eta = P[R(S) > e**epsilon]`` (and on delta), with a rigorous lower bound.
+
+    ``eta = sum_{l1} P[l1] sum_{heavy counts c} P[c] P[Light_{m(c)} > N lambda - w_{l1} - H(c)]`` exactly
+    (seed 001 eq. 3.5–3.6). Per stratum ``l1``, the light tail is bounded above by Chernoff with the exact MGF
+    and below by Cantelli; enumerated-away and pruned masses are added to the upper bound; ``l*`` is lowered
+    until the enumeration would exceed 120,000 live configurations, and the best stage is kept (see the module
+    docstring for the rounding margins). Delta: ``delta <= sum_{i<K} eta_upper(lambda/(1 - i/K))/K`` and
+    ``delta >= sum_{0<i<K} eta_lower(lambda/(1 - i/K))/K`` (K = 32) on the live configurations, with
+    configurations already sure to exceed bracketed by Jensen/chord.
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1.
+        population: N >= 1 (N - 1 zero reports plus the outlier).
+        epsilon: privacy level > 0 (``lambda = e**epsilon``).
+        outlier_bits: j in [1, L], bits in which the outlier differs (default L).
+
+    Returns:
+        A :class:`TailResult` with ``kind="bound"``, ``eta = eta_upper`` (never understated) and ``eta_lower``
+        a rigorous lower bound; ``details["strata"]`` has, per ``l1``, its bounds, ``l*``, configurations and
+        dropped mass.
+
+    Raises:
+        ParameterError: a parameter out of range.
+
+    References:
+        seed 001 §1.2 (eq. 1.7), §3.1 (eq. 3.2, 3.4–3.6); ERRATA 3 (no Maurer step), ERRATA 5.
+
+    Example:
+        >>> r = certified_tail(q=0.169199, bits=5, population=1000, epsilon=2.0)
+        >>> r.eta_lower <= 0.003706 <= r.eta < 2 * 0.003706
+        True
+    """
+    q, bits, population, epsilon, j = _check_common(q, bits, population, epsilon, outlier_bits)
+    t0 = time.perf_counter()
+    model = _model(q, j, population, epsilon)
+    if _impossible(model):
+        return _zero_result("certified", "bound", q, bits, population, epsilon, j, _NEVER)
+    strata = _certified_core(model)
+    up, lo = _sum_strata(strata)
+    d_lo, d_up = _certified_delta(model, strata)
+    d_up = min(d_up, up)
+    details = {"strata": _strata_details(strata), "seconds": time.perf_counter() - t0,
+               "note": "upper bound: exact conditioning on the outlier and the heavy counts + Chernoff (exact "
+                       "MGF) on the light sum; lower bound: Cantelli. Homogeneous configuration = unproven "
+                       "worst case (ERRATA 5)."}
+    return TailResult(eta=up, eta_lower=lo, eta_upper=up, method="certified", kind="bound", epsilon=epsilon, q=q,
+                      bits=bits, population=population, outlier_bits=j, delta=d_up, delta_lower=d_lo,
+                      delta_upper=d_up, details=details)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Exact
+# ---------------------------------------------------------------------------------------------------------------
+class _BinomialLight:
+    """Exact law of ``T_1 v_1 + (m - T_1) v_0`` with ``T_1 ~ Bin(m, a1)``: pmf and tail tables per distinct m."""
+
+    def __init__(self, model: _Model, m: np.ndarray) -> None:
+        self.v0, self.v1 = float(model.v[0]), float(model.v[1])
+        self.log_a = float(model.logp0[1] - model.logle[1])
+        self.log1m_a = float(model.logp0[0] - model.logle[1])
+        self.mu, self.inv = np.unique(m, return_inverse=True)
+        lo, hi = _window(int(self.mu.min()), int(self.mu.max()), self.log_a, self.log1m_a, _WINDOW_TOL)
+        self.lo, self.hi = lo, hi
+        if self.mu.size * (hi - lo + 2) > 40_000_000:
+            raise ParameterError("exact method infeasible: the T_1 table would exceed 4e7 entries "
+                                 f"(population={model.population}, outlier_bits={model.j}); use "
+                                 "method='certified' or 'mc'")
+        self.k = np.arange(lo, hi + 1)
+        self.pmf = _binom_pmf(self.k[None, :], self.mu[:, None], self.log_a, self.log1m_a)
+        # suffix sums over k >= lo + i (last column 0) of pmf, and of pmf * (k - c), pmf * (k - c)**2 with the
+        # centre c = m a1 (centred to avoid cancellation in the conditional variance)
+        centre = self.mu * math.exp(self.log_a)
+        self.centre = centre
+        kc = self.k[None, :] - centre[:, None]
+
+        def suffix(x: np.ndarray) -> np.ndarray:
+            out = np.zeros((x.shape[0], x.shape[1] + 1))
+            out[:, :-1] = np.cumsum(x[:, ::-1], axis=1)[:, ::-1]
+            return out
+
+        self.sf = suffix(self.pmf)
+        self.s1 = suffix(self.pmf * kc)
+        self.s2 = suffix(self.pmf * kc * kc)
+        tails = np.logaddexp(_log_upper_tail(np.full(self.mu.shape, hi + 1), self.mu, self.log_a, self.log1m_a),
+                             _log_lower_tail(np.full(self.mu.shape, lo - 1), self.mu, self.log_a, self.log1m_a))
+        self.outside = np.exp(tails)  # per distinct m: Chernoff bound on the mass outside the window
+
+    def col(self, kmin: np.ndarray) -> np.ndarray:
+        return np.clip(kmin - self.lo, 0, self.hi - self.lo + 1).astype(np.int64)
+
+    def prob_ge(self, rows: np.ndarray, kmin: np.ndarray) -> np.ndarray:
+        """``P[T_1 >= kmin, T_1 in window]`` for configuration rows ``rows``."""
+        return self.sf[self.inv[rows], self.col(kmin)]
+
+
+def _exact_stratum(model: _Model, l1: int) -> tuple[float, float, float, float, float, float, int]:
+    """One stratum: (eta float value, eta lower, eta upper, delta lower, delta upper, dropped, configs)."""
+    kind = _stratum_kind(model, l1)
+    v1 = float(model.v[l1])
+    if kind == "never":
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0
+    if kind == "certain":
+        heavy = _root(model)
+        heavy = _Heavy(heavy.lstar, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, 1.0,
+                       [(model.j + 1, heavy.logp, heavy.h, heavy.m)])
+    else:
+        try:
+            heavy = _enumerate(model, float(model.y[l1]), stop_level=2, cap=EXACT_MAX_CONFIGS)
+        except _TooMany:
+            raise ParameterError(
+                f"exact method infeasible for outlier_bits={model.j}, population={model.population}: more "
+                f"than {EXACT_MAX_CONFIGS:,} heavy-count configurations; use method='certified' (rigorous "
+                "bound) or 'mc'") from None
+    c_lo, c_hi = _collapsed_delta(model, heavy, v1)
+    raw = lo = hi = d_lo = d_hi = outside = 0.0
+    n_cfg = int(heavy.logp.size)
+    if n_cfg:
+        bl = _BinomialLight(model, heavy.m)
+        pc = np.exp(heavy.logp)
+        rows = np.arange(n_cfg)
+        dv = bl.v1 - bl.v0
+        mw0 = heavy.m.astype(float) * bl.v0
+        k = ((1.0 - v1) - heavy.h - mw0) / dv  # the event is T_1 > k
+        s = _THRESH_SLACK * (1.0 + v1 + heavy.h + mw0) / dv + 1e-12
+        with np.errstate(invalid="ignore", over="ignore"):
+            k_raw = np.maximum(np.floor(np.clip(k, -1.0, 2e18)) + 1, 0)
+            k_lo = np.maximum(np.floor(np.clip(k + s, -1.0, 2e18)) + 1, 0)  # strictly above: lower end
+            k_hi = np.maximum(np.ceil(np.clip(k - s, -1.0, 2e18)), 0)  # equality and rounding: upper end
+        raw = float(pc @ bl.prob_ge(rows, k_raw))
+        lo = float(pc @ bl.prob_ge(rows, k_lo))
+        hi = float(pc @ bl.prob_ge(rows, k_hi))
+        outside = float(pc @ bl.outside[bl.inv])
+        # delta over the live configurations: X = base + T_1 dv with base = H + v1 + m v0. Given T_1 >= k1
+        # (the first count with X > 1), X lies in [base + k1 dv, base + hi dv] where f = 1 - 1/x is concave:
+        # bracket E[f(X); T_1 >= k1] with the conditional mean and variance (suffix-sum tables, exact).
+        base = heavy.h + v1 + mw0
+        u = bl.inv
+        c1 = bl.col(k_lo)  # k1: strictly above the threshold with slack, so X >= 1 there
+        mass = bl.sf[u, c1]
+        ok = mass > 0
+        if np.any(ok):
+            cm = np.where(ok, mass, 1.0)
+            mean_k = bl.centre[u] + bl.s1[u, c1] / cm
+            var_k = np.maximum(bl.s2[u, c1] / cm - (bl.s1[u, c1] / cm) ** 2, 0.0) * (1.0 + 1e-6) + 1e-300
+            k1 = (bl.lo + c1).astype(float)
+            a_x = np.maximum(base + k1 * dv, 1.0)
+            b_x = np.maximum(base + bl.hi * dv, a_x)
+            mean_x = np.clip(base + mean_k * dv, a_x, b_x)
+            blo, bhi = _concave_bracket(a_x, b_x, mean_x, var_k * dv * dv)
+            d_lo += float(pc[ok] @ (mass * blo)[ok])
+            d_hi += float(pc[ok] @ (mass * bhi)[ok])
+        # counts between the ">=" threshold and k1 have 1 <= X < base + k1 dv (a relative 1e-10 sliver)
+        sliver = bl.sf[u, bl.col(k_hi)] - mass
+        d_hi += float(pc @ (np.maximum(sliver, 0.0) * _f_delta(base + (bl.lo + c1) * dv)))
+    up, _ = _finish(heavy, hi, 0.0, extra_up=outside)
+    _, low = _finish(heavy, 0.0, lo)
+    dropped = heavy.dropped + outside
+    d_lo = (d_lo + c_lo) * (1.0 - _REL_SAFETY)
+    d_hi = (d_hi + c_hi + dropped) * (1.0 + _REL_SAFETY) + _ABS_FLOOR
+    return raw + heavy.certain, low, up, max(d_lo, 0.0), min(d_hi, up), dropped, n_cfg
+
+
+def exact_tail(*, q: float, bits: int, population: int, epsilon: float,
+               outlier_bits: int | None = None) -> TailResult:
+    """Exact ``eta = P[R(S) > e**epsilon]`` with a rigorous two-sided bracket, for small j and N.
+
+    Per outlier stratum ``l1``, enumerates the counts of levels ``j..2`` top-down (exact conditional binomials;
+    windows and pruning with their mass bounded and added to the upper end; configurations that are sure or
+    impossible whatever the lower levels do are resolved exactly) and sums the binomial tail of ``T_1``:
+    ``P[N R > N lambda | c, l1] = P[T_1 (w_1 - w_0) > N lambda - w_{l1} - H(c) - m w_0]`` (seed 001 eq. 3.6).
+    Lattice points within a relative 1e-10 of the threshold count only in the upper end, so
+    ``[eta_lower, eta_upper]`` contains both ``P[R > lambda]`` and ``P[R >= lambda]``; ``eta`` is the float
+    value for ``>``. ``delta`` is summed exactly over ``T_1`` where the range of ``R`` straddles ``lambda``, and
+    bracketed by Jensen / chord / variance bounds of the concave ``1 - 1/x`` where ``R > lambda`` surely.
+
+    Feasibility: at most ``EXACT_MAX_CONFIGS`` live heavy configurations per stratum (at the paper's L = 5
+    configurations: N up to ~1e4 within seconds; every extra differing bit multiplies the work by the spread of
+    one more count), else :class:`ParameterError`.
+
+    Args:
+        q, bits, population, epsilon, outlier_bits: as in :func:`certified_tail`.
+
+    Returns:
+        A :class:`TailResult` with ``kind="exact"``.
+
+    Raises:
+        ParameterError: a parameter out of range, or the configuration is beyond the feasibility limit.
+
+    References:
+        seed 001 eq. (3.4)–(3.6), (1.7).
+
+    Example:
+        >>> r = exact_tail(q=0.169199, bits=5, population=1000, epsilon=2.0)
+        >>> r.eta_lower <= 0.003706 + 5e-7 and 0.003706 - 5e-7 <= r.eta_upper
+        True
+    """
+    q, bits, population, epsilon, j = _check_common(q, bits, population, epsilon, outlier_bits)
+    t0 = time.perf_counter()
+    model = _model(q, j, population, epsilon)
+    if _impossible(model):
+        return _zero_result("exact", "exact", q, bits, population, epsilon, j, _NEVER)
+    p1 = np.exp(model.logp1)
+    vals = [_exact_stratum(model, l1) for l1 in range(j + 1)]
+    raw = math.fsum(p1[i] * v[0] for i, v in enumerate(vals))
+    lo = max(0.0, math.fsum(p1[i] * v[1] for i, v in enumerate(vals)) * (1.0 - _REL_SAFETY))
+    hi = min(1.0, math.fsum(p1[i] * v[2] for i, v in enumerate(vals)) * (1.0 + _REL_SAFETY) + _ABS_FLOOR)
+    d_lo = max(0.0, math.fsum(p1[i] * v[3] for i, v in enumerate(vals)) * (1.0 - _REL_SAFETY))
+    d_hi = min(hi, math.fsum(p1[i] * v[4] for i, v in enumerate(vals)) * (1.0 + _REL_SAFETY) + _ABS_FLOOR)
+    details = {"configs": sum(v[6] for v in vals), "dropped_mass": math.fsum(p1[i] * v[5] for i, v in
+                                                                             enumerate(vals)),
+               "seconds": time.perf_counter() - t0,
+               "note": "bracket contains P[R > lambda] and P[R >= lambda]"}
+    return TailResult(eta=float(min(max(raw, lo), hi)), eta_lower=lo, eta_upper=hi, method="exact", kind="exact",
+                      epsilon=epsilon, q=q, bits=bits, population=population, outlier_bits=j,
+                      delta=0.5 * (d_lo + d_hi), delta_lower=d_lo, delta_upper=d_hi, details=details)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Monte Carlo
+# ---------------------------------------------------------------------------------------------------------------
+def _empirical_bernstein(x: np.ndarray, alpha: float) -> float:
+    """Half-width of a two-sided ``1 - alpha`` interval for the mean of iid variables in [0, 1].
+
+    Maurer & Pontil (2009), Theorem 4, applied to each side at level alpha/2:
+    ``sqrt(2 V ln(4/alpha) / n) + 7 ln(4/alpha) / (3 (n - 1))`` with V the sample variance. Valid for every n
+    (not asymptotic).
+    """
+    n = x.size
+    if n < 2:
+        return 1.0
+    log_term = math.log(4.0 / alpha)
+    return math.sqrt(2.0 * float(x.var(ddof=1)) * log_term / n) + 7.0 * log_term / (3.0 * (n - 1))
+
+
+def _collapsed_all(model: _Model, strata: list[_Stratum]) -> tuple[float, float]:
+    """``sum_l1 P[l1] E[(1 - lambda/R)_+ ; collapsed]`` bracket (certain strata collapse at the root)."""
+    lo, hi = 0.0, 0.0
+    for s in strata:
+        if s.kind == "never":
+            continue
+        heavy = s.heavy
+        if heavy is None:
+            root = _root(model)
+            heavy = _Heavy(root.lstar, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, 1.0,
+                           [(model.j + 1, root.logp, root.h, root.m)])
+        c_lo, c_hi = _collapsed_delta(model, heavy, float(model.v[s.l1]))
+        lo += s.weight * c_lo
+        hi += s.weight * c_hi
+    return lo, hi
+
+
+def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bits: int | None = None,
+            rng: np.random.Generator | None = None, samples: int | None = None,
+            confidence: float = 0.95) -> TailResult:
+    """Monte Carlo estimate of ``eta`` and ``delta``: importance sampling on top of the exact conditioning.
+
+    Write ``eta = sum_{l1} P[l1] (certain_{l1} + sum_c P[c] P[Light_{m_c} > t_c] + dropped part)`` as in
+    :func:`certified_tail` (the outlier stratum and the heavy counts are handled exactly; seed 001 eq. 3.5–3.6).
+    Only the light probabilities are sampled. Each live pair ``(l1, c)`` has the Chernoff value
+    ``B_c = exp(-theta_c t_c + m_c Lambda(theta_c)) >= P[Light > t_c]``; pairs are drawn with probability
+    ``∝ U_c = P[l1] P[c] B_c``, and the light counts from the exponentially tilted law
+    ``pi_theta(l) ∝ pi(l) e^{theta_c v_l}`` (a multinomial of the ``m_c`` light reports). The likelihood ratio
+    over ``B_c`` is ``Y = exp(-theta_c (Light - t_c)) 1{Light > t_c}``, which lies in [0, 1]; so
+    ``eta = certain + U_tot E[Y] (+ dropped)`` with a bounded, typically low-variance Y (the relative variance
+    is small whenever the Chernoff bound is tight). The interval is the empirical-Bernstein interval of
+    Maurer & Pontil (valid for every sample size at the stated confidence, not asymptotic), widened by the
+    dropped mass on the upper side and intersected with the rigorous certified bracket (both hold, so the
+    coverage is unchanged). ``delta`` uses the same draws with ``Y (1 - lambda/R)``, plus the Jensen/chord
+    bracket for configurations sure to exceed (its half-width is added to the interval).
+
+    This is an estimate (``kind="estimate"``); the sampler shares the exact decomposition with the certified
+    method, so for an independent check use :func:`exact_tail` or a plain simulation.
+
+    Args:
+        q, bits, population, epsilon, outlier_bits: as in :func:`certified_tail`.
+        rng: a seeded ``numpy.random.Generator`` (a fresh unseeded one if None).
+        samples: number of draws (default 200,000; at least 1,000).
+        confidence: level of the interval, in (0, 1).
+
+    Returns:
+        A :class:`TailResult` with ``kind="estimate"``; ``details`` has ``U_tot``, the exact part, the
+        dropped mass, the normal-approximation interval for reference and the time.
+
+    Raises:
+        ParameterError: a parameter out of range.
+
+    References:
+        seed 001 §3.2 (Monte Carlo of eq. 3.5–3.6).
+
+    Example:
+        >>> r = mc_tail(q=0.169199, bits=5, population=1000, epsilon=2.0, rng=np.random.default_rng(1),
+        ...             samples=20_000)
+        >>> r.eta_lower <= 0.0037063002 <= r.eta_upper  # exact_tail: 0.00370630022 (reproduction.md: 0.003706)
+        True
+    """
+    from scipy.stats import norm
+
+    q, bits, population, epsilon, j = _check_common(q, bits, population, epsilon, outlier_bits)
+    samples = _MC_DEFAULT_SAMPLES if samples is None else check_int("samples", samples, minimum=1000)
+    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    if rng is None:
+        rng = np.random.default_rng()
+    elif not isinstance(rng, np.random.Generator):
+        raise ParameterError(f"rng must be a numpy.random.Generator or None; got {rng!r}")
+    t0 = time.perf_counter()
+    model = _model(q, j, population, epsilon)
+    if _impossible(model):
+        return _zero_result("mc", "estimate", q, bits, population, epsilon, j, _NEVER)
+    strata = _certified_core(model)
+    cert_up, cert_lo = _sum_strata(strata)
+    lights = _Lights(model)
+    exact_part = math.fsum(s.weight * (1.0 if s.kind == "certain" else (s.heavy.certain if s.heavy else 0.0))
+                           for s in strata if s.kind != "never")
+    dropped = math.fsum(s.weight * s.heavy.dropped for s in strata if s.kind == "random" and s.heavy)
+    c_lo, c_hi = _collapsed_all(model, strata)
+    # proposal over live (stratum, configuration) pairs
+    rows: list[dict[str, np.ndarray]] = []
+    for s in strata:
+        if s.kind != "random" or s.heavy is None or s.heavy.logp.size == 0:
+            continue
+        hv = s.heavy
+        light = lights(hv.lstar)
+        v1 = float(model.v[s.l1])
+        t = (1.0 - v1) - hv.h
+        theta, log_b, _ = light.choose(hv.m, t)
+        u = s.weight * np.exp(hv.logp + log_b)
+        keep = u > 0
+        rows.append({"u": u[keep], "theta": theta[keep], "t": t[keep], "m": hv.m[keep], "h": hv.h[keep],
+                     "lstar": np.full(int(keep.sum()), hv.lstar), "v1": np.full(int(keep.sum()), v1)})
+    alpha = 1.0 - confidence
+    if rows:
+        cat = {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+        u_tot = float(np.sum(cat["u"]))
+        pick = rng.choice(cat["u"].size, size=samples, p=cat["u"] / u_tot)
+        y = np.empty(samples)
+        dval = np.empty(samples)
+        chunk = max(1000, 2_000_000 // (j + 1))
+        for start in range(0, samples, chunk):
+            sel = pick[start:start + chunk]
+            th, tt, mm, hh = cat["theta"][sel], cat["t"][sel], cat["m"][sel], cat["h"][sel]
+            ls, v1s = cat["lstar"][sel], cat["v1"][sel]
+            lv = np.arange(j + 1)
+            logw = model.logp0[None, :] + th[:, None] * model.v[None, :]
+            logw = np.where(lv[None, :] < ls[:, None], logw, -np.inf)
+            logw -= logw.max(axis=1, keepdims=True)
+            pv = np.exp(logw)
+            pv /= pv.sum(axis=1, keepdims=True)
+            counts = rng.multinomial(mm, pv)
+            light_sum = counts @ model.v
+            hit = light_sum > tt
+            with np.errstate(over="ignore", invalid="ignore"):
+                yy = np.where(hit, np.exp(-th * (light_sum - tt)), 0.0)
+            y[start:start + sel.size] = np.minimum(yy, 1.0)
+            dval[start:start + sel.size] = y[start:start + sel.size] * _f_delta(hh + v1s + light_sum)
+        est = exact_part + u_tot * float(y.mean())
+        half = u_tot * _empirical_bernstein(y, alpha)
+        normal_half = u_tot * float(norm.ppf(1 - alpha / 2)) * float(y.std(ddof=1)) / math.sqrt(samples)
+        d_est = u_tot * float(dval.mean())
+        d_half = u_tot * _empirical_bernstein(dval, alpha)
+        n_pairs = int(cat["u"].size)
+    else:
+        u_tot, est, half, normal_half, d_est, d_half, n_pairs = 0.0, exact_part, 0.0, 0.0, 0.0, 0.0, 0
+    eta_lo = max(est - half, cert_lo, 0.0)
+    eta_hi = min(est + half + dropped, cert_up, 1.0)
+    d_mid = d_est + 0.5 * (c_lo + c_hi)
+    d_lo = max(0.0, d_est - d_half + c_lo)
+    d_hi = min(1.0, d_est + d_half + c_hi + dropped)
+    details = {"samples": samples, "pairs": n_pairs, "U_tot": u_tot, "exact_part": exact_part,
+               "dropped_mass": dropped, "normal_interval": [est - normal_half, est + normal_half],
+               "certified_bracket": [cert_lo, cert_up], "seconds": time.perf_counter() - t0,
+               "interval": "empirical Bernstein (Maurer-Pontil), valid for every sample size; intersected with "
+                           "the certified bracket"}
+    return TailResult(eta=min(max(est, eta_lo), eta_hi), eta_lower=eta_lo, eta_upper=eta_hi, method="mc",
+                      kind="estimate", epsilon=epsilon, q=q, bits=bits, population=population, outlier_bits=j,
+                      delta=min(max(d_mid, d_lo), d_hi), delta_lower=d_lo, delta_upper=d_hi,
+                      confidence=confidence, details=details)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Public dispatcher, worst case over j, calibration
+# ---------------------------------------------------------------------------------------------------------------
+def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
+                     outlier_bits: int | None = None, rng: np.random.Generator | None = None,
+                     samples: int | None = None, confidence: float = 0.95) -> TailResult:
+    """``eta = P[R(S) > e**epsilon]`` (seed 001 eq. 1.7) for the homogeneous configuration, by ``method``.
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1.
+        population: N >= 1.
+        epsilon: privacy level > 0.
+        method: ``"certified"`` (rigorous upper bound, default), ``"exact"`` (small j, N; rigorous bracket) or
+            ``"mc"`` (estimate with a confidence interval).
+        outlier_bits: j in [1, L] (default L). The conjectured worst case is not proven (ERRATA 5): use
+            :func:`worst_over_outlier_bits` for a statement about every j.
+        rng, samples, confidence: Monte Carlo only (ignored otherwise).
+
+    Returns:
+        A :class:`TailResult` (``kind`` says whether it is a bound, exact, or an estimate).
+
+    Raises:
+        ParameterError: a parameter out of range (or "exact" beyond its feasibility limit).
+
+    References:
+        seed 001 §1.2, §3.1–§3.3; ERRATA 3, 5.
+
+    Example:
+        >>> r = homogeneous_tail(q=0.350914, bits=40, population=10_000_000, epsilon=2.0)
+        >>> r.kind, r.eta >= 0.00124
+        ('bound', True)
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if method == "certified":
+        return certified_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits)
+    if method == "exact":
+        return exact_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits)
+    return mc_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits, rng=rng,
+                   samples=samples, confidence=confidence)
+
+
+def _worst_certified(q: float, bits: int, population: int, epsilon: float, *,
+                     fail_above: float | None = None) -> tuple[float, float, int, dict[int, float], bool]:
+    """Max over j of the certified bound. Branch and bound: refinement of a j stops once its bound is below the
+    running maximum (or below ``fail_above``, the target of a calibration), since its bound is valid either way
+    and cannot change the verdict. With ``fail_above``, returns as soon as some j exceeds it.
+
+    Returns (bound, lower bound, worst j, per-j bounds, complete)."""
+    per: dict[int, float] = {}
+    best, best_lo, best_j = 0.0, 0.0, bits
+    for j in range(bits, 0, -1):
+        model = _model(q, j, population, epsilon)
+        if _impossible(model):
+            per[j] = 0.0
+            continue
+        stop = best if fail_above is None else max(best, fail_above)
+        strata = _certified_core(model, stop_below=stop if stop > 0 else None, want_lower=fail_above is None)
+        up, lo = _sum_strata(strata)
+        per[j] = up
+        best_lo = max(best_lo, lo)
+        if up > best:
+            best, best_j = up, j
+        if fail_above is not None and best > fail_above:
+            return best, best_lo, best_j, per, False
+    return best, best_lo, best_j, per, True
+
+
+def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
+                            rng: np.random.Generator | None = None, samples: int | None = None,
+                            confidence: float = 0.95) -> TailResult:
+    """``max_{j = 1..L} eta_j``: the tail for the worst outlier weight (ERRATA 5: never assume j = L).
+
+    * ``"certified"``: the max of rigorous bounds is a rigorous bound on ``max_j eta_j``. A j whose bound drops
+      below the running maximum is not refined further (its bound is valid, so the max is unchanged);
+      ``eta_lower`` is the max of the lower bounds found.
+    * ``"exact"``: ``[max_j lower_j, max_j upper_j]`` brackets ``max_j eta_j``.
+    * ``"mc"``: each j is estimated at confidence ``1 - (1 - confidence)/L`` (Bonferroni), so that with
+      probability >= ``confidence`` all intervals hold simultaneously and ``[max_j lower_j, max_j upper_j]``
+      covers ``max_j eta_j``; ``samples`` is per j.
+
+    Args:
+        q, bits, population, epsilon: as in :func:`homogeneous_tail`.
+        method, rng, samples, confidence: as in :func:`homogeneous_tail`.
+
+    Returns:
+        A :class:`TailResult` for the worst j (``outlier_bits``), with the per-j values in
+        ``details["per_outlier_bits"]``.
+
+    Raises:
+        ParameterError: a parameter out of range.
+
+    References:
+        seed 001 §1.2 (conjecture), ERRATA 5.
+
+    Example:
+        >>> r = worst_over_outlier_bits(q=0.169199, bits=5, population=1000, epsilon=2.0)
+        >>> r.outlier_bits, r.eta >= 0.003706
+        (5, True)
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    q, bits, population, epsilon, _ = _check_common(q, bits, population, epsilon, None)
+    t0 = time.perf_counter()
+    if method == "certified":
+        eta, lo, jw, per, _ = _worst_certified(q, bits, population, epsilon)
+        details: dict[str, Any] = {"per_outlier_bits": {str(k): per[k] for k in sorted(per)},
+                                   "seconds": time.perf_counter() - t0,
+                                   "note": "max over j of rigorous bounds; j not refined once below the max"}
+        return TailResult(eta=eta, eta_lower=lo, eta_upper=eta, method="certified", kind="bound", epsilon=epsilon,
+                          q=q, bits=bits, population=population, outlier_bits=jw, details=details)
+    results: dict[int, TailResult] = {}
+    conf_j = 1.0 - (1.0 - confidence) / bits if method == "mc" else confidence
+    for j in range(1, bits + 1):
+        results[j] = homogeneous_tail(q=q, bits=bits, population=population, epsilon=epsilon, method=method,
+                                      outlier_bits=j, rng=rng, samples=samples, confidence=conf_j)
+    jw = max(results, key=lambda k: results[k].eta)
+    w = results[jw]
+    lo = max(float(r.eta_lower or 0.0) for r in results.values())
+    hi = max(float(r.eta_upper if r.eta_upper is not None else 1.0) for r in results.values())
+    details = {"per_outlier_bits": {str(k): results[k].to_dict() for k in sorted(results)},
+               "seconds": time.perf_counter() - t0}
+    if method == "mc":
+        details["note"] = f"per-j intervals at Bonferroni level {conf_j:.6g}; the max estimate is biased upward"
+    return TailResult(eta=w.eta, eta_lower=lo, eta_upper=hi, method=method, kind=w.kind, epsilon=epsilon, q=q,
+                      bits=bits, population=population, outlier_bits=jw, delta=w.delta,
+                      delta_lower=w.delta_lower, delta_upper=w.delta_upper,
+                      confidence=confidence if method == "mc" else None, details=details)
+
+
+def certified_q(*, bits: int, population: int, epsilon: float, eta: float, max_weight: int | None = None,
+                grid: int = 24, iterations: int = 24) -> TailResult:
+    """Smallest flip probability q whose worst-over-j certified bound is at most ``eta``.
+
+    The bound is *not* assumed monotone in q. The search evaluates the worst-over-j certified bound on a grid of
+    ``grid`` points spread evenly in (0, q_local] (q_local = 1/(1 + e^(epsilon/L)), where R <= lambda always
+    and the bound is 0), takes the smallest grid point that passes, and bisects between it and the grid point
+    below it (which fails), keeping "fails at lo, passes at hi"; the returned q is the final ``hi`` and the
+    bound there is verified <= eta. A smaller q that passes could exist only between failing points (not
+    found by this search; documented). ``details`` has ``q_fail`` (a verified failing q just below, or None if
+    the returned q is the lowest grid point) and the evaluations.
+
+    ``max_weight=w`` uses ``L_eff = min(L, 2w)`` bits (seed 001 §5): an **unproven** remark of the paper
+    (ERRATA 6), stated in ``details["notes"]``.
+
+    Args:
+        bits: L >= 1.
+        population: N >= 1.
+        epsilon: privacy level > 0.
+        eta: target failure probability in (0, 1).
+        max_weight: optional bound w on the number of set bits of every report.
+        grid: number of grid points (>= 4).
+        iterations: bisection steps (>= 1).
+
+    Returns:
+        A :class:`TailResult` at the returned q (``kind="bound"``; ``q`` is the answer, ``eta`` its bound, the
+        worst j in ``outlier_bits``).
+
+    Raises:
+        ParameterError: a parameter out of range.
+        CalibrationError: no q up to q_local passes (cannot happen: the bound is 0 at q_local).
+
+    References:
+        seed 001 eq. (1.7), §3.2; ERRATA 3, 5, 6.
+
+    Example:
+        >>> r = certified_q(bits=5, population=1000, epsilon=2.0, eta=0.01, grid=8, iterations=8)
+        >>> r.eta <= 0.01
+        True
+    """
+    from ..calibration.calibrate import effective_bits, local_q
+
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    eta = check_open_interval("eta", eta, 0.0, 1.0)
+    grid = check_int("grid", grid, minimum=4)
+    iterations = check_int("iterations", iterations, minimum=1)
+    l_eff = effective_bits(bits, max_weight)
+    notes: list[str] = []
+    if max_weight is not None and l_eff < bits:
+        notes.append(f"cardinality reduction L_eff = min(L, 2w) = {l_eff} (seed 001 §5) is an unproven remark of "
+                     "the paper (ERRATA 6)")
+    t0 = time.perf_counter()
+    evals: list[tuple[float, float, bool]] = []
+
+    def passes(q: float) -> tuple[bool, float]:
+        b, _, _, _, complete = _worst_certified(q, l_eff, population, epsilon, fail_above=eta)
+        ok = complete and b <= eta
+        evals.append((q, b, ok))
+        return ok, b
+
+    q_top = local_q(l_eff, epsilon)
+    points = [q_top * (i + 1) / grid for i in range(grid)]
+    ok_idx = None
+    for i, qq in enumerate(points):
+        if passes(qq)[0]:
+            ok_idx = i
+            break
+    if ok_idx is None:
+        raise CalibrationError(f"no q <= {q_top:.6g} meets the certified target eta = {eta}")
+    hi = points[ok_idx]
+    lo: float | None = points[ok_idx - 1] if ok_idx > 0 else None
+    if lo is not None:
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            if passes(mid)[0]:
+                hi = mid
+            else:
+                lo = mid
+    res = worst_over_outlier_bits(q=hi, bits=l_eff, population=population, epsilon=epsilon)
+    if not res.eta <= eta:  # pragma: no cover - the search verified it
+        raise CalibrationError("internal: returned q does not verify")
+    details = dict(res.details)
+    details.update({"q_fail": lo, "target_eta": eta, "effective_bits": l_eff, "notes": notes,
+                    "evaluations": [{"q": a, "bound": b, "passes": c} for a, b, c in evals],
+                    "search": "grid then bisection; monotonicity in q not assumed (see docstring)",
+                    "seconds": time.perf_counter() - t0})
+    return TailResult(eta=res.eta, eta_lower=res.eta_lower, eta_upper=res.eta_upper, method="certified",
+                      kind="bound", epsilon=epsilon, q=hi, bits=bits, population=population,
+                      outlier_bits=res.outlier_bits, details=details)
