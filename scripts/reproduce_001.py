@@ -737,7 +737,7 @@ def section_4(rep: Report, st: Settings, qs: dict) -> dict:  # type: ignore[type
         "3 sigma = 3 x sigma/sqrt(N) x sqrt(N)", status=rounding_status(dev3 / 1000, "2E+2"),
         note=f"1 sigma = {dev1:,.0f}; 3 sigma = {dev3:,.0f} (read as 3 sigma, like the 15K below; "
         "1 significant figure)", shown=f"{dev3:,.0f}")
-    c40 = calibrate(bits=L_BIG, population=N_BIG, epsilon=EPS_E2)
+    c40 = calibrate(bits=L_BIG, population=N_BIG, epsilon=EPS_E2, method="paper-sigma")
     add("sufficient q, L = 40, N = 10M, lambda = e^2", P4_Q_SUFF_L40, c40.q, "eq. (3.12)")
     add("sigma/sqrt(N) at sufficient q (\"1.6\")", P4_MULT_L40, c40.sigma_per_sqrt_n, "sqrt(qp)/(p-q)")
     add("precision gain, L = 40 (\"12.5\")", P4_GAIN_L40, c40.gain_vs_local, "local sigma / sufficient sigma")
@@ -766,7 +766,7 @@ def section_61(rep: Report, st: Settings, s4: dict) -> dict:  # type: ignore[typ
         "ways, and overlapping-subset variances are added as if independent); the conclusion that k reports "
         "need no more noise than one is false. The curve below is the paper's (6.3) only "
         "(`sufficientdp.calibration.paper.paper_eq_6_3_q`), to reproduce the paper. The last columns of the "
-        "second table show the project's calibration for k reports (`calibrate(reports=k)`: Maclaurin's "
+        "second table show the project's calibration for k reports (`calibrate(reports=k, method='paper-sigma')`: Maclaurin's "
         "inequality R(S^k) <= (mean w)^k, then mean + 3 sd of that mean at threshold lambda^(1/k); rigorous "
         "reduction, still the paper's heuristic for the tail).")
     out.append("")
@@ -810,7 +810,7 @@ def section_61(rep: Report, st: Settings, s4: dict) -> dict:  # type: ignore[typ
 
     def corrected(k: int):  # type: ignore[no-untyped-def]
         if k not in cal:
-            cal[k] = calibrate(bits=L_BIG, population=N_BIG, epsilon=EPS_E2, reports=k)
+            cal[k] = calibrate(bits=L_BIG, population=N_BIG, epsilon=EPS_E2, reports=k, method="paper-sigma")
         return cal[k]
 
     def first_k(ok: Callable[[int], bool]) -> int | None:

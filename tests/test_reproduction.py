@@ -82,7 +82,7 @@ def test_section_3_4_table_uses_the_e2_q_values() -> None:
 def test_section_4_and_6_1_large_example() -> None:
     # §4 and §6.1: L = 40, N = 10M, lambda = e^2 -> "q = 0.351", "multiplies deviation only by 1.6",
     # local DP "q = 0.4875", "increases deviation 20 times", "the 12.5 precision increase".
-    c = calibrate(bits=40, population=10_000_000, epsilon=2.0)
+    c = calibrate(bits=40, population=10_000_000, epsilon=2.0, method="paper-sigma")
     assert abs(c.q - 0.351) <= half_unit("0.351")
     assert abs(c.sigma_per_sqrt_n - 1.6) <= half_unit("1.6")
     assert abs(c.local_q - 0.4875) <= half_unit("0.4875")

@@ -39,10 +39,10 @@ def test_condition_holds_at_q_and_fails_just_below(bits, population, epsilon, me
 @settings(max_examples=40, deadline=None)
 @given(bits=st.integers(1, 48), population=st.integers(10, 10**8), epsilon=st.floats(0.1, 5.0))
 def test_monotone_in_population_epsilon_and_bits(bits, population, epsilon):
-    q = calibrate(bits=bits, population=population, epsilon=epsilon).q
-    assert calibrate(bits=bits, population=population * 4, epsilon=epsilon).q <= q
-    assert calibrate(bits=bits, population=population, epsilon=epsilon * 1.5).q <= q
-    assert calibrate(bits=bits + 1, population=population, epsilon=epsilon).q >= q
+    q = calibrate(bits=bits, population=population, epsilon=epsilon, method="paper-sigma").q
+    assert calibrate(bits=bits, population=population * 4, epsilon=epsilon, method="paper-sigma").q <= q
+    assert calibrate(bits=bits, population=population, epsilon=epsilon * 1.5, method="paper-sigma").q <= q
+    assert calibrate(bits=bits + 1, population=population, epsilon=epsilon, method="paper-sigma").q >= q
     assert calibrate(bits=bits, population=population, epsilon=epsilon, method="paper-simplified").q >= q * (1 - 1e-12)
 
 
@@ -64,15 +64,15 @@ def test_local_method_and_reports():
 
 
 def test_heuristic_is_labelled():
-    cal = calibrate(bits=5, population=1000, epsilon=1)
+    cal = calibrate(bits=5, population=1000, epsilon=1, method="paper-sigma")
     assert "heuristic" in cal.guarantee and "not a bound" in cal.guarantee
     assert any("ERRATA 3" in n for n in cal.notes)
 
 
 def test_max_weight_reduction_and_note():
-    cal = calibrate(bits=100, population=10**6, epsilon=1, max_weight=1)
+    cal = calibrate(bits=100, population=10**6, epsilon=1, max_weight=1, method="paper-sigma")
     assert cal.effective_bits == 2
-    assert cal.q == calibrate(bits=2, population=10**6, epsilon=1).q
+    assert cal.q == calibrate(bits=2, population=10**6, epsilon=1, method="paper-sigma").q
     assert any("unproven" in n for n in cal.notes)
     assert effective_bits(10, 7) == 10
     with pytest.raises(ParameterError, match=r"max_weight must be an integer >= 1 and <= 10; got 11"):
@@ -80,8 +80,8 @@ def test_max_weight_reduction_and_note():
 
 
 def test_reports_use_maclaurin_reduction():
-    one = calibrate(bits=40, population=10**7, epsilon=2)
-    four = calibrate(bits=40, population=10**7, epsilon=2, reports=4)
+    one = calibrate(bits=40, population=10**7, epsilon=2, method="paper-sigma")
+    four = calibrate(bits=40, population=10**7, epsilon=2, reports=4, method="paper-sigma")
     assert four.q > one.q  # k reports need more noise per report
     assert any("Maclaurin" in n for n in four.notes)
     lam_k = math.exp(2 / 4)
@@ -109,7 +109,7 @@ def test_phi_round_trip(q):
         ({"epsilon": -1}, "epsilon must be finite and > 0"),
         ({"epsilon": math.nan}, "epsilon must be a real number"),
         ({"beta": -1}, "beta must be a finite number >= 0"),
-        ({"method": "magic"}, "method must be one of local, paper-sigma, paper-simplified; got 'magic'"),
+        ({"method": "magic"}, "method must be one of certified, mc, exact, local, paper-sigma, paper-simplified; got 'magic'"),
         ({"reports": 0}, "reports must be an integer >= 1; got 0"),
     ],
 )
@@ -122,7 +122,7 @@ def test_invalid(kwargs, fragment):
 
 
 def test_population_one_is_local():
-    cal = calibrate(bits=3, population=1, epsilon=1)
+    cal = calibrate(bits=3, population=1, epsilon=1, method="paper-sigma")
     assert cal.q == cal.local_q
 
 

@@ -141,7 +141,7 @@ def test_randomize_without_seed_uses_csprng(capsys, tmp_path):
 
 
 def test_demo_json(capsys):
-    d = run_json(capsys, "demo", "--population", "20000", "--bits", "8", "--seed", "3")
+    d = run_json(capsys, "demo", "--population", "20000", "--bits", "8", "--seed", "3", "--method", "paper-sigma")
     assert d["reports"] == 20000 and len(d["estimates"]) == 8
     assert d["calibration"]["method"] == "paper-sigma"
     # 8 bits, 95% CIs: at least 5 covered fails with probability < 1e-3 for a correct implementation
@@ -177,3 +177,39 @@ def test_estimate_joint_too_many_bits(capsys, tmp_path):
     write_reports(src, np.zeros((2, 21), dtype=np.uint8))
     code, _, err = run(capsys, "estimate", "--q", "0.1", "--input", str(src), "--joint", "inverse")
     assert code == 2 and "bits in [1, 20]" in err
+
+
+def test_tail_json(capsys):
+    d = run_json(capsys, "tail", "--bits", "5", "--population", "1000", "--q", "0.169199", "--epsilon", "2",
+                 "--outlier-bits", "5")
+    for key in ("eta", "eta_lower", "eta_upper", "delta", "method"):
+        assert key in d
+    # seed 001 §3.3: exact P[R >= e^2] = 0.003706 at this q (docs/reproduction.md, exact enumeration)
+    assert d["method"] == "certified" and 0.003706 <= d["eta"] <= 0.0037072
+    mc = run_json(capsys, "tail", "--bits", "5", "--population", "1000", "--q", "0.169199", "--epsilon", "2",
+                  "--method", "mc", "--seed", "2", "--outlier-bits", "5", "--direction", "forward")
+    # exact value 0.0037063002 (ratio.tail.exact_tail, bracket narrower than 1e-10)
+    assert mc["kind"] == "estimate" and mc["eta_lower"] - 1e-9 <= 0.0037063002 <= mc["eta_upper"] + 1e-9
+
+
+def test_tail_text_and_errors(capsys):
+    code, out, err = run(capsys, "tail", "--bits", "3", "--population", "50", "--q", "0.2", "--epsilon", "1")
+    assert code == 0 and "rigorous upper bound" in out and "homogeneous configuration" in out
+    code, out, err = run(capsys, "tail", "--bits", "3", "--population", "50", "--q", "0.7", "--epsilon", "1")
+    assert code == 2 and "q must be in (0, 0.5); got 0.7" in err and err.count("\n") == 1
+
+
+def test_worst_case_json(capsys):
+    d = run_json(capsys, "worst-case", "--bits", "2", "--population", "4", "--q", "0.1", "--epsilon", "3.1")
+    for key in ("eta", "original", "modified", "homogeneous_eta"):
+        assert key in d
+    # docs/worst_case.md: D = {00,00,11,00} -> D_m = {00,00,11,11} has eta = 0.6622 > the paper's 0.0241
+    assert d["eta"] == pytest.approx(0.6622288, abs=1e-6)
+    assert d["homogeneous_eta"] == pytest.approx(0.0241144, abs=1e-6)
+
+
+def test_calibrate_certified_cli(capsys):
+    d = run_json(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "0.001")
+    assert d["method"] == "certified" and d["eta"] == 0.001 and d["eta_at_q"] <= 0.001
+    code, _, err = run(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "2")
+    assert code == 2 and "eta must be in (0, 1); got 2.0" in err

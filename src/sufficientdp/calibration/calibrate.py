@@ -44,9 +44,19 @@ __all__ = [
     "sigma_per_sqrt_n",
 ]
 
-METHODS = ("local", "paper-sigma", "paper-simplified")
+METHODS = ("certified", "mc", "exact", "local", "paper-sigma", "paper-simplified")
+#: Default target probability cut-off for the tail-based methods.
+DEFAULT_ETA = 1e-3
 
 _GUARANTEE = {
+    "certified": ("rigorous upper bound: P[R > e^epsilon] <= eta for the homogeneous configuration, both "
+                  "neighbouring directions, worst outlier weight j; that this configuration is the worst case "
+                  "is unproven and fails for some small collections (docs/worst_case.md)"),
+    "mc": ("estimate: Monte Carlo upper confidence limit of P[R > e^epsilon] <= eta (homogeneous configuration, "
+           "forward direction); not a bound"),
+    "exact": ("exact: P[R > e^epsilon] <= eta computed exactly for the homogeneous configuration, both "
+              "directions, worst outlier weight j (small cases only); the worst case over all collections is "
+              "unproven"),
     "local": "proof: local DP, the ratio never exceeds e^epsilon (eta = 0)",
     "paper-sigma": "heuristic: E[R] + beta*sd(R) <= e^epsilon with exact moments (seed 001 eq. 3.12); not a bound on eta",
     "paper-simplified": "heuristic: seed 001 eq. (3.13)/(3.15), more conservative than (3.12); not a bound on eta",
@@ -125,6 +135,8 @@ class Calibration:
         local_q, local_sigma_per_sqrt_n: the same for local DP at the same epsilon, L_eff and k.
         gain_vs_local: ``local_sigma_per_sqrt_n / sigma_per_sqrt_n`` (how many times smaller the error is).
         ratio_mean, ratio_sd: exact moments of R at q (heuristic methods; None for local).
+        eta: the target probability cut-off (tail-based methods), eta_at_q: the bound, exact value or estimate
+            of P[R > e^epsilon] at q (see ``guarantee`` for which).
         notes: caveats that apply (unproven reductions, ERRATA references).
     """
 
@@ -145,6 +157,8 @@ class Calibration:
     gain_vs_local: float
     ratio_mean: float | None = None
     ratio_sd: float | None = None
+    eta: float | None = None
+    eta_at_q: float | None = None
     notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,7 +184,10 @@ def calibrate(
     beta: float = 3.0,
     max_weight: int | None = None,
     reports: int = 1,
-    method: str = "paper-sigma",
+    method: str = "certified",
+    eta: float | None = None,
+    rng: Any = None,
+    samples: int | None = None,
 ) -> Calibration:
     """Smallest flip probability q meeting the privacy criterion of ``method``.
 
@@ -184,7 +201,10 @@ def calibrate(
         beta: multiple of the standard deviation (>= 0, default 3 as in the paper). Ignored by ``"local"``.
         max_weight: w, if every report has at most w set bits (cardinality reduction, seed 001 §5).
         reports: k >= 1 reports per person.
-        method: one of ``"local"``, ``"paper-sigma"``, ``"paper-simplified"``.
+        method: ``"certified"`` (default: rigorous tail bound), ``"mc"`` (Monte Carlo estimate), ``"exact"``
+            (small cases), ``"local"``, or the paper's heuristics ``"paper-sigma"`` / ``"paper-simplified"``.
+        eta: target cut-off in (0, 1) for the tail-based methods (default 1e-3).
+        rng, samples: Monte Carlo settings for ``"mc"`` (a seeded ``numpy.random.Generator`` for reproducibility).
 
     Returns:
         A :class:`Calibration`.
@@ -197,7 +217,7 @@ def calibrate(
         seed 001 eq. (3.12), (3.13), (3.15), (3.16), (4.2), §5; ERRATA 3, 4, 6, 7.
 
     Example:
-        >>> round(calibrate(bits=5, population=3000, epsilon=math.log(2)).q, 4)
+        >>> round(calibrate(bits=5, population=3000, epsilon=math.log(2), method="paper-sigma").q, 4)
         0.2109
     """
     bits = check_int("bits", bits, minimum=1)
@@ -223,9 +243,23 @@ def calibrate(
 
     ratio_mean: float | None = None
     ratio_sd: float | None = None
-    if method == "local":
+    eta_target: float | None = None
+    eta_at_q: float | None = None
+    used_beta: float | None = None
+    if method in ("certified", "mc", "exact"):
+        from .._validation import check_open_interval
+        from ..ratio.analysis import calibrate_tail
+
+        eta_target = check_open_interval("eta", DEFAULT_ETA if eta is None else eta, 0.0, 1.0)
+        q, eta_at_q, tail_notes = calibrate_tail(method=method, bits=l_eff, population=population, epsilon=epsilon,
+                                                 eta=eta_target, reports=reports, rng=rng, samples=samples)
+        notes.extend(tail_notes)
+        used_beta = None
+        if q < 0.5:
+            m = ratio_moments(q=q, bits=l_eff, n=float(population) * reports, n_outlier=reports)
+            ratio_mean, ratio_sd = m.mean, m.sd
+    elif method == "local":
         q = q_local
-        used_beta: float | None = None
     else:
         used_beta = beta
         simplified = method == "paper-simplified"
@@ -276,6 +310,8 @@ def calibrate(
         gain_vs_local=sig_local / sig,
         ratio_mean=ratio_mean,
         ratio_sd=ratio_sd,
+        eta=eta_target,
+        eta_at_q=eta_at_q,
         notes=tuple(notes),
     )
 

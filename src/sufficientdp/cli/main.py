@@ -79,8 +79,10 @@ def _json_default(o: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------------- calibrate
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    rng = np.random.default_rng(args.seed) if args.seed is not None else None
     cal = calibrate(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
-                    max_weight=args.max_weight, reports=args.reports, method=args.method)
+                    max_weight=args.max_weight, reports=args.reports, method=args.method, eta=args.eta,
+                    rng=rng, samples=args.samples)
     d = cal.to_dict()
     if args.json:
         _emit(d)
@@ -93,6 +95,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"sd(d_hat)/sqrt(N)         {cal.sigma_per_sqrt_n:.4f}")
     print(f"local DP q, sd/sqrt(N)    {cal.local_q:.6f}, {cal.local_sigma_per_sqrt_n:.4f}")
     print(f"gain vs local DP          {cal.gain_vs_local:.2f}x smaller standard error")
+    if cal.eta is not None:
+        at_q = "-" if cal.eta_at_q is None else f"{cal.eta_at_q:.3g}"
+        print(f"target eta                {cal.eta:g}; at q: {at_q}")
     for note in cal.notes:
         print(f"note: {note}")
     return 0
@@ -282,8 +287,11 @@ def _cmd_worst_case(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ..demo import run_demo
 
+    if not (args.json or args.quiet) and args.method == "certified":
+        print("calibrating q with the certified tail bound (a few seconds to a minute) ...", file=sys.stderr)
     result = run_demo(population=args.population, bits=args.bits, epsilon=args.epsilon, beta=args.beta,
-                      reports=args.reports, seed=args.seed, progress=not (args.json or args.quiet))
+                      reports=args.reports, seed=args.seed, method=args.method, eta=args.eta,
+                      progress=not (args.json or args.quiet))
     if args.json:
         _emit(result.to_dict())
     else:
@@ -335,7 +343,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
                    help="at most w set bits per report (cardinality reduction, unproven for sufficient DP)")
     p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
-    p.add_argument("--method", choices=METHODS, default="paper-sigma")
+    p.add_argument("--method", choices=METHODS, default="certified",
+                   help="certified (default: rigorous tail bound), mc, exact (small cases), local, or the "
+                        "paper's heuristics paper-sigma / paper-simplified")
+    p.add_argument("--eta", type=_float("eta"), default=None,
+                   help="target P[R > e^epsilon] for certified/mc/exact (default 0.001)")
+    p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
+    p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
     common(p)
     p.set_defaults(func=_cmd_calibrate)
 
@@ -402,6 +416,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beta", type=_float("beta"), default=3.0)
     p.add_argument("--reports", type=_positive_int("reports"), default=1)
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible simulation (default: CSPRNG)")
+    p.add_argument("--method", choices=METHODS, default="certified", help="calibration method")
+    p.add_argument("--eta", type=_float("eta"), default=None, help="target eta (default 0.001)")
     common(p)
     p.set_defaults(func=_cmd_demo)
     return parser
