@@ -45,7 +45,7 @@ def main() -> None:
          f"numpy {numpy.__version__}"),
         "",
     ]
-    for name in ("bench_randomizer", "bench_aggregation"):
+    for name in ("bench_randomizer", "bench_aggregation", "bench_tail"):
         print(f"running {name} ...", file=sys.stderr)
         sections.append(_load(name).main())
         sections.append("")

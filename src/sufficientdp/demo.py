@@ -93,10 +93,10 @@ class DemoResult:
 
 def run_demo(*, population: int = 100_000, bits: int = 16, epsilon: float = 1.0, beta: float = 3.0,
              reports: int = 1, seed: int | None = None, method: str = "certified", eta: float | None = None,
-             progress: bool = False) -> DemoResult:
+             progress: Any = None) -> DemoResult:
     """Run the whole flow once. ``seed=None`` uses the CSPRNG for the randomizer."""
     cal = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, reports=reports, method=method,
-                    eta=eta)
+                    eta=eta, progress=progress)
     sim_rng = np.random.default_rng(seed)
     truth_data = skewed_population(cal.population, cal.bits, sim_rng)
     params = RandomizationParams(bits=cal.bits, q=cal.q, reports=cal.reports)

@@ -188,6 +188,7 @@ def calibrate(
     eta: float | None = None,
     rng: Any = None,
     samples: int | None = None,
+    progress: Any = None,
 ) -> Calibration:
     """Smallest flip probability q meeting the privacy criterion of ``method``.
 
@@ -205,6 +206,7 @@ def calibrate(
             (small cases), ``"local"``, or the paper's heuristics ``"paper-sigma"`` / ``"paper-simplified"``.
         eta: target cut-off in (0, 1) for the tail-based methods (default 1e-3).
         rng, samples: Monte Carlo settings for ``"mc"`` (a seeded ``numpy.random.Generator`` for reproducibility).
+        progress: optional callback ``progress(done, total)`` for long searches (``"certified"``).
 
     Returns:
         A :class:`Calibration`.
@@ -252,7 +254,8 @@ def calibrate(
 
         eta_target = check_open_interval("eta", DEFAULT_ETA if eta is None else eta, 0.0, 1.0)
         q, eta_at_q, tail_notes = calibrate_tail(method=method, bits=l_eff, population=population, epsilon=epsilon,
-                                                 eta=eta_target, reports=reports, rng=rng, samples=samples)
+                                                 eta=eta_target, reports=reports, rng=rng, samples=samples,
+                                                 progress=progress)
         notes.extend(tail_notes)
         used_beta = None
         if q < 0.5:

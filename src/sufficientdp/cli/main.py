@@ -58,6 +58,34 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
     return _Null()
 
 
+class _StepProgress:
+    """A ``progress(done, total)`` callback drawing a tqdm bar on stderr (created lazily on the first call)."""
+
+    def __init__(self, enabled: bool, desc: str) -> None:
+        self.enabled = enabled
+        self.desc = desc
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            self.bar = _progress(total, True, self.desc)
+            self.bar_done = 0
+            if hasattr(self.bar, "unit"):
+                self.bar.unit = "steps"
+        self.bar.update(done - self.bar_done)
+        self.bar_done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _step_progress(enabled: bool, desc: str) -> _StepProgress:
+    return _StepProgress(enabled, desc)
+
+
 def _chunks(n: int) -> Iterator[slice]:
     for start in range(0, n, CHUNK_ROWS):
         yield slice(start, min(n, start + CHUNK_ROWS))
@@ -80,9 +108,13 @@ def _json_default(o: Any) -> Any:
 # ---------------------------------------------------------------------------------------------------- calibrate
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
-    cal = calibrate(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
-                    max_weight=args.max_weight, reports=args.reports, method=args.method, eta=args.eta,
-                    rng=rng, samples=args.samples)
+    bar = _step_progress(not (args.json or args.quiet), "calibrate (certified search)")
+    try:
+        cal = calibrate(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
+                        max_weight=args.max_weight, reports=args.reports, method=args.method, eta=args.eta,
+                        rng=rng, samples=args.samples, progress=bar)
+    finally:
+        bar.close()
     d = cal.to_dict()
     if args.json:
         _emit(d)
@@ -234,9 +266,13 @@ def _cmd_tail(args: argparse.Namespace) -> int:
     from ..ratio.analysis import privacy_tail
 
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
-    res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
-                       reports=args.reports, outlier_bits=args.outlier_bits, method=args.method,
-                       direction=args.direction, rng=rng, samples=args.samples)
+    bar = _step_progress(not (args.json or args.quiet), "tail (outlier weights)")
+    try:
+        res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
+                           reports=args.reports, outlier_bits=args.outlier_bits, method=args.method,
+                           direction=args.direction, rng=rng, samples=args.samples, progress=bar)
+    finally:
+        bar.close()
     d = res.to_dict()
     if args.json:
         _emit(d)
@@ -287,11 +323,12 @@ def _cmd_worst_case(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from ..demo import run_demo
 
-    if not (args.json or args.quiet) and args.method == "certified":
-        print("calibrating q with the certified tail bound (a few seconds to a minute) ...", file=sys.stderr)
-    result = run_demo(population=args.population, bits=args.bits, epsilon=args.epsilon, beta=args.beta,
-                      reports=args.reports, seed=args.seed, method=args.method, eta=args.eta,
-                      progress=not (args.json or args.quiet))
+    bar = _step_progress(not (args.json or args.quiet), "calibrate (certified search)")
+    try:
+        result = run_demo(population=args.population, bits=args.bits, epsilon=args.epsilon, beta=args.beta,
+                          reports=args.reports, seed=args.seed, method=args.method, eta=args.eta, progress=bar)
+    finally:
+        bar.close()
     if args.json:
         _emit(result.to_dict())
     else:

@@ -27,7 +27,7 @@ from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 from .k_reports import calibrate_k
 from .result import TailResult
-from .reverse import certified_q_two_sided, two_sided_tail, worst_two_sided
+from .reverse import certified_q_two_sided, two_sided_tail
 
 __all__ = ["DIRECTIONS", "TAIL_METHODS", "WORST_CASE_NOTE", "calibrate_tail", "privacy_tail"]
 
@@ -40,7 +40,8 @@ WORST_CASE_NOTE = ("statement about the homogeneous configuration (N - 1 identic
 
 def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
                  outlier_bits: int | None = None, method: str = "certified", direction: str = "both",
-                 rng: Any = None, samples: int | None = None, confidence: float = 0.95) -> TailResult:
+                 rng: Any = None, samples: int | None = None, confidence: float = 0.95,
+                 progress: Any = None) -> TailResult:
     """``eta = P[R(S) > e**epsilon]`` for the homogeneous configuration (seed 001 eq. 1.7, §3; ERRATA 4, 5).
 
     Args:
@@ -55,6 +56,7 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         rng: a seeded ``numpy.random.Generator`` for ``"mc"`` (default: fresh entropy).
         samples: Monte Carlo samples.
         confidence: level of a Monte Carlo interval (split over j and directions, Bonferroni).
+        progress: optional callback ``progress(done, total)`` (one step per outlier weight j).
 
     Returns:
         A :class:`~sufficientdp.ratio.result.TailResult`; ``kind`` says whether ``eta`` is exact, a bound or an
@@ -83,15 +85,20 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
                               "method": method, "reports": reports, "rng": rng, "samples": samples}
     if outlier_bits is not None:
         res = two_sided_tail(outlier_bits=outlier_bits, confidence=confidence, direction=direction, **common)
-    elif direction == "both":
-        res = worst_two_sided(confidence=confidence, **common)
+        if progress is not None:
+            progress(1, 1)
     else:
+        # Worst over j = 1..L; a Monte Carlo interval is split over the L weights (Bonferroni).
         per_j = 1.0 - (1.0 - confidence) / bits
-        results = [two_sided_tail(outlier_bits=j, confidence=per_j, direction=direction, **common)
-                   for j in range(1, bits + 1)]
+        results = []
+        for j in range(1, bits + 1):
+            results.append(two_sided_tail(outlier_bits=j, confidence=per_j, direction=direction, **common))
+            if progress is not None:
+                progress(j, bits)
         res = max(results, key=lambda r: (r.eta_upper if r.eta_upper is not None else r.eta))
         details = dict(res.details)
         details["per_outlier_bits"] = {str(r.outlier_bits): r.eta for r in results}
+        details["worst_outlier_bits"] = res.outlier_bits
         res = _replace_details(res, details)
     details = dict(res.details)
     details.setdefault("direction", direction)
@@ -134,7 +141,8 @@ def _scan_smallest(passes: Any, q_hi: float, *, grid: int = 12, iterations: int 
 
 
 def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
-                   rng: Any = None, samples: int | None = None) -> tuple[float, float | None, list[str]]:
+                   rng: Any = None, samples: int | None = None,
+                   progress: Any = None) -> tuple[float, float | None, list[str]]:
     """Smallest q with ``P[R > e**epsilon] <= eta`` by ``method``; returns ``(q, eta_at_q, notes)``.
 
     ``"certified"``: the worst-over-j, two-sided certified bound (:func:`~sufficientdp.ratio.reverse.
@@ -147,7 +155,8 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
     notes: list[str] = []
     q_loc = local_q(bits, epsilon, reports)
     if method == "certified":
-        res = certified_q_two_sided(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports)
+        res = certified_q_two_sided(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
+                                    progress=progress)
         if res.details.get("local_dp"):
             notes.append("no flip probability below local DP's meets the target with the certified bound; the "
                          "local-DP q is used (the ratio then never exceeds e^epsilon).")

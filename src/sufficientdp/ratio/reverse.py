@@ -1096,7 +1096,8 @@ def _worst_certified_two_sided(q: float, bits: int, population: int, epsilon: fl
 
 
 def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
-                          max_weight: int | None = None, grid: int = 16, iterations: int = 20) -> TailResult:
+                          max_weight: int | None = None, grid: int = 16, iterations: int = 20,
+                          progress: Callable[[int, int], None] | None = None) -> TailResult:
     """Smallest q whose worst-over-j, two-sided certified bound is ``<= eta`` (grid + bisection, as
     :func:`tail.certified_q`; monotonicity in q is not assumed, only "fails at lo, passes at hi" is kept).
 
@@ -1117,6 +1118,8 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
         max_weight: optional bound on set bits per report.
         grid: grid points (>= 4).
         iterations: bisection steps (>= 1).
+        progress: optional callback ``progress(done, total)`` after each evaluation (``total`` is an upper
+            bound on the number of evaluations), for progress bars in adapters.
 
     Returns:
         A :class:`TailResult` at the returned ``q`` (``kind="bound"``); ``details["q_fail"]`` is a verified
@@ -1147,9 +1150,13 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
     t0 = time.perf_counter()
     evals: list[dict[str, Any]] = []
 
+    total = grid + iterations
+
     def passes(qq: float) -> bool:
         ok, b, info = _worst_certified_two_sided(qq, l_eff, population, epsilon, reports, eta)
         evals.append({"q": qq, "bound": b, "passes": ok, **info})
+        if progress is not None:
+            progress(len(evals), total)
         return ok
 
     q_loc = local_q(l_eff, epsilon, reports)
