@@ -128,3 +128,11 @@ def test_population_one_is_local():
 
 def test_calibration_error_is_exported():
     assert issubclass(CalibrationError, Exception)
+
+
+def test_kind_of_each_method():
+    kinds = {m: calibrate(bits=2, population=50, epsilon=1.0, method=m).kind
+             for m in ("certified", "local", "paper-sigma", "paper-simplified")}
+    assert kinds == {"certified": "bound", "local": "exact", "paper-sigma": "heuristic",
+                     "paper-simplified": "heuristic"}
+    assert calibrate(bits=2, population=50, epsilon=1.0, method="local").to_dict()["kind"] == "exact"

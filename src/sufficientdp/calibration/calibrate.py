@@ -48,6 +48,9 @@ METHODS = ("certified", "mc", "exact", "local", "paper-sigma", "paper-simplified
 #: Default target probability cut-off for the tail-based methods.
 DEFAULT_ETA = 1e-3
 
+_KIND = {"certified": "bound", "exact": "exact", "mc": "estimate", "local": "exact",
+         "paper-sigma": "heuristic", "paper-simplified": "heuristic"}
+
 _GUARANTEE = {
     "certified": ("rigorous upper bound: P[R > e^epsilon] <= eta for the homogeneous configuration, both "
                   "neighbouring directions, worst outlier weight j; that this configuration is the worst case "
@@ -161,10 +164,17 @@ class Calibration:
     eta_at_q: float | None = None
     notes: tuple[str, ...] = field(default=())
 
+    @property
+    def kind(self) -> str:
+        """What kind of statement q rests on: ``"bound"`` (certified), ``"exact"`` (exact tail, or local DP's
+        proof), ``"estimate"`` (Monte Carlo) or ``"heuristic"`` (the paper's mean + beta * sd)."""
+        return _KIND[self.method]
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
+        """A JSON-ready dict (with ``kind``)."""
         d = asdict(self)
         d["notes"] = list(self.notes)
+        d["kind"] = self.kind
         return d
 
 
