@@ -91,8 +91,21 @@ def _chunks(n: int) -> Iterator[slice]:
         yield slice(start, min(n, start + CHUNK_ROWS))
 
 
+def _finite(obj: Any) -> Any:
+    """Replace non-finite floats (anywhere in nested containers) by None: JSON has no NaN or infinity."""
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _finite(obj.tolist())
+    return obj
+
+
 def _emit(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, allow_nan=False, default=_json_default) + "\n")
+    sys.stdout.write(json.dumps(_finite(obj), allow_nan=False, default=_json_default) + "\n")
 
 
 def _json_default(o: Any) -> Any:
