@@ -55,7 +55,7 @@ def test_core_imports_only_numpy_and_scipy():
     """Importing the core must not pull in any extra (pandas, pyarrow, tqdm, cryptography, ...)."""
     code = (
         "import sys, sufficientdp, sufficientdp.calibration, sufficientdp.estimation, sufficientdp.randomization;"
-        "import sufficientdp.aggregation, sufficientdp.ratio;"
+        "import sufficientdp.aggregation, sufficientdp.ratio, sufficientdp.accounting, sufficientdp.ratio.analysis;"
         "bad = [m for m in ('pandas', 'pyarrow', 'tqdm', 'cryptography', 'matplotlib', 'mpmath', 'hypothesis')"
         " if m in sys.modules]; print(','.join(bad))"
     )
