@@ -184,8 +184,10 @@ def test_paper_case_reverse_is_small() -> None:
     print(f"reverse eta at the paper's L=5, N=1000, lambda=e^2, q=0.169199: exact {ex.eta:.6e}, "
           f"certified {cert.eta:.6e}")
     assert _lo(ex) <= ex.eta <= _hi(ex) <= cert.eta
-    assert 1.5e-4 < ex.eta < 1.7e-4
-    assert cert.eta < 1.7e-4
+    # the exact method is checked against ratio.exact's independent enumeration on small N elsewhere in this
+    # file; here it is pinned to its value and to the certified bound computed by a different route
+    assert ex.eta == pytest.approx(1.578046e-4, rel=1e-5)
+    assert cert.eta <= ex.eta * (1 + 1e-6)
     both = worst_two_sided(q=q, bits=bits, population=n, epsilon=eps)
     assert both.details["worst_direction"] == "forward" and both.outlier_bits == 5
     assert 0.003706 <= both.eta < 0.0038
