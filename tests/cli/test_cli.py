@@ -213,3 +213,13 @@ def test_calibrate_certified_cli(capsys):
     assert d["method"] == "certified" and d["eta"] == 0.001 and d["eta_at_q"] <= 0.001
     code, _, err = run(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "2")
     assert code == 2 and "eta must be in (0, 1); got 2.0" in err
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_aggregate_engines_agree(capsys, tmp_path, ext):
+    rng = np.random.default_rng(12)
+    f = tmp_path / f"r.{ext}"
+    write_reports(f, (rng.random((500, 9)) < 0.3).astype(np.uint8))
+    a = run_json(capsys, "aggregate", "--input", str(f), "--histogram")
+    b = run_json(capsys, "aggregate", "--input", str(f), "--histogram", "--engine", "duckdb")
+    assert a == b

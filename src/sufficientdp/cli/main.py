@@ -207,7 +207,12 @@ def _tally_file(path: str, quiet: bool, full_histogram: bool | None = None) -> t
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    t, names = _tally_file(args.input, args.json or args.quiet)
+    if args.engine == "numpy":
+        t, names = _tally_file(args.input, args.json or args.quiet)
+    else:
+        from ..engines import tally_file
+
+        t, names = tally_file(args.input, engine=args.engine)
     d = t.to_dict(include_vector_histogram=args.histogram)
     d["columns"] = names
     if args.json:
@@ -416,6 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("aggregate", help="tally a file of randomized reports")
     p.add_argument("--input", required=True, help="CSV or Parquet file")
     p.add_argument("--histogram", action="store_true", help="include the full 2^L histogram (L <= 16) in --json")
+    p.add_argument("--engine", choices=("numpy", "duckdb"), default="numpy",
+                   help="numpy (in memory, chunked) or duckdb (SQL over the file; extra 'duckdb')")
     common(p)
     p.set_defaults(func=_cmd_aggregate)
 

@@ -1,0 +1,52 @@
+"""Aggregation engines: the same :class:`~sufficientdp.aggregation.tally.Tally` of a report file, computed by numpy
+or by DuckDB (STYLE.md: one ``engine=`` argument picks the computation strategy; every engine gives the same result).
+
+* ``"numpy"`` — :func:`sufficientdp.io.read_reports` loads the file, :func:`sufficientdp.aggregation.tally.tally`
+  counts it (core dependencies only; Parquet needs ``sufficientdp[parquet]``).
+* ``"duckdb"`` — :func:`~sufficientdp.engines.duckdb_engine.tally_file_duckdb` counts in SQL over the file without
+  loading it into memory (``pip install 'sufficientdp[duckdb]'``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .._errors import ParameterError
+from ..aggregation.tally import Tally, tally
+from ..io import read_reports
+from .duckdb_engine import tally_file_duckdb
+
+__all__ = ["ENGINES", "tally_file", "tally_file_duckdb"]
+
+ENGINES = ("numpy", "duckdb")
+
+
+def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy",
+               full_histogram: bool | None = None) -> tuple[Tally, list[str]]:
+    """Tally a CSV or Parquet report file (one 0/1 column per bit) with the chosen engine.
+
+    Args:
+        path: ``.csv``, ``.parquet`` or ``.pq`` file.
+        engine: one of :data:`ENGINES`.
+        full_histogram: compute the 2^L vector histogram; default: when L <= 16. Allowed only for L <= 20.
+
+    Returns:
+        The :class:`Tally` and the column names; identical for every engine.
+
+    Raises:
+        ParameterError: unknown ``engine`` or file extension, or ``full_histogram`` requested for L > 20.
+        DataError: missing file, no columns, a missing value or a value other than 0/1.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
+        >>> _ = p.write_text("a,b\\n1,0\\n1,1\\n0,0\\n")
+        >>> tally_file(p)[0].to_dict(include_vector_histogram=True)
+        {'bits': 2, 'reports': 3, 'bit_counts': [2, 1], 'weight_histogram': [1, 1, 1], 'vector_histogram': [1, 1, 0, 1]}
+    """
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise ParameterError(f"engine must be one of {', '.join(map(repr, ENGINES))}; got {engine!r}")
+    if engine == "duckdb":
+        return tally_file_duckdb(path, full_histogram=full_histogram)
+    reports, names = read_reports(path)
+    return tally(reports, full_histogram=full_histogram), names

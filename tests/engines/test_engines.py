@@ -1,0 +1,129 @@
+"""Aggregation engines (STYLE.md habit 6: every engine gives the same result).
+
+Truth is the numpy engine, itself pinned to brute force in tests/aggregation/test_tally.py; here the DuckDB engine
+must give field-for-field identical tallies on random CSV and Parquet files, and reject the same bad input.
+"""
+
+import numpy as np
+import pytest
+
+from sufficientdp import DataError, ParameterError
+from sufficientdp.engines import ENGINES, tally_file
+from sufficientdp.io import write_reports
+
+pytest.importorskip("duckdb")
+pytest.importorskip("pyarrow")
+
+
+def _names_column(engine):
+    """The DuckDB engine names the bad column; the numpy reader (sufficientdp.io) names a bad value's row."""
+    return "bad_col" if engine == "duckdb" else "bad_col|row|line"
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+@pytest.mark.parametrize("bits", [1, 7, 16, 70])
+@pytest.mark.parametrize("n", [0, 1, 1000])
+def test_engines_agree_on_random_files(tmp_path, ext, bits, n):
+    rng = np.random.default_rng(1000 * bits + n)
+    reports = (rng.random((n, bits)) < rng.random(bits)).astype(np.uint8)
+    path = tmp_path / f"reports{ext}"
+    write_reports(path, reports)
+    results = {engine: tally_file(path, engine=engine) for engine in ENGINES}
+    (ref, ref_names), (t, names) = results["numpy"], results["duckdb"]
+    assert names == ref_names == [f"bit{j}" for j in range(bits)]
+    assert t.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)
+    assert (t.vector_histogram is None) == (bits > 16)
+    assert t.reports == n and int(t.weight_histogram.sum()) == n
+    # Independent check of the vector histogram index convention: bit j ↔ 2^j.
+    if t.vector_histogram is not None and n:
+        codes = reports.astype(np.int64) @ (1 << np.arange(bits, dtype=np.int64))
+        assert t.vector_histogram.tolist() == np.bincount(codes, minlength=1 << bits).tolist()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("full_histogram", [True, False])
+def test_full_histogram_flag(tmp_path, engine, full_histogram):
+    path = tmp_path / "r.parquet"
+    write_reports(path, np.eye(18, dtype=np.uint8))
+    t, _ = tally_file(path, engine=engine, full_histogram=full_histogram)
+    assert (t.vector_histogram is not None) == full_histogram
+    if full_histogram:
+        assert t.vector_histogram.tolist() == np.bincount(1 << np.arange(18), minlength=1 << 18).tolist()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_full_histogram_refused_above_20_bits(tmp_path, engine):
+    path = tmp_path / "r.csv"
+    write_reports(path, np.zeros((2, 21), dtype=np.uint8))
+    with pytest.raises(ParameterError, match="full_histogram"):
+        tally_file(path, engine=engine, full_histogram=True)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("cell", ["2", "-1", "0.5", "1.0", "x", ""])
+def test_bad_csv_value_raises_data_error(tmp_path, engine, cell):
+    path = tmp_path / "r.csv"
+    path.write_text(f"a,bad_col,c\n1,0,1\n0,{cell},1\n")
+    with pytest.raises(DataError, match=_names_column(engine)):
+        tally_file(path, engine=engine)
+
+
+def test_duckdb_csv_accepts_what_int_accepts(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text('a,b\n 1,+1\n01,-0\n"1",0\n')
+    ref, _ = tally_file(path, engine="numpy")
+    t, _ = tally_file(path, engine="duckdb")
+    assert t.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)
+    assert t.bit_counts.tolist() == [3, 1]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("values", [[1.0, 0.5], [1, 3], [1, None], [True, None], [0.0, float("nan")]])
+def test_bad_parquet_value_raises_data_error(tmp_path, engine, values):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"ok": [1, 0], "bad_col": values}), path)
+    with pytest.raises(DataError, match=_names_column(engine)):
+        tally_file(path, engine=engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_parquet_string_column_raises_data_error(tmp_path, engine):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"ok": [1, 0], "txt": ["1", "0"]}), path)
+    with pytest.raises(DataError):
+        tally_file(path, engine=engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_parquet_bool_and_float_columns_agree(tmp_path, engine):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"b": [True, False, True], "f": [1.0, 1.0, 0.0]}), path)
+    t, names = tally_file(path, engine=engine)
+    assert names == ["b", "f"]
+    assert t.to_dict(include_vector_histogram=True) == {
+        "bits": 2, "reports": 3, "bit_counts": [2, 2], "weight_histogram": [0, 2, 1], "vector_histogram": [0, 1, 1, 1]}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_missing_file_and_bad_extension(tmp_path, engine):
+    with pytest.raises(DataError, match="does not exist"):
+        tally_file(tmp_path / "nope.csv", engine=engine)
+    with pytest.raises(ParameterError, match="must end in"):
+        tally_file(tmp_path / "r.txt", engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["spark", "NumPy", "", None, 1])
+def test_unknown_engine_raises_parameter_error(tmp_path, engine):
+    path = tmp_path / "r.csv"
+    write_reports(path, np.ones((1, 2), dtype=np.uint8))
+    with pytest.raises(ParameterError, match="engine"):
+        tally_file(path, engine=engine)
