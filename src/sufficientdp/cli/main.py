@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import __version__
 from .._errors import SufficientDPError
-from ..aggregation.tally import Tally, tally_packed
+from ..aggregation.tally import Tally
 from ..calibration import METHODS, calibrate
 from ..estimation.bits import estimate_bits
 from ..estimation.joint import joint_frequencies
@@ -61,9 +61,10 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
 class _StepProgress:
     """A ``progress(done, total)`` callback drawing a tqdm bar on stderr (created lazily on the first call)."""
 
-    def __init__(self, enabled: bool, desc: str) -> None:
+    def __init__(self, enabled: bool, desc: str, unit: str = "steps") -> None:
         self.enabled = enabled
         self.desc = desc
+        self.unit = unit
         self.bar: Any = None
 
     def __call__(self, done: int, total: int) -> None:
@@ -73,7 +74,7 @@ class _StepProgress:
             self.bar = _progress(total, True, self.desc)
             self.bar_done = 0
             if hasattr(self.bar, "unit"):
-                self.bar.unit = "steps"
+                self.bar.unit = self.unit
         self.bar.update(done - self.bar_done)
         self.bar_done = done
 
@@ -82,8 +83,8 @@ class _StepProgress:
             self.bar.close()
 
 
-def _step_progress(enabled: bool, desc: str) -> _StepProgress:
-    return _StepProgress(enabled, desc)
+def _step_progress(enabled: bool, desc: str, unit: str = "steps") -> _StepProgress:
+    return _StepProgress(enabled, desc, unit)
 
 
 def _chunks(n: int) -> Iterator[slice]:
@@ -189,30 +190,19 @@ def _uniform_permutation(n: int, source: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- aggregate
-def _tally_file(path: str, quiet: bool, full_histogram: bool | None = None) -> tuple[Tally, list[str]]:
-    from ..io import read_reports
+def _tally_file(path: str, quiet: bool, full_histogram: bool | None = None,
+                engine: str = "numpy") -> tuple[Tally, list[str]]:
+    from ..engines import tally_file
 
-    data, names = read_reports(path)
-    bits = data.shape[1]
-    bar = _progress(data.shape[0], not quiet, "aggregate")
-    total: Tally | None = None
-    for sl in _chunks(data.shape[0]):
-        t = tally_packed(pack_bits(data[sl]), bits, full_histogram=full_histogram)
-        total = t if total is None else total.merge(t)
-        bar.update(sl.stop - sl.start)
-    bar.close()
-    if total is None:
-        total = tally_packed(np.zeros((0, (bits + 63) // 64), dtype=np.uint64), bits, full_histogram=full_histogram)
-    return total, names
+    bar = _step_progress(not quiet, "aggregate", "rows")
+    try:
+        return tally_file(path, engine=engine, full_histogram=full_histogram, progress=bar)
+    finally:
+        bar.close()
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    if args.engine == "numpy":
-        t, names = _tally_file(args.input, args.json or args.quiet)
-    else:
-        from ..engines import tally_file
-
-        t, names = tally_file(args.input, engine=args.engine)
+    t, names = _tally_file(args.input, args.json or args.quiet, engine=args.engine)
     d = t.to_dict(include_vector_histogram=args.histogram)
     d["columns"] = names
     if args.json:

@@ -10,25 +10,33 @@ or by DuckDB (STYLE.md: one ``engine=`` argument picks the computation strategy;
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+
+import numpy as np
 
 from .._errors import ParameterError
-from ..aggregation.tally import Tally, tally
+from ..aggregation.tally import Tally, tally_packed
 from ..io import read_reports
+from ..randomization._packing import pack_bits, words_per_report
 from .duckdb_engine import tally_file_duckdb
 
 __all__ = ["ENGINES", "tally_file", "tally_file_duckdb"]
 
 ENGINES = ("numpy", "duckdb")
 
+#: Rows packed and tallied at a time by the numpy engine (bounds the memory of the packed copy).
+CHUNK_ROWS = 1 << 18
 
-def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy",
-               full_histogram: bool | None = None) -> tuple[Tally, list[str]]:
+
+def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_histogram: bool | None = None,
+               progress: Callable[[int, int], None] | None = None) -> tuple[Tally, list[str]]:
     """Tally a CSV or Parquet report file (one 0/1 column per bit) with the chosen engine.
 
     Args:
         path: ``.csv``, ``.parquet`` or ``.pq`` file.
         engine: one of :data:`ENGINES`.
         full_histogram: compute the 2^L vector histogram; default: when L <= 16. Allowed only for L <= 20.
+        progress: optional callback ``progress(rows_done, rows_total)`` (numpy engine; called per chunk).
 
     Returns:
         The :class:`Tally` and the column names; identical for every engine.
@@ -49,4 +57,12 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy",
     if engine == "duckdb":
         return tally_file_duckdb(path, full_histogram=full_histogram)
     reports, names = read_reports(path)
-    return tally(reports, full_histogram=full_histogram), names
+    bits = reports.shape[1]
+    total = tally_packed(np.zeros((0, words_per_report(bits)), dtype=np.uint64), bits,
+                         full_histogram=full_histogram)
+    for start in range(0, reports.shape[0], CHUNK_ROWS):
+        stop = min(reports.shape[0], start + CHUNK_ROWS)
+        total = total.merge(tally_packed(pack_bits(reports[start:stop]), bits, full_histogram=full_histogram))
+        if progress is not None:
+            progress(stop, reports.shape[0])
+    return total, names
