@@ -17,11 +17,9 @@ from __future__ import annotations
 import functools
 import os
 import platform
-import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
+from _common import best_seconds, cpu_model
 
 from sufficientdp.aggregation import _kernels
 from sufficientdp.aggregation._kernels import bit_counts, bit_counts_reference, vector_histogram, weight_histogram
@@ -30,15 +28,6 @@ N_REPORTS = 20_000_000  # 160 MB of uint64 words: far larger than the 32 MiB L3,
 REPEATS = 5
 BASELINE_REPEATS = 3  # the baseline takes ~1.5 s per run
 SEED = 20240601
-
-
-def _best_seconds(func: Callable[[], Any], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _naive_bit_counts(words: np.ndarray) -> np.ndarray:
@@ -57,18 +46,7 @@ def _plane_pass_rate(lanes: int, repeats: int) -> float:
         for _ in range(calls):
             np.bitwise_xor(a, b, out=out)
 
-    return calls * lanes / _best_seconds(run, repeats)
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+    return calls * lanes / best_seconds(run, repeats)
 
 
 def main() -> str:
@@ -85,21 +63,21 @@ def main() -> str:
     if not np.array_equal(baseline_counts, fast_counts):
         raise AssertionError("bit_counts differs from the unpackbits baseline on the benchmark data")
 
-    t_base = _best_seconds(lambda: _naive_bit_counts(words), BASELINE_REPEATS)
+    t_base = best_seconds(lambda: _naive_bit_counts(words), BASELINE_REPEATS)
     rows.append(("baseline: `unpackbits` + column sum (`bit_counts_reference`)", t_base, "1 byte per bit"))
-    t_fast = _best_seconds(lambda: bit_counts(words, 64), REPEATS)
+    t_fast = best_seconds(lambda: bit_counts(words, 64), REPEATS)
     rows.append(("`bit_counts` (bit-sliced Harley-Seal CSA tree)", t_fast, "exact, int64"))
-    t_weight = _best_seconds(lambda: weight_histogram(words, 64), REPEATS)
+    t_weight = best_seconds(lambda: weight_histogram(words, 64), REPEATS)
     rows.append(("`weight_histogram` (`bitwise_count` + `bincount`)", t_weight, "T of eq. 3.3, 65 bins"))
     for bits in (16, 20):
         first = words & np.uint64((1 << bits) - 1)  # the reports' first `bits` bits, prepared outside the timing
-        t_vec = _best_seconds(functools.partial(vector_histogram, first, bits), REPEATS)
+        t_vec = best_seconds(functools.partial(vector_histogram, first, bits), REPEATS)
         rows.append((f"`vector_histogram`, L = {bits}", t_vec, f"`bincount`, 2^{bits} bins"))
         del first
 
     # Ceilings over the same buffer.
-    t_sum = _best_seconds(lambda: np.sum(words), REPEATS)
-    t_popcount = _best_seconds(lambda: np.bitwise_count(words), REPEATS)
+    t_sum = best_seconds(lambda: np.sum(words), REPEATS)
+    t_popcount = best_seconds(lambda: np.bitwise_count(words), REPEATS)
     lanes = _kernels._HS_LANES
     pass_rate = _plane_pass_rate(lanes, REPEATS)
     passes_per_word = 75 / 16
@@ -108,7 +86,7 @@ def main() -> str:
     header = (
         f"Tally kernels at L = 64 on N = {n:,} random reports ({nbytes / 1e6:.0f} MB of uint64 words), "
         f"single process, best of {REPEATS} ({BASELINE_REPEATS} for the baseline). "
-        f"Machine: {_cpu_model()}, nproc = {os.cpu_count()}, Python {platform.python_version()}, "
+        f"Machine: {cpu_model()}, nproc = {os.cpu_count()}, Python {platform.python_version()}, "
         f"numpy {np.__version__}. All kernels are exact (integer arithmetic); `bit_counts` was checked equal "
         "to the baseline on this buffer."
     )

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import os
 import platform
-import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
+from _common import best_seconds, cpu_model
 
 from sufficientdp.randomization._dyadic import DyadicProbability
 from sufficientdp.randomization._kernel import bernoulli_words, bernoulli_words_reference
@@ -42,26 +40,6 @@ SLOW_SOURCE_BYTES = 1 << 24
 RANDOMIZE_REPORTS = {64: 1 << 21, 1024: 1 << 17}  # 16 MiB of packed reports each
 REPEATS = 7
 SLOW_REPEATS = 3
-
-
-def _best_seconds(func: Callable[[], Any], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def _naive_flips(rng: np.random.Generator, flips: int, numerator: int) -> np.ndarray:
@@ -103,7 +81,7 @@ def _source_rate(source: RandomSource, total_bytes: int, repeats: int) -> float:
         for _ in range(calls):
             source.random_words(words)
 
-    return total_bytes / _best_seconds(run, repeats)
+    return total_bytes / best_seconds(run, repeats)
 
 
 def _ufunc_pass_rate(repeats: int) -> float:
@@ -116,7 +94,7 @@ def _ufunc_pass_rate(repeats: int) -> float:
         for _ in range(calls):
             np.bitwise_and(a, b, out=a)
 
-    return calls * a.size / _best_seconds(run, repeats)
+    return calls * a.size / best_seconds(run, repeats)
 
 
 def _within_6_sd(words: np.ndarray, p: float) -> bool:
@@ -141,7 +119,7 @@ def main() -> str:
     base_rng = np.random.default_rng(SEED)
     if not _within_6_sd(_naive_flips(base_rng, BASELINE_FLIPS, prob.numerator), p):
         raise AssertionError("naive baseline flip rate is off")
-    t_base = _best_seconds(lambda: _naive_flips(base_rng, BASELINE_FLIPS, prob.numerator), SLOW_REPEATS)
+    t_base = best_seconds(lambda: _naive_flips(base_rng, BASELINE_FLIPS, prob.numerator), SLOW_REPEATS)
     base_rate = BASELINE_FLIPS / t_base
 
     kernel_rows = []  # (label, flips/s, source bytes/s, words per output word)
@@ -152,7 +130,7 @@ def main() -> str:
             raise AssertionError(f"bernoulli_words flip rate is off with {source.name}")
         per_word = counter.words / n_words
         del words
-        seconds = _best_seconds(lambda s=source, n=n_words: bernoulli_words(n, prob, s), repeats)
+        seconds = best_seconds(lambda s=source, n=n_words: bernoulli_words(n, prob, s), repeats)
         slow = source.name == "os-urandom"
         raw = _source_rate(source, SLOW_SOURCE_BYTES if slow else SOURCE_BYTES, repeats)
         kernel_rows.append((source.name, 64 * n_words / seconds, raw, per_word))
@@ -160,7 +138,7 @@ def main() -> str:
     # The reference kernel on the fastest source: what "one integer per flip" costs with the same words.
     fast_source = sources[0][0]
     ref_words = BASELINE_FLIPS // 64
-    t_ref = _best_seconds(lambda: bernoulli_words_reference(ref_words, prob, fast_source), SLOW_REPEATS)
+    t_ref = best_seconds(lambda: bernoulli_words_reference(ref_words, prob, fast_source), SLOW_REPEATS)
     ref_rate = 64 * ref_words / t_ref
     pass_rate = _ufunc_pass_rate(REPEATS)
 
@@ -170,18 +148,18 @@ def main() -> str:
         rng = np.random.default_rng(SEED + bits)
         words = rng.integers(0, 2**64, size=(n, bits // 64), dtype=np.uint64)
         truth = rng.integers(0, 2, size=(n // 16, bits), dtype=np.uint8)  # baseline on 1/16 of the reports
-        t_naive = _best_seconds(lambda t=truth, r=rng: _naive_randomize(r, t, prob.numerator), SLOW_REPEATS)
+        t_naive = best_seconds(lambda t=truth, r=rng: _naive_randomize(r, t, prob.numerator), SLOW_REPEATS)
         naive = truth.shape[0] / t_naive
         for source, _, repeats in sources:
             if source.name == "os-urandom":
                 continue
-            t = _best_seconds(lambda w=words, b=bits, s=source: randomize_packed(w, b, prob, s), repeats)
+            t = best_seconds(lambda w=words, b=bits, s=source: randomize_packed(w, b, prob, s), repeats)
             randomize_rows.append((bits, source.name, n / t, 64 * bits * n / 64 / t, naive))
 
     header = (
         f"Exact Bernoulli flips at q = {Q} (precision {PRECISION}: numerator {prob.numerator}), single process "
         f"(one core), best of {REPEATS} ({SLOW_REPEATS} for the baseline and os-urandom). Machine: "
-        f"{_cpu_model()}, nproc = {os.cpu_count()}, Python {platform.python_version()}, numpy {np.__version__}. "
+        f"{cpu_model()}, nproc = {os.cpu_count()}, Python {platform.python_version()}, numpy {np.__version__}. "
         "Every kernel is exact (integer comparison of uniform bits); each output's flip rate was checked within "
         "6 sd of q in this run."
     )
