@@ -1133,20 +1133,11 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
         >>> r.eta <= 0.05
         True
     """
-    from ..calibration.calibrate import effective_bits, local_q
+    from ..calibration.calibrate import local_q
 
-    bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    eta = check_open_interval("eta", eta, 0.0, 1.0)
+    bits, population, epsilon, eta, grid, iterations, l_eff, notes = _tail._calibration_inputs(
+        bits, population, epsilon, eta, grid, iterations, max_weight)
     reports = check_int("reports", reports, minimum=1)
-    grid = check_int("grid", grid, minimum=4)
-    iterations = check_int("iterations", iterations, minimum=1)
-    l_eff = effective_bits(bits, max_weight)
-    notes: list[str] = []
-    if max_weight is not None and l_eff < bits:
-        notes.append(f"cardinality reduction L_eff = min(L, 2w) = {l_eff} (seed 001 §5) is an unproven remark of "
-                     "the paper (ERRATA 6)")
     t0 = time.perf_counter()
     evals: list[dict[str, Any]] = []
 

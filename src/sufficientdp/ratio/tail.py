@@ -1194,6 +1194,25 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
                       confidence=confidence if method == "mc" else None, details=details)
 
 
+def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid: Any, iterations: Any,
+                        max_weight: Any) -> tuple[int, int, float, float, int, int, int, list[str]]:
+    """Validated inputs of a certified-q search, ``L_eff`` (seed 001 §5) and the note that goes with it."""
+    from ..calibration.calibrate import effective_bits
+
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    eta = check_open_interval("eta", eta, 0.0, 1.0)
+    grid = check_int("grid", grid, minimum=4)
+    iterations = check_int("iterations", iterations, minimum=1)
+    l_eff = effective_bits(bits, max_weight)
+    notes: list[str] = []
+    if max_weight is not None and l_eff < bits:
+        notes.append(f"cardinality reduction L_eff = min(L, 2w) = {l_eff} (seed 001 §5) is an unproven remark of "
+                     "the paper (ERRATA 6)")
+    return bits, population, epsilon, eta, grid, iterations, l_eff, notes
+
+
 def certified_q(*, bits: int, population: int, epsilon: float, eta: float, max_weight: int | None = None,
                 grid: int = 24, iterations: int = 24) -> TailResult:
     """Smallest flip probability q whose worst-over-j certified bound is at most ``eta``.
@@ -1234,19 +1253,10 @@ def certified_q(*, bits: int, population: int, epsilon: float, eta: float, max_w
         >>> r.eta <= 0.01
         True
     """
-    from ..calibration.calibrate import effective_bits, local_q
+    from ..calibration.calibrate import local_q
 
-    bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    eta = check_open_interval("eta", eta, 0.0, 1.0)
-    grid = check_int("grid", grid, minimum=4)
-    iterations = check_int("iterations", iterations, minimum=1)
-    l_eff = effective_bits(bits, max_weight)
-    notes: list[str] = []
-    if max_weight is not None and l_eff < bits:
-        notes.append(f"cardinality reduction L_eff = min(L, 2w) = {l_eff} (seed 001 §5) is an unproven remark of "
-                     "the paper (ERRATA 6)")
+    bits, population, epsilon, eta, grid, iterations, l_eff, notes = _calibration_inputs(
+        bits, population, epsilon, eta, grid, iterations, max_weight)
     t0 = time.perf_counter()
     evals: list[tuple[float, float, bool]] = []
 
