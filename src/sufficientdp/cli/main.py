@@ -7,8 +7,11 @@ Every command takes ``--json`` and then prints exactly one JSON object on stdout
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
+import os
+import pkgutil
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
@@ -27,6 +30,12 @@ from ..randomization._sources import as_source
 from ..randomization.randomizer import Randomizer
 
 CHUNK_ROWS = 1 << 18
+
+
+def _extra_commands() -> list[str]:
+    """Command modules ``cli/_cmd_*.py``, each with ``register(sub, common)`` (they import their extras lazily)."""
+    here = [os.path.dirname(__file__)]
+    return sorted(m.name for m in pkgutil.iter_modules(here) if m.name.startswith("_cmd_"))
 
 
 class _UsageError(Exception):
@@ -467,6 +476,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eta", type=_float("eta"), default=None, help="target eta (default 0.001)")
     common(p)
     p.set_defaults(func=_cmd_demo)
+
+    for name in _extra_commands():
+        module = importlib.import_module(f".{name}", __package__)
+        module.register(sub, common)
     return parser
 
 
