@@ -1,0 +1,9 @@
+"""Client of the collector service: randomize locally, obtain rate-limiting tokens, submit (extra ``client``).
+
+Needs ``httpx`` (``pip install 'sufficientdp[client]'``); the token arithmetic is pure Python
+(:mod:`sufficientdp.collection.tokens`).
+"""
+
+from .reporter import CampaignInfo, CollectorError, Reporter, ReportLimitError, ReportReceipt
+
+__all__ = ["CampaignInfo", "CollectorError", "ReportLimitError", "ReportReceipt", "Reporter"]

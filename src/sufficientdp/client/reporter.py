@@ -1,0 +1,533 @@
+"""The client side of the collector: randomize a value locally and submit it, k reports, one request each.
+
+A :class:`Reporter` stands for one person in one campaign. It
+
+1. fetches the campaign (``GET /v1/campaigns/{id}``) to learn the number of bits L, the exact dyadic flip
+   probability ``q = q_numerator / 2**precision``, the reports per person k, the rate-limit mode and the token key;
+2. randomizes the value k times *on the device* with the project's :class:`~sufficientdp.Randomizer` (CSPRNG by
+   default), so the raw value never leaves the device;
+3. when the campaign is rate-limited by tokens, obtains k blind-signature tokens in one request authenticated by
+   the credential (``POST .../tokens``; see :mod:`sufficientdp.collection.tokens`), unblinds and verifies them;
+4. submits each of the k reports in its *own* request (``POST .../reports``) with its token or idempotency nonce,
+   retrying with exponential backoff on connection errors, 5xx and 429 with the *same* nonce, so that a retry is
+   answered as a duplicate and never stored twice.
+
+What a request carries. Report and campaign requests are rebuilt with an allow-list of headers (``Host``,
+``Accept``, ``Accept-Encoding``, ``Connection: close``, ``Content-Length``, ``Content-Type`` and the fixed
+``User-Agent: sufficientdp``): no cookie, no ``Authorization``, no custom header of a caller-supplied client reaches
+the collector with a report. The credential appears only in the body of the token request, which may also carry the
+caller's client headers (deployments authenticate the credential upstream). The Reporter logs nothing.
+
+Connections. The default client keeps no connection alive (every request opens a fresh connection and asks the
+server to close it) and stores no cookies, so the server cannot link a person's reports, or the reports to the
+token request, by connection or cookie. It cannot hide the network address: route the client through an OHTTP
+relay or an anonymizing proxy (pass such a ``client=``, or set ``HTTPS_PROXY``) and see ``docs/rate_limiting.md``
+for the limits (timing correlation, sybils, malicious clients).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import Any, Final
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .._errors import ParameterError, SufficientDPError
+from .._validation import check_int, check_positive_finite
+from ..collection.tokens import TokenKey, blind, new_nonce, unblind, verify
+from ..parameters import RandomizationParams
+from ..randomization._dyadic import DyadicProbability
+from ..randomization._sources import RandomSource, as_source
+from ..randomization.randomizer import Randomizer
+
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "sufficientdp.client needs the optional 'httpx' package; install it with pip install 'sufficientdp[client]'"
+    ) from exc
+
+__all__ = ["CampaignInfo", "CollectorError", "ReportLimitError", "ReportReceipt", "Reporter"]
+
+_CAMPAIGN_ID: Final = re.compile(r"[0-9a-fA-F]{32}")
+_RATE_LIMITS: Final = ("tokens", "none")
+#: Headers a report or campaign request may carry (everything else a caller's client adds is removed).
+_ALLOWED_HEADERS: Final = frozenset(
+    {"host", "accept", "accept-encoding", "connection", "content-length", "content-type", "user-agent"}
+)
+_USER_AGENT: Final = "sufficientdp"
+_MAX_BACKOFF: Final = 30.0
+
+
+class CollectorError(SufficientDPError):
+    """The collector refused a request (4xx), misbehaved, or could not be reached after all retries.
+
+    Attributes:
+        status: the HTTP status, or ``None`` if no response was received.
+        code: the contract's error code (``"invalid_token"``, ``"token_already_issued"``, ...), or a client-side
+            code (``"unreachable"``, ``"bad_response"``, ``"invalid_signature"``, ``"campaign_mismatch"``).
+        parameter: the parameter the collector named, if any.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, code: str = "", parameter: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.parameter = parameter
+
+
+class ReportLimitError(SufficientDPError):
+    """This Reporter already reported (its k reports, hence its k tokens, are used) or has a submission pending."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CampaignInfo:
+    """What a client needs to know about a campaign (parsed from ``GET /v1/campaigns/{id}``).
+
+    Attributes:
+        id: the campaign id (32 hex characters).
+        bits: L, the length of a report.
+        flip: the exact dyadic flip probability ``q_numerator / 2**precision`` the randomizer must use.
+        reports_per_person: k.
+        rate_limit: ``"tokens"`` or ``"none"``.
+        token_key: the public token key when ``rate_limit == "tokens"``, else ``None``.
+    """
+
+    id: str
+    bits: int
+    flip: DyadicProbability
+    reports_per_person: int
+    rate_limit: str
+    token_key: TokenKey | None
+
+    @property
+    def q(self) -> float:
+        """The flip probability as a float (exactly ``q_numerator / 2**precision`` for precision <= 53)."""
+        return self.flip.value
+
+    @classmethod
+    def from_dict(cls, data: Any) -> CampaignInfo:
+        """Parse and validate a campaign object of the collector contract.
+
+        Raises:
+            ParameterError: a field is missing or out of its domain (the message names it).
+        """
+        if not isinstance(data, dict):
+            raise ParameterError(f"campaign must be a JSON object; got {type(data).__name__}")
+        for name in ("id", "bits", "q_numerator", "precision", "reports_per_person", "rate_limit"):
+            if name not in data:
+                raise ParameterError(f"campaign.{name} is missing from the collector's campaign object")
+        cid = data["id"]
+        if not isinstance(cid, str) or not _CAMPAIGN_ID.fullmatch(cid):
+            raise ParameterError(f"campaign.id must be 32 hex characters; got {cid!r:.80}")
+        bits = check_int("campaign.bits", data["bits"], minimum=1)
+        precision = check_int("campaign.precision", data["precision"], minimum=2, maximum=64)
+        numerator = data["q_numerator"]
+        if isinstance(numerator, bool) or not isinstance(numerator, int):
+            raise ParameterError(f"campaign.q_numerator must be an int; got {numerator!r:.80}")
+        flip = DyadicProbability(numerator=numerator, precision=precision)
+        k = check_int("campaign.reports_per_person", data["reports_per_person"], minimum=1)
+        rate_limit = data["rate_limit"]
+        if rate_limit not in _RATE_LIMITS:
+            raise ParameterError(f"campaign.rate_limit must be one of {_RATE_LIMITS}; got {rate_limit!r:.80}")
+        token_key = None
+        if rate_limit == "tokens":
+            if data.get("token_key") is None:
+                raise ParameterError("campaign.token_key must be given when rate_limit is 'tokens'; got null")
+            token_key = TokenKey.from_dict(data["token_key"])
+        return cls(id=cid, bits=bits, flip=flip, reports_per_person=k, rate_limit=rate_limit, token_key=token_key)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportReceipt:
+    """What happened to one person's k reports.
+
+    Attributes:
+        campaign_id: the campaign.
+        reports: k, the number of reports submitted (one request each).
+        accepted: reports the collector stored.
+        duplicates: reports the collector already had (a retry of a request whose answer was lost).
+        requests: HTTP requests sent for the reports, retries included.
+        tokens: True if each report carried a rate-limiting token.
+    """
+
+    campaign_id: str
+    reports: int
+    accepted: int
+    duplicates: int
+    requests: int
+    tokens: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of the fields."""
+        return {
+            "campaign_id": self.campaign_id,
+            "reports": self.reports,
+            "accepted": self.accepted,
+            "duplicates": self.duplicates,
+            "requests": self.requests,
+            "tokens": self.tokens,
+        }
+
+
+def _default_client(timeout: float) -> httpx.Client:
+    """A client that keeps no connection alive, stores no cookie and follows no redirect."""
+    return httpx.Client(
+        timeout=timeout,
+        limits=httpx.Limits(max_keepalive_connections=0),
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+        follow_redirects=False,
+        headers={"user-agent": _USER_AGENT},
+    )
+
+
+def _check_value(value: ArrayLike, bits: int) -> np.ndarray:
+    """Validate one person's value: a 1-D sequence of exactly ``bits`` entries, each 0 or 1."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"value must be a sequence of {bits} entries, each 0 or 1") from None
+    if arr.ndim != 1 or arr.shape[0] != bits:
+        shape = f"length {arr.shape[0]}" if arr.ndim == 1 else f"shape {arr.shape}"
+        raise ParameterError(f"value must be a sequence of length {bits} (the campaign's bits); got {shape}")
+    if arr.dtype == bool:
+        return arr.astype(np.uint8)
+    if arr.dtype.kind not in "iuf":
+        raise ParameterError(f"value must hold only 0 and 1 (numbers or bools); got dtype {arr.dtype}")
+    bad = np.flatnonzero((arr != 0) & (arr != 1))
+    if bad.size:
+        raise ParameterError(f"value entries must be 0 or 1; entry {int(bad[0])} is {arr[bad[0]].item()!r}")
+    return arr.astype(np.uint8)
+
+
+class Reporter:
+    """Randomize one person's value locally and submit it to a collector campaign.
+
+    Args:
+        base_url: the collector's root URL, ``http(s)://host[:port][/prefix]`` without credentials in it.
+        campaign_id: the campaign id (32 hex characters).
+        credential: the opaque string the deployment authenticates upstream; required when the campaign is
+            rate-limited by tokens. It is sent once, in the body of the token request, and nowhere else.
+        client: an ``httpx.Client`` to use (an OHTTP relay or proxy, or a mock transport in tests); by default a
+            client with no keep-alive, no cookies and no redirects is created (and closed by :meth:`close`).
+        rng: ``None`` (default) for cryptographic randomness; a seeded ``numpy.random.Generator`` only for
+            simulations. Token nonces and blinding factors always come from :mod:`secrets`.
+        max_retries: retries per request after the first attempt, on connection errors, 5xx and 429 (>= 0).
+        timeout: seconds per request (> 0).
+        token_key: optionally pin the expected public token key; a campaign serving another key is refused
+            (defends against a collector that hands each client its own key to link tokens).
+        backoff: base of the exponential backoff in seconds (>= 0): attempt i waits uniformly in
+            ``[0, backoff * 2**i]``, at most 30 s, or the server's ``Retry-After`` if it is longer.
+
+    A Reporter is single-use: :meth:`report` may succeed once (one value, k randomized reports). Not thread-safe.
+
+    Example:
+        >>> reporter = Reporter("https://collector.example", "0" * 32, credential="opaque")
+        >>> reporter.submitted
+        0
+        >>> reporter.close()
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        campaign_id: str,
+        *,
+        credential: str | None = None,
+        client: httpx.Client | None = None,
+        rng: Any = None,
+        max_retries: int = 5,
+        timeout: float = 10.0,
+        token_key: TokenKey | None = None,
+        backoff: float = 0.25,
+    ) -> None:
+        if not isinstance(base_url, str):
+            raise ParameterError(f"base_url must be a string http(s)://host[:port]; got {type(base_url).__name__}")
+        try:
+            url = httpx.URL(base_url)
+        except (httpx.InvalidURL, TypeError):
+            raise ParameterError(f"base_url must be an http(s) URL; got {base_url!r:.80}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ParameterError(f"base_url must be an http(s) URL with a host; got {base_url!r:.80}")
+        if url.userinfo or url.query or url.fragment:
+            raise ParameterError("base_url must not contain credentials, a query or a fragment")
+        if not isinstance(campaign_id, str) or not _CAMPAIGN_ID.fullmatch(campaign_id):
+            raise ParameterError(f"campaign_id must be 32 hex characters; got {campaign_id!r:.80}")
+        if credential is not None and (not isinstance(credential, str) or not credential):
+            raise ParameterError("credential must be a non-empty string or None")
+        if client is not None and not isinstance(client, httpx.Client):
+            raise ParameterError(f"client must be an httpx.Client or None; got {type(client).__name__}")
+        if token_key is not None and not isinstance(token_key, TokenKey):
+            raise ParameterError(f"token_key must be a TokenKey or None; got {type(token_key).__name__}")
+        self._source: RandomSource = as_source(rng)
+        self.max_retries = check_int("max_retries", max_retries, minimum=0, maximum=100)
+        self.timeout = check_positive_finite("timeout", timeout)
+        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or not (0 <= backoff <= 60):
+            raise ParameterError(f"backoff must be a number of seconds in [0, 60]; got {backoff!r}")
+        self.backoff = float(backoff)
+        self.base_url = str(url).rstrip("/")
+        self.campaign_id = campaign_id
+        self._credential = credential
+        self._pinned_key = token_key
+        self._own_client = client is None
+        self._client = _default_client(self.timeout) if client is None else client
+        self._sleep: Callable[[float], None] = time.sleep
+        self._jitter = random.SystemRandom()
+        self.campaign: CampaignInfo | None = None
+        self._tokens: list[tuple[bytes, int]] | None = None  # (nonce, signature), obtained once
+        self._pending: list[dict[str, Any]] | None = None  # request bodies of the randomized reports
+        self._next = 0  # index of the next body to submit
+        self._accepted = self._duplicates = self._requests = 0
+        self._done = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the HTTP client if the Reporter created it; drop the tokens and pending reports from memory."""
+        if self._own_client:
+            self._client.close()
+        self._tokens = None
+        if self._done:
+            self._pending = None
+
+    def __enter__(self) -> Reporter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:  # never shows the credential, the tokens or the reports
+        return f"Reporter({self.base_url!r}, {self.campaign_id!r}, submitted={self.submitted})"
+
+    @property
+    def submitted(self) -> int:
+        """Reports submitted so far (accepted or answered as duplicates)."""
+        return self._next
+
+    # -- HTTP --------------------------------------------------------------------------------------------------
+
+    def _url(self, suffix: str = "") -> str:
+        return f"{self.base_url}/v1/campaigns/{self.campaign_id}{suffix}"
+
+    def _build(self, method: str, url: str, body: Any, *, anonymous: bool) -> httpx.Request:
+        content = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        headers = {"accept": "application/json"}
+        if content is not None:
+            headers["content-type"] = "application/json"
+        request = self._client.build_request(method, url, content=content, headers=headers)
+        if anonymous:
+            for name in list(request.headers.keys()):
+                if name.lower() not in _ALLOWED_HEADERS:
+                    del request.headers[name]
+            request.headers["user-agent"] = _USER_AGENT
+            request.headers["connection"] = "close"
+        return request
+
+    def _wait(self, attempt: int, response: httpx.Response | None) -> None:
+        delay = self._jitter.uniform(0.0, min(_MAX_BACKOFF, self.backoff * 2.0**attempt))
+        if response is not None:
+            try:
+                delay = max(delay, min(_MAX_BACKOFF, float(response.headers.get("retry-after", "0"))))
+            except ValueError:
+                pass
+        if delay > 0:
+            self._sleep(delay)
+
+    def _send(self, method: str, url: str, body: Any = None, *, anonymous: bool = True) -> Any:
+        """Send with retries (the same body every time); return the decoded JSON of a 2xx answer."""
+        last = ""
+        retry_response: httpx.Response | None = None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                self._wait(attempt - 1, retry_response)
+            request = self._build(method, url, body, anonymous=anonymous)
+            if url.endswith("/reports"):
+                self._requests += 1
+            try:
+                # auth=None: a caller's client auth is never applied to anonymous requests.
+                auth = None if anonymous else httpx.USE_CLIENT_DEFAULT
+                response = self._client.send(request, auth=auth, follow_redirects=False)
+                try:
+                    response.read()
+                finally:
+                    response.close()
+            except httpx.TransportError as exc:
+                last, retry_response = f"connection error ({type(exc).__name__})", None
+                continue
+            status = response.status_code
+            if status == 429 or status >= 500:
+                last, retry_response = f"HTTP {status}", response
+                continue
+            if 200 <= status < 300:
+                try:
+                    return response.json()
+                except ValueError:
+                    raise CollectorError(f"the collector answered {method} {url} with non-JSON content",
+                                         status=status, code="bad_response") from None
+            raise self._error(status, response)
+        raise CollectorError(f"the collector could not be reached at {url} after {self.max_retries + 1} attempts; "
+                             f"last failure: {last}", code="unreachable")
+
+    @staticmethod
+    def _error(status: int, response: httpx.Response) -> CollectorError:
+        code, message, parameter = "", f"HTTP {status}", None
+        try:
+            err = response.json()["error"]
+            code = str(err.get("code", ""))
+            message = str(err.get("message", message))
+            parameter = err.get("parameter")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass
+        return CollectorError(f"the collector refused the request ({status} {code}): {message}",
+                              status=status, code=code, parameter=parameter)
+
+    # -- protocol steps ----------------------------------------------------------------------------------------
+
+    def fetch_campaign(self) -> CampaignInfo:
+        """``GET /v1/campaigns/{id}``: learn L, the dyadic q, k, the rate limit and the token key (cached).
+
+        Raises:
+            CollectorError: the collector refused, is unreachable, or served a malformed campaign, another
+                campaign id, or a token key other than the pinned one.
+        """
+        if self.campaign is not None:
+            return self.campaign
+        data = self._send("GET", self._url())
+        try:
+            info = CampaignInfo.from_dict(data)
+        except ParameterError as exc:
+            raise CollectorError(f"the collector served a malformed campaign: {exc}", code="bad_response") from None
+        if info.id.lower() != self.campaign_id.lower():
+            raise CollectorError(f"the collector served campaign {info.id} for {self.campaign_id}",
+                                 code="campaign_mismatch")
+        if self._pinned_key is not None and info.token_key != self._pinned_key:
+            raise CollectorError("the campaign's token key differs from the pinned token_key", code="campaign_mismatch")
+        self.campaign = info
+        return info
+
+    def obtain_tokens(self) -> int:
+        """Obtain the k tokens (once): blind k nonces, ``POST .../tokens`` with the credential, unblind, verify.
+
+        Calling it well before :meth:`report` decouples issuance from submission in time (see the limits in
+        ``docs/rate_limiting.md``). A no-op returning 0 when the campaign is not rate-limited by tokens.
+
+        Returns:
+            The number of tokens held (k), or 0.
+
+        Raises:
+            ParameterError: no credential was given.
+            CollectorError: the collector refused (e.g. ``token_already_issued``) or returned invalid signatures.
+        """
+        info = self.fetch_campaign()
+        if info.rate_limit != "tokens":
+            return 0
+        if self._tokens is not None:
+            return len(self._tokens)
+        if self._done or self._pending is not None:
+            raise ReportLimitError("this Reporter already used its tokens")
+        if self._credential is None:
+            raise ParameterError("credential must be given for a campaign with rate_limit 'tokens'; got None")
+        key = info.token_key
+        assert key is not None  # guaranteed by CampaignInfo.from_dict
+        k = info.reports_per_person
+        nonces = [new_nonce() for _ in range(k)]
+        blinded = [blind(key, nonce) for nonce in nonces]
+        body = {"credential": self._credential, "blinded": [format(b, "x") for b, _ in blinded]}
+        data = self._send("POST", self._url("/tokens"), body, anonymous=False)
+        try:
+            sigs = [int(s, 16) for s in data["signatures"]]
+        except (TypeError, KeyError, ValueError):
+            raise CollectorError("the collector's token answer has no list of hex 'signatures'",
+                                 code="bad_response") from None
+        if len(sigs) != k:
+            raise CollectorError(f"the collector returned {len(sigs)} signatures for {k} blinded nonces",
+                                 code="bad_response")
+        tokens = []
+        for nonce, (_, unblinder), sig in zip(nonces, blinded, sigs, strict=True):
+            if not (0 < sig < key.n) or not verify(key, nonce, signature := unblind(key, sig, unblinder)):
+                raise CollectorError("the collector returned a signature that does not verify under the campaign's "
+                                     "token key", code="invalid_signature")
+            tokens.append((nonce, signature))
+        self._tokens = tokens
+        return k
+
+    def report(self, value: ArrayLike) -> ReportReceipt:
+        """Randomize ``value`` k times locally and submit each randomized report in its own request.
+
+        Args:
+            value: one person's value, a sequence of L entries 0/1 (for a category use
+                ``sufficientdp.encode_one_hot([c], L)[0]``, for a set ``encode_set([s], L, w)[0]``).
+
+        Returns:
+            The receipt (accepted / duplicate counts).
+
+        Raises:
+            ParameterError: ``value`` does not have length L or holds something other than 0/1; or a credential
+                is needed and missing.
+            ReportLimitError: this Reporter already reported (or has a pending submission: call :meth:`resume`).
+            CollectorError: the collector refused a request or stayed unreachable; the reports not yet
+                submitted are kept, :meth:`resume` sends them (with the same nonces) later.
+        """
+        if self._done:
+            raise ReportLimitError(f"this Reporter already submitted its {self._next} reports (its tokens are used); "
+                                   "a person reports once per campaign")
+        if self._pending is not None:
+            raise ReportLimitError("a submission is pending; call resume() to finish it (never re-randomize)")
+        info = self.fetch_campaign()
+        arr = _check_value(value, info.bits)
+        if info.rate_limit == "tokens":
+            self.obtain_tokens()
+        params = RandomizationParams(bits=info.bits, q=info.flip.numerator / (1 << info.flip.precision),
+                                     reports=info.reports_per_person, precision=info.flip.precision)
+        if params.flip != info.flip:  # only for precision > 53 where the float cannot hold the dyadic value
+            raise CollectorError(f"cannot run q_numerator={info.flip.numerator} at precision "
+                                 f"{info.flip.precision} exactly", code="bad_response")
+        rows = Randomizer(params, rng=self._source).randomize(arr[np.newaxis, :])
+        del arr
+        bodies: list[dict[str, Any]] = []
+        for i, row in enumerate(rows.tolist()):
+            body: dict[str, Any] = {"reports": [row]}
+            if self._tokens is not None:
+                nonce, signature = self._tokens[i]
+                body["tokens"] = [{"nonce": nonce.hex(), "signature": format(signature, "x")}]
+            else:
+                body["nonces"] = [new_nonce().hex()]
+            bodies.append(body)
+        self._pending = bodies
+        self._tokens = None  # each token now lives only in its report body
+        return self.resume()
+
+    def resume(self) -> ReportReceipt:
+        """Submit the reports not yet submitted (after a :class:`CollectorError`), with their original nonces.
+
+        Raises:
+            ReportLimitError: nothing was prepared (call :meth:`report`) or everything is already submitted.
+            CollectorError: as in :meth:`report`.
+        """
+        if self._pending is None:
+            raise ReportLimitError("nothing to resume: call report(value) first")
+        if self._done:
+            raise ReportLimitError("all reports are already submitted")
+        url = self._url("/reports")
+        while self._next < len(self._pending):
+            data = self._send("POST", url, self._pending[self._next])
+            try:
+                accepted, duplicates = int(data["accepted"]), int(data["duplicates"])
+            except (TypeError, KeyError, ValueError):
+                raise CollectorError("the collector's answer to a report has no integer 'accepted'/'duplicates'",
+                                     code="bad_response") from None
+            self._accepted += accepted
+            self._duplicates += duplicates
+            self._next += 1
+        self._done = True
+        assert self.campaign is not None
+        return ReportReceipt(campaign_id=self.campaign_id, reports=len(self._pending), accepted=self._accepted,
+                             duplicates=self._duplicates, requests=self._requests,
+                             tokens=self.campaign.rate_limit == "tokens")
