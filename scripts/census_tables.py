@@ -24,7 +24,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 
-from sufficientdp.census.scenarios import PAPER_LEVELS, analyze_scenario, get_scenario, pure_dp_power_bound
+from sufficientdp.census.scenarios import PAPER_LEVELS, analyze_scenario, get_scenario
+from sufficientdp.semantics.frequentist import pure_dp_power_bound
 
 # 004 Table 1 (§6.1), rows: significance level; columns: epsilon.
 TABLE1_EPS = (0.1, 0.5, 1.0, 2.0, 4.0)
@@ -89,7 +90,7 @@ def section(*, dgm_samples: int = 200_000, seed: int = 2020) -> str:
     for level, printed in TABLE1_PRINTED.items():
         cells = []
         for eps, p in zip(TABLE1_EPS, printed, strict=True):
-            v = float(pure_dp_power_bound(eps, level))
+            v = float(pure_dp_power_bound(level, eps))
             ok = _rounded(v, p) == p
             cells.append(f"{v:.6f} / {p}" + ("" if ok else " **typo**"))
             if not ok:

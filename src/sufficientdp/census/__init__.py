@@ -27,8 +27,6 @@ from .scenarios import (
     gaussian_power,
     get_scenario,
     posterior_bounds,
-    pure_dp_power_bound,
-    zcdp_power_bound,
 )
 
 __all__ = [
@@ -53,6 +51,4 @@ __all__ = [
     "gaussian_power",
     "get_scenario",
     "posterior_bounds",
-    "pure_dp_power_bound",
-    "zcdp_power_bound",
 ]

@@ -38,13 +38,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr, ndtri
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..accounting.conversions import zcdp_to_approx_dp
 from ..accounting.mechanisms import GaussianPLD
+from ..semantics.frequentist import zcdp_power_bound
 from .allocation import ATTRIBUTES, GEO_LEVELS, PRODUCTION_2020, Allocation, QueryRho
 
 __all__ = [
@@ -61,15 +61,11 @@ __all__ = [
     "gaussian_power",
     "get_scenario",
     "posterior_bounds",
-    "pure_dp_power_bound",
-    "zcdp_power_bound",
 ]
 
 #: Significance levels tabulated by the paper (004 Tables 1, 2, 6 and §8.2).
 PAPER_LEVELS: tuple[float, ...] = (0.01, 0.05, 0.10)
 
-_REL_SLACK = 1e-8  # a power is declared infeasible only if its Rényi constraint is violated by this relative margin
-_ALPHA_GRID = 1.0 + np.logspace(-6.0, 5.0, 1101)
 
 
 # ---------------------------------------------------------------------------------------------------- scenarios
@@ -213,26 +209,6 @@ def _out(x: np.ndarray) -> Any:
     return float(x) if x.ndim == 0 else x
 
 
-def pure_dp_power_bound(epsilon: float, level: ArrayLike) -> Any:
-    """Maximum power at ``level`` under pure ``epsilon``-DP: ``min(e^eps l, 1 - e^{-eps}(1 - l))``.
-
-    This is a **bound** over all ``epsilon``-DP mechanisms, attained by randomized response (Wasserman & Zhou;
-    004 Theorem 6.1, eq. 4, Table 1). Computed as ``min(exp(eps + log l), -expm1(-eps) + e^{-eps} l)``.
-
-    Example:
-        >>> round(pure_dp_power_bound(1.0, 0.05), 6)   # 004 Table 1 prints 0.136
-        0.135914
-    """
-    eps = float(epsilon) if not isinstance(epsilon, bool) and isinstance(epsilon, (int, float)) else math.nan
-    if not (0.0 <= eps < math.inf):
-        raise ParameterError(f"epsilon must be finite and in [0, inf); got {epsilon!r}")
-    x = _levels_array(level, closed=True)
-    with np.errstate(divide="ignore"):
-        first = np.exp(eps + np.log(x))
-    second = -math.expm1(-eps) + math.exp(-eps) * x
-    return _out(np.minimum(np.minimum(first, second), 1.0))
-
-
 def gaussian_power(rho: float | Fraction, level: ArrayLike) -> Any:
     """Power of the best level-``l`` test against the ``rho``-zCDP Gaussian mechanism: ``Phi(sqrt(2 rho) + Phi^{-1}(l))``.
 
@@ -246,85 +222,6 @@ def gaussian_power(rho: float | Fraction, level: ArrayLike) -> Any:
     r = check_positive_finite("rho", float(rho) if isinstance(rho, Fraction) else rho)
     x = _levels_array(level, closed=True)
     return _out(np.asarray(GaussianPLD.from_rho(r).power(x), dtype=np.float64))
-
-
-def _max_scaled_renyi(level: float, power: float) -> float:
-    """A lower bound (tight up to optimisation) on ``sup_alpha D_alpha/alpha`` over both directions of the pair
-    ``Bernoulli(level)``, ``Bernoulli(power)``; every evaluated ``alpha`` gives a valid constraint, and so does
-    the limit ``alpha -> 1`` (the Kullback-Leibler divergence).
-
-    ``D_alpha(P||Q) = log1p(sum_i P_i expm1((alpha-1) log(P_i/Q_i))) / (alpha-1)`` is evaluated in this form so
-    that no cancellation occurs for ``alpha`` near 1.
-    """
-    lr1 = math.log(power) - math.log(level)  # log P/Q on "reject", P = Bernoulli(power)
-    lr0 = math.log1p(-power) - math.log1p(-level)  # on "accept"
-
-    lp, lq = (math.log(power), math.log1p(-power)), (math.log(level), math.log1p(-level))
-
-    def scaled(a: np.ndarray) -> np.ndarray:
-        t = a - 1.0
-        small = t * max(abs(lr1), abs(lr0)) < 1.0  # expm1 form: no cancellation near alpha = 1, no overflow
-        ts = np.where(small, t, 0.0)
-        fwd = np.where(small, np.log1p(power * np.expm1(ts * lr1) + (1.0 - power) * np.expm1(ts * lr0)),
-                       np.logaddexp(lp[0] + t * lr1, lp[1] + t * lr0))
-        rev = np.where(small, np.log1p(level * np.expm1(-ts * lr1) + (1.0 - level) * np.expm1(-ts * lr0)),
-                       np.logaddexp(lq[0] - t * lr1, lq[1] - t * lr0))
-        return np.asarray(np.maximum(fwd, rev) / (t * a), dtype=np.float64)
-
-    kl = max(power * lr1 + (1.0 - power) * lr0, -(level * lr1 + (1.0 - level) * lr0))
-    values = scaled(_ALPHA_GRID)
-    i = int(np.argmax(values))
-    best = max(kl, float(values[i]))
-    lo, hi = _ALPHA_GRID[max(i - 1, 0)], _ALPHA_GRID[min(i + 1, _ALPHA_GRID.size - 1)]
-    if hi > lo:
-        res = minimize_scalar(lambda u: -float(scaled(np.array([1.0 + math.exp(u)]))[0]),
-                              bounds=(math.log(lo - 1.0), math.log(hi - 1.0)), method="bounded",
-                              options={"xatol": 1e-10})
-        best = max(best, -float(res.fun))
-    return best
-
-
-def zcdp_power_bound(rho: float | Fraction, level: ArrayLike) -> Any:
-    """Largest power at ``level`` allowed by ``rho``-zCDP (004 Theorem 6.3, Balle et al.): a safe upper **bound**.
-
-    A test with level ``l`` and power ``p`` turns any ``rho``-zCDP mechanism into the Bernoulli pair
-    ``(l, p)``, which must satisfy (post-processing) for every ``alpha > 1`` both
-
-    ``l^a p^(1-a) + (1-l)^a (1-p)^(1-a) <= e^(rho a (a-1))`` and
-    ``p^a l^(1-a) + (1-p)^a (1-l)^(1-a) <= e^(rho a (a-1))``,
-
-    i.e. ``D_alpha/alpha <= rho`` in both directions. The constraint set is monotone in ``p >= l``; the
-    bisection keeps an upper end at which some checked ``alpha`` is violated by a relative margin of 1e-8
-    (``alpha`` on a log grid over ``1 + [1e-6, 1e5]`` refined near its maximum, plus the limit 1; every checked ``alpha`` is a
-    valid constraint, so the result never understates the maximal power).
-
-    Args:
-        rho: zCDP parameter, finite, > 0.
-        level: significance level(s) in (0, 1).
-
-    Returns:
-        Upper bound on the power (float, or array for array input).
-
-    Example:
-        >>> round(zcdp_power_bound(2.63, 0.01), 2)   # 004 Table 2, "zCDP Upper Bound"
-        0.7
-    """
-    r = check_positive_finite("rho", float(rho) if isinstance(rho, Fraction) else rho)
-    x = _levels_array(level, closed=False)
-    out = np.empty(x.size)
-    for k, lv in enumerate(x.ravel()):
-        lv = float(lv)
-        lo, hi = lv, 1.0  # lo feasible (power = level), hi infeasible (power 1 has D = inf)
-        while hi - lo > 1e-13 * max(1.0, hi):
-            mid = 0.5 * (lo + hi)
-            if mid <= lo or mid >= hi:
-                break
-            if _max_scaled_renyi(lv, mid) > r * (1.0 + _REL_SLACK):
-                hi = mid
-            else:
-                lo = mid
-        out[k] = hi
-    return _out(out.reshape(x.shape))
 
 
 # ---------------------------------------------------------------------------------------------------- DGM
@@ -579,7 +476,7 @@ def analyze_scenario(scenario: Scenario | str, levels: ArrayLike = PAPER_LEVELS,
             raise ParameterError("rng must be a seeded numpy.random.Generator when dgm_samples > 0; got None")
         dgm = dgm_power([m.rho_star for m in queries], x, rng=rng, samples=dgm_samples)
     gauss = np.atleast_1d(gaussian_power(rho, x))
-    bound = np.atleast_1d(zcdp_power_bound(rho, x))
+    bound = np.atleast_1d(zcdp_power_bound(x, float(rho)))
     powers = tuple(PowerRow(level=float(lv), gaussian=float(g), zcdp_bound=float(b), dgm=dm)
                    for lv, g, b, dm in zip(x, gauss, bound, dgm, strict=True))
     notes = ["gaussian: exact power of the continuous-Gaussian proxy (sigma^2 = 1/(2 rho)), not a guarantee for "
