@@ -1061,6 +1061,19 @@ def render(rep: Report, st: Settings) -> str:
     return "\n".join(head + rep.parts).rstrip() + "\n"
 
 
+def section_census(rep: Report, st: Settings) -> None:
+    """Seed 004's Tables 1, 2 and 6 (scripts/census_tables.py), computed by sufficientdp.census."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "census_tables.py"
+    spec = importlib.util.spec_from_file_location("census_tables", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rep.add(mod.section(dgm_samples=20_000 if st.quick else 200_000, seed=2020 + st.seed - 1))
+
+
 def build(st: Settings) -> tuple[str, list[str]]:
     rep = Report()
     tails: dict = {}  # type: ignore[type-arg]
@@ -1070,6 +1083,7 @@ def build(st: Settings) -> tuple[str, list[str]]:
     k61 = section_61(rep, st, s4)
     section_eta(rep, st, tails)
     disagreements = section_crosscheck(rep, st, qs, k61)
+    section_census(rep, st)
     return render(rep, st), disagreements
 
 
