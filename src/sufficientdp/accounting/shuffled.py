@@ -1,0 +1,567 @@
+"""Exact privacy-loss distributions of anonymized (shuffled) randomized response.
+
+Two mechanisms:
+
+1. **Shuffled binary randomized response** (seed 000 §3.1). ``n`` people each report one bit through randomized
+   response with flip probability ``q``; only the count ``s`` of reported ones is released. Neighbouring
+   collections differ in one person's bit; the other ``n - 1`` people hold ``m`` ones. With
+   ``A_n(m) = Bin(m, 1-q) + Bin(n-m, q)`` the pair is ``(A_n(m), A_n(m+1))``:
+
+   * ``direction="remove"``: ``P = A_n(m)``, ``Q = A_n(m+1)`` (loss ``log pi(s; m)``, the paper's ratio);
+   * ``direction="add"``: ``P = A_n(m+1)``, ``Q = A_n(m)``.
+
+   Both pmfs come from one exact log-domain evaluation of ``A' = A_{n-1}(m)``
+   (:func:`sufficientdp.ratio.single_bit.log_pmf`): ``A_n(m)(s) = q A'(s-1) + p A'(s)`` and
+   ``A_n(m+1)(s) = p A'(s-1) + q A'(s)`` (seed 000 §3.1.4).
+
+   Worst case over ``m``: by the symmetry ``n - A_n(m) ~ A_n(n - m)`` the "add" pair at ``m`` is the "remove"
+   pair at ``n - 1 - m`` mirrored, so scanning the "remove" direction over every ``m = 0..n-1`` covers both
+   directions. The worst ``m`` is near the ends but **not** always ``0`` or ``n - 1`` (``docs/single_bit.md``),
+   so :func:`shuffled_rr_worst_profile` scans; no end point is assumed.
+
+2. **Anonymized L-bit histogram, homogeneous configuration** (seed 001 §3): ``N`` people, ``N - 1`` all-zero,
+   and one person who is all-zero in ``D`` and has ``j`` set bits in ``D_m``; the privacy loss is
+   ``log R(S) = log P(S|D_m) - log P(S|D)``. The weight profile ``T`` (how many reports have ``l`` of the ``j``
+   bits set, ``l = 0..j``) is a sufficient statistic, so its PLD *is* the histogram's PLD. Exact by enumeration of
+   the ``C(N + j, j)`` profiles; large sizes must use the certified bounds of :mod:`sufficientdp.ratio.tail`.
+
+References:
+    seed 000 (/work/shared/papers/000_2c4289e004756bf1.txt) §3.1, §3.1.4, §4; seed 001
+    (/work/shared/papers/001_3d8ddaba8b46cf9c.txt) eq. (1.5)–(1.7), (3.4)–(3.6); digest §1.2, §1.5 eq. (3).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import gammaln, logsumexp
+from scipy.stats import binom
+
+from .._errors import ParameterError
+from .._validation import check_int, check_open_interval
+from ..ratio.single_bit import _TwoBinomial
+from .pld import PrivacyLossDistribution, _check_epsilon
+
+__all__ = [
+    "MAX_PROFILE_ATOMS",
+    "ShuffledRRProfile",
+    "homogeneous_histogram_pld",
+    "shuffled_rr_pld",
+    "shuffled_rr_profile",
+    "shuffled_rr_worst_profile",
+]
+
+#: Largest number of weight profiles ``C(N + j, j)`` that :func:`homogeneous_histogram_pld` enumerates.
+MAX_PROFILE_ATOMS = 1_000_000
+_DIRECTIONS = ("add", "remove")
+_NEG_INF = -math.inf
+
+
+def _check_tail_tol(tail_tol: Any) -> float:
+    if isinstance(tail_tol, bool) or not isinstance(tail_tol, numbers.Real) or not (0.0 <= float(tail_tol) <= 1e-10):
+        raise ParameterError(f"tail_tol must be in [0, 1e-10]; got {tail_tol!r}")
+    return float(tail_tol)
+
+
+def _check_direction(direction: Any) -> str:
+    if direction not in _DIRECTIONS:
+        raise ParameterError(f"direction must be one of {_DIRECTIONS}; got {direction!r}")
+    return str(direction)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# shuffled binary randomized response
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class _LogPrev:
+    """``A' = A_{n-1}(m)`` through :mod:`sufficientdp.ratio.single_bit`'s exact log-domain convolution (any size)."""
+
+    method = "log-domain"
+
+    def __init__(self, n1: int, m: int, q: float) -> None:
+        self.n1 = n1
+        self._dist = _TwoBinomial.of(n1, m, q) if n1 >= 1 else None
+
+    def log_pmf(self, s: NDArray[np.int64]) -> NDArray[np.float64]:
+        if self._dist is None:  # A_0(0) is the point mass at 0
+            return np.where(s == 0, 0.0, _NEG_INF)
+        return self._dist.log_value("pmf", s)
+
+    def log_cdf(self, x: int) -> float:
+        """``log P[A' <= x]`` (exact)."""
+        if x < 0:
+            return _NEG_INF
+        if self._dist is None or x >= self.n1:
+            return 0.0
+        return float(self._dist.log_value("cdf", np.array([x]))[0])
+
+    def log_sf(self, x: int) -> float:
+        """``log P[A' >= x]`` (exact)."""
+        if x <= 0:
+            return 0.0
+        if self._dist is None or x > self.n1:
+            return _NEG_INF
+        return float(self._dist.log_value("sf", np.array([x]))[0])
+
+
+#: Mass of each binomial left out of the linear-domain convolution window.
+_CONV_TAIL = 1e-80
+
+
+class _ConvPrev:
+    """``A' = Bin(m, p) + Bin(n1 - m, q)`` by a direct linear-domain convolution over the binomials' bulk.
+
+    Each binomial is restricted to a window outside which its exact mass (scipy's ``logcdf``/``logsf``) is at most
+    ``tau = 1e-80``, so every convolved pmf value is low by at most ``2 tau`` (absolute) and never high; the cdf /
+    sf values used for the dropped tails are rounded *up* by the left-out mass. The convolution adds positive terms
+    only (no cancellation), so its relative rounding error is below ``len * 2**-53``. It is used only on windows
+    where every pmf value exceeds ``1e30 * 2 tau`` (truncation below 1e-30 relative; checked, otherwise the caller
+    falls back to :class:`_LogPrev`).
+    """
+
+    method = "linear-convolution"
+
+    def __init__(self, n1: int, m: int, q: float) -> None:
+        p = 1.0 - q
+        self.n1 = n1
+        self._size2 = n1 - m
+        self._a1, self._b1 = self._bulk(m, p)
+        self._a2, self._b2 = self._bulk(n1 - m, q)
+        j = np.arange(self._a2, self._a2 + self._b2.size)
+        self._cdf2 = np.exp(binom.logcdf(j, n1 - m, q))  # P[X2 <= j] on the bulk
+        self._sf2 = np.exp(binom.logsf(j - 1, n1 - m, q))  # P[X2 >= j] on the bulk
+
+    @staticmethod
+    def _bulk(size: int, prob: float) -> tuple[int, NDArray[np.float64]]:
+        if size == 0:
+            return 0, np.ones(1)
+        mean, sd = size * prob, math.sqrt(size * prob * (1.0 - prob)) + 1.0
+        log_tau = math.log(_CONV_TAIL)
+        c = math.sqrt(2.0 * -log_tau)
+        while True:
+            lo = max(0, int(math.floor(mean - c * sd)))
+            hi = min(size, int(math.ceil(mean + c * sd)))
+            if (lo == 0 or binom.logcdf(lo - 1, size, prob) <= log_tau) and \
+                    (hi == size or binom.logsf(hi, size, prob) <= log_tau):
+                return lo, np.exp(binom.logpmf(np.arange(lo, hi + 1), size, prob))
+            c *= 1.25
+
+    def pmf(self, s_lo: int, s_hi: int) -> NDArray[np.float64]:
+        """``P[A' = s]`` for s = s_lo..s_hi, each low by at most ``2 tau``."""
+        l1 = self._b1.size
+        start = s_lo - self._a1 - l1 + 1  # b2 is needed at indices start..stop (zero outside its bulk)
+        stop = s_hi - self._a1
+        pad = np.zeros(stop - start + 1)
+        i0, i1 = max(start, self._a2), min(stop, self._a2 + self._b2.size - 1)
+        if i0 <= i1:
+            pad[i0 - start: i1 - start + 1] = self._b2[i0 - self._a2: i1 - self._a2 + 1]
+        return np.convolve(pad, self._b1, mode="valid")
+
+    def _other_tail(self) -> float:
+        return 0.0 if (self._a2 == 0 and self._a2 + self._b2.size - 1 == self._size2) else _CONV_TAIL
+
+    def cdf_upper(self, x: int) -> float:
+        """Upper bound on ``P[A' <= x]``: ``sum_j b1(j) (P[X2 <= x - j] + tau) + tau``."""
+        if x < 0:
+            return 0.0
+        y = x - np.arange(self._a1, self._a1 + self._b1.size) - self._a2
+        f = np.where(y < 0, 0.0, np.where(y >= self._b2.size, 1.0, self._cdf2[np.clip(y, 0, self._b2.size - 1)]))
+        return min(1.0, float(self._b1 @ np.minimum(f + self._other_tail(), 1.0)) + _CONV_TAIL)
+
+    def sf_upper(self, x: int) -> float:
+        """Upper bound on ``P[A' >= x]``."""
+        if x <= 0:
+            return 1.0
+        y = x - np.arange(self._a1, self._a1 + self._b1.size) - self._a2
+        f = np.where(y <= 0, 1.0, np.where(y >= self._b2.size, 0.0, self._sf2[np.clip(y, 0, self._b2.size - 1)]))
+        return min(1.0, float(self._b1 @ np.minimum(f + self._other_tail(), 1.0)) + _CONV_TAIL)
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0.0 else _NEG_INF
+
+
+def _ro(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    a.setflags(write=False)
+    return a
+
+
+#: Above this min(m, n - 1 - m) (and with tail_tol > 0) the linear-domain convolution is used (much faster).
+_CONV_MIN_M = 50
+
+
+@lru_cache(maxsize=8)
+def _pair(n: int, m: int, q: float, tail_tol: float
+          ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float, str]:
+    """``(log A_n(m)(s), log A_n(m+1)(s))`` on a window, the dropped masses outside it, and the method used.
+
+    Both come from ``A' = A_{n-1}(m)``: ``A_n(m) = A' + Ber(q)``, ``A_n(m+1) = A' + Ber(p)`` (seed 000 §3.1.4).
+    """
+    lq, lp = math.log(q), math.log1p(-q)
+    p_ = 1.0 - q
+    exact = _LogPrev(n - 1, m, q)
+    lo, hi = 0, n
+    drop_a = drop_b = 0.0
+    conv = None
+    if tail_tol > 0.0:
+        mean = m * p_ + (n - m) * q + 0.5
+        sd = math.sqrt(n * p_ * q) + 1.0
+        log_tol = math.log(tail_tol) - math.log(2.0)
+        k = math.sqrt(2.0 * -log_tol) + 1.0
+        conv = _ConvPrev(n - 1, m, q) if min(m, n - 1 - m) > _CONV_MIN_M else None
+        while True:
+            lo = max(0, int(math.floor(mean - k * sd)))
+            hi = min(n, int(math.ceil(mean + k * sd)))
+            if conv is not None:  # upper bounds on the dropped masses
+                f1, f2 = conv.cdf_upper(lo - 1), conv.cdf_upper(lo - 2)
+                s1, s0 = conv.sf_upper(hi), conv.sf_upper(hi + 1)
+                low_a, low_b = _log(p_ * f1 + q * f2), _log(q * f1 + p_ * f2)
+                up_a, up_b = _log(q * s1 + p_ * s0), _log(p_ * s1 + q * s0)
+            else:  # exact
+                f1l, f2l = exact.log_cdf(lo - 1), exact.log_cdf(lo - 2)
+                s1l, s0l = exact.log_sf(hi), exact.log_sf(hi + 1)
+                low_a, low_b = float(np.logaddexp(lp + f1l, lq + f2l)), float(np.logaddexp(lq + f1l, lp + f2l))
+                up_a, up_b = float(np.logaddexp(lq + s1l, lp + s0l)), float(np.logaddexp(lp + s1l, lq + s0l))
+            if max(low_a, low_b, up_a, up_b) <= log_tol or (lo == 0 and hi == n):
+                break
+            k *= 1.25
+        if (lo, hi) != (0, n):
+            drop_a = min(1.0, math.exp(float(np.logaddexp(low_a, up_a))))
+            drop_b = min(1.0, math.exp(float(np.logaddexp(low_b, up_b))))
+    if conv is not None:
+        vals = conv.pmf(lo - 1, hi)
+        s_all = np.arange(lo - 1, hi + 1)
+        inside = (s_all >= 0) & (s_all <= n - 1)  # the support of A'
+        if float(vals[inside].min()) > 1e30 * 2.0 * _CONV_TAIL:
+            prev = np.full(vals.shape, _NEG_INF)
+            prev[inside] = np.log(vals[inside])
+            la, lb = prev[:-1], prev[1:]
+            return (_ro(np.logaddexp(lq + la, lp + lb)), _ro(np.logaddexp(lp + la, lq + lb)), drop_a, drop_b,
+                    conv.method)
+    prev = exact.log_pmf(np.arange(lo - 1, hi + 1, dtype=np.int64))
+    la, lb = prev[:-1], prev[1:]  # A'(s-1), A'(s)
+    return (_ro(np.logaddexp(lq + la, lp + lb)), _ro(np.logaddexp(lp + la, lq + lb)), drop_a, drop_b,
+            exact.method)
+
+
+def shuffled_rr_pld(*, n: int, m: int, q: float, direction: str = "remove",
+                    tail_tol: float = 1e-30) -> PrivacyLossDistribution:
+    """Exact PLD of the count of reported ones in shuffled binary randomized response.
+
+    The pair is ``(A_n(m), A_n(m+1))`` ("remove": ``P = A_n(m)``) or its reverse ("add"); see the module docstring.
+    Losses are ``log P(s) - log Q(s)`` from exact log-domain pmfs, so they stay accurate where both pmfs
+    underflow a float.
+
+    With ``tail_tol > 0`` only the window of ``s`` around the mean whose complement has exact mass
+    ``<= tail_tol`` under both measures is kept (at ``n = 1e6`` a few thousand values instead of a million); the
+    dropped ``P``-mass (computed exactly from the log cdf/sf) goes to the ``+inf`` atom and the dropped ``Q``-mass to
+    the ``-inf`` record, so ``delta``/``eta`` of the result (and of its reverse and compositions) are upper bounds
+    exceeding the exact values by at most ``tail_tol``. ``tail_tol = 0`` keeps the whole support 0..n (exact).
+
+    Args:
+        n: people, >= 1.
+        m: ones among the other n - 1 people, 0 <= m <= n - 1.
+        q: flip probability in (0, 0.5).
+        direction: ``"remove"`` or ``"add"``.
+        tail_tol: in [0, 1e-10]; default 1e-30.
+
+    Returns:
+        A :class:`~sufficientdp.accounting.pld.PrivacyLossDistribution` .
+
+    Raises:
+        ParameterError: any argument out of range.
+
+    References:
+        seed 000 §3.1 (A_n(m), pi), §3.1.4 (A_n from A_{n-1}); seed 001 eq. (1.7).
+
+    Example:
+        >>> pld = shuffled_rr_pld(n=1, m=0, q=0.25)  # n = 1: local RR, losses +-log 3
+        >>> [round(float(x), 6) for x in pld.losses], round(float(pld.delta(0.0)), 6)
+        ([-1.098612, 1.098612], 0.5)
+    """
+    n = check_int("n", n, minimum=1)
+    m = check_int("m", m, minimum=0, maximum=n - 1)
+    q = check_open_interval("q", q, 0.0, 0.5)
+    direction = _check_direction(direction)
+    tol = _check_tail_tol(tail_tol)
+    lam, lam1, drop_m, drop_m1, _method = _pair(n, m, q, tol)
+    if direction == "remove":
+        lp, lq_, drop_p, drop_q = lam, lam1, drop_m, drop_m1
+    else:
+        lp, lq_, drop_p, drop_q = lam1, lam, drop_m1, drop_m
+    # both pmfs are positive on 0..n (0 < q < 1/2): every loss is finite; losses straight from the log pmfs
+    return PrivacyLossDistribution(losses=lp - lq_, probabilities=np.exp(lp), infinity_mass=min(1.0, drop_p),
+                                   neg_infinity_mass=min(1.0, drop_q))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShuffledRRProfile:
+    """Privacy profile ``delta(eps)`` and tail ``eta(eps) = P[L > eps]`` of shuffled binary randomized response.
+
+    Attributes:
+        epsilon: the epsilons (1-D array).
+        delta: hockey-stick ``delta(eps)``, worst over the directions (and over ``m`` for a worst profile).
+        eta: ``P[L > eps]``, worst likewise.
+        n, q: the configuration.
+        m: the ``m`` of a single-pair profile, else None.
+        worst_m_delta, worst_m_eta: per epsilon, the ``m`` attaining the worst value (``-1`` where it is 0);
+            for a single pair, ``m`` everywhere.
+        worst_direction_delta, worst_direction_eta: per epsilon, ``"add"`` or ``"remove"`` (``""`` where the value
+            is 0). In a full scan only "remove" pairs are computed; the remove pair at ``m > n - 1 - m`` is reported
+            as the identical "add" pair at ``n - 1 - m``, and ties keep the smallest ``m``.
+        kind: ``"exact"`` (``tail_tol = 0``) or ``"bound"`` (upper bounds within ``tail_tol`` of exact).
+        tail_tol: the truncation tolerance used.
+        scanned: which ``m`` were examined.
+        details: extras (JSON-ready).
+    """
+
+    epsilon: NDArray[np.float64]
+    delta: NDArray[np.float64]
+    eta: NDArray[np.float64]
+    n: int
+    q: float
+    m: int | None
+    worst_m_delta: NDArray[np.int64]
+    worst_m_eta: NDArray[np.int64]
+    worst_direction_delta: tuple[str, ...] = ()
+    worst_direction_eta: tuple[str, ...] = ()
+    kind: str = "exact"
+    tail_tol: float = 0.0
+    scanned: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {
+            "epsilon": self.epsilon.tolist(), "delta": self.delta.tolist(), "eta": self.eta.tolist(),
+            "n": self.n, "q": self.q, "m": self.m, "worst_m_delta": self.worst_m_delta.tolist(),
+            "worst_m_eta": self.worst_m_eta.tolist(), "worst_direction_delta": list(self.worst_direction_delta),
+            "worst_direction_eta": list(self.worst_direction_eta), "kind": self.kind, "tail_tol": self.tail_tol,
+            "scanned": self.scanned, "details": dict(self.details),
+        }
+
+
+def _eps_array(epsilon: ArrayLike) -> NDArray[np.float64]:
+    eps = np.atleast_1d(_check_epsilon(epsilon)).astype(np.float64).ravel()
+    if eps.size == 0:
+        raise ParameterError("epsilon must contain at least one value; got an empty array")
+    return eps
+
+
+def shuffled_rr_profile(*, n: int, m: int, q: float, epsilon: ArrayLike, tail_tol: float = 1e-30
+                        ) -> ShuffledRRProfile:
+    """``delta(eps)`` and ``eta(eps)`` of the pair ``(A_n(m), A_n(m+1))``, worst of the two directions.
+
+    Args:
+        n, m, q: as in :func:`shuffled_rr_pld`.
+        epsilon: one or more epsilons (finite, >= 0).
+        tail_tol: as in :func:`shuffled_rr_pld`.
+
+    Returns:
+        A :class:`ShuffledRRProfile` (``kind="exact"`` for ``tail_tol = 0``, else ``"bound"``).
+
+    Example:
+        >>> r = shuffled_rr_profile(n=20, m=1, q=0.2, epsilon=0.5)
+        >>> round(float(r.delta[0]), 6)  # = single_bit_tail(n=20, m=1, q=0.2, epsilon=0.5).delta
+        0.024494
+    """
+    eps = _eps_array(epsilon)
+    tol = _check_tail_tol(tail_tol)
+    per = {d: shuffled_rr_pld(n=n, m=m, q=q, direction=d, tail_tol=tol) for d in _DIRECTIONS}
+    deltas = {d: np.atleast_1d(per[d].delta(eps)) for d in _DIRECTIONS}
+    etas = {d: np.atleast_1d(per[d].eta(eps)) for d in _DIRECTIONS}
+    d_dir = tuple("remove" if deltas["remove"][i] >= deltas["add"][i] else "add" for i in range(eps.size))
+    e_dir = tuple("remove" if etas["remove"][i] >= etas["add"][i] else "add" for i in range(eps.size))
+    ms = np.full(eps.size, m, dtype=np.int64)
+    return ShuffledRRProfile(
+        epsilon=eps, delta=np.maximum(deltas["add"], deltas["remove"]), eta=np.maximum(etas["add"], etas["remove"]),
+        n=n, q=q, m=m, worst_m_delta=ms, worst_m_eta=ms.copy(), worst_direction_delta=d_dir,
+        worst_direction_eta=e_dir, kind="exact" if tol == 0.0 else "bound", tail_tol=tol, scanned=f"m = {m}",
+        details={"per_direction": {d: {"delta": deltas[d].tolist(), "eta": etas[d].tolist()} for d in _DIRECTIONS}},
+    )
+
+
+def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: ArrayLike | None = None,
+                              max_scan: int = 5_000, tail_tol: float = 1e-30) -> ShuffledRRProfile:
+    """Worst ``delta(eps)`` and ``eta(eps)`` over every neighbouring pair, by scanning ``m``.
+
+    Scans the "remove" pair ``(A_n(m), A_n(m+1))`` for every ``m = 0..n-1``; by the symmetry
+    ``n - A_n(m) ~ A_n(n - m)`` this also covers every "add" pair (the add pair at ``m`` is the mirrored remove pair
+    at ``n - 1 - m``). No end point is assumed: the worst ``m`` is returned per epsilon. Cost: ``n`` PLD builds
+    (each O(window * sqrt(min(m, n-m))); a few ms for ``m`` near the ends at ``n = 1e6``, about a second near the
+    middle), so full scans are refused above ``max_scan``; pass ``ms`` to scan a subset (the result then says it
+    is the worst over that subset only, not a worst case).
+
+    Args:
+        n: people, >= 1.
+        q: flip probability in (0, 0.5).
+        epsilon: one or more epsilons (finite, >= 0).
+        ms: optional subset of m values in [0, n-1].
+        max_scan: largest n for a full scan (default 5000).
+        tail_tol: as in :func:`shuffled_rr_pld`.
+
+    Returns:
+        A :class:`ShuffledRRProfile` with ``m=None``, ``worst_m_delta`` / ``worst_m_eta`` per epsilon
+        (``-1`` where the worst value is 0) and ``scanned``.
+
+    Raises:
+        ParameterError: arguments out of range, empty ``ms``, or ``n > max_scan`` without ``ms``.
+
+    Example:
+        >>> r = shuffled_rr_worst_profile(n=20, q=0.2, epsilon=0.5)
+        >>> int(r.worst_m_delta[0]), round(float(r.delta[0]), 6)  # = single_bit_worst_tail(n=20, q=0.2, ...)
+        (1, 0.024494)
+    """
+    n = check_int("n", n, minimum=1)
+    q = check_open_interval("q", q, 0.0, 0.5)
+    eps = _eps_array(epsilon)
+    max_scan = check_int("max_scan", max_scan, minimum=1)
+    tol = _check_tail_tol(tail_tol)
+    if ms is None:
+        if n > max_scan:
+            raise ParameterError(
+                f"n must be <= max_scan = {max_scan} to scan every m; got {n} (pass ms to scan a subset)")
+        m_list = list(range(n))
+        scanned = "all m = 0..n-1 (both directions, via the mirror symmetry)"
+    else:
+        m_list = sorted({check_int("ms", v, minimum=0, maximum=n - 1) for v in np.atleast_1d(np.asarray(ms))})
+        if not m_list:
+            raise ParameterError("ms must contain at least one m in [0, n-1]; got an empty list")
+        scanned = f"subset of {len(m_list)} values of m, both directions (not a worst case over all m)"
+    rows: list[tuple[int, str]] = []
+    d_rows: list[NDArray[np.float64]] = []
+    e_rows: list[NDArray[np.float64]] = []
+    for m in m_list:
+        for d in (("remove",) if ms is None else _DIRECTIONS):
+            pld = shuffled_rr_pld(n=n, m=m, q=q, direction=d, tail_tol=tol)
+            d_rows.append(np.atleast_1d(pld.delta(eps)))
+            e_rows.append(np.atleast_1d(pld.eta(eps)))
+            if ms is None and n - 1 - m < m:  # report the mirrored representative: ("add", n - 1 - m)
+                rows.append((n - 1 - m, "add"))
+            else:
+                rows.append((m, d))
+    best_d, arg_d, dir_d = _pick(np.array(d_rows), rows)
+    best_e, arg_e, dir_e = _pick(np.array(e_rows), rows)
+    return ShuffledRRProfile(
+        epsilon=eps, delta=best_d, eta=best_e, n=n, q=q, m=None, worst_m_delta=arg_d, worst_m_eta=arg_e,
+        worst_direction_delta=dir_d, worst_direction_eta=dir_e, kind="exact" if tol == 0.0 else "bound",
+        tail_tol=tol, scanned=scanned, details={"pairs_examined": len(rows)},
+    )
+
+
+def _pick(values: NDArray[np.float64], rows: list[tuple[int, str]]
+          ) -> tuple[NDArray[np.float64], NDArray[np.int64], tuple[str, ...]]:
+    """Per column: the maximum and, among rows within 1e-12 (relative) of it, the one with the smallest m."""
+    best = values.max(axis=0)
+    ms = np.array([r[0] for r in rows], dtype=np.int64)
+    arg = np.full(values.shape[1], -1, dtype=np.int64)
+    dirs = []
+    for k in range(values.shape[1]):
+        if best[k] <= 0.0:
+            dirs.append("")
+            continue
+        close = np.flatnonzero(values[:, k] >= best[k] * (1.0 - 1e-12))
+        i = int(close[np.argmin(ms[close])])
+        arg[k] = ms[i]
+        dirs.append(rows[i][1])
+    return best, arg, tuple(dirs)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# anonymized L-bit histogram, homogeneous configuration
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _profiles(total: int, parts: int) -> NDArray[np.int64]:
+    """All non-negative integer vectors of length ``parts`` summing to ``total`` (rows)."""
+    rows = np.zeros((1, 0), dtype=np.int64)
+    left = np.array([total], dtype=np.int64)
+    for _ in range(parts - 1):
+        reps = left + 1
+        parent = np.repeat(np.arange(left.size), reps)
+        offsets = np.cumsum(reps) - reps
+        vals = np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(offsets, reps)
+        rows = np.column_stack([rows[parent], vals])
+        left = left[parent] - vals
+    return np.column_stack([rows, left])
+
+
+def _log_multinomial(counts: NDArray[np.int64], log_probs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log Multinomial(sum(counts), probs)(counts)`` per row (``-inf`` for a negative count)."""
+    bad = np.any(counts < 0, axis=1)
+    c = np.maximum(counts, 0)
+    total = c.sum(axis=1)
+    out = gammaln(total + 1.0) - gammaln(c + 1.0).sum(axis=1) + c @ log_probs
+    return np.where(bad, _NEG_INF, out)
+
+
+def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
+                              outlier_in: str = "modified") -> PrivacyLossDistribution:
+    """Exact PLD of the anonymized histogram for ``N - 1`` all-zero people plus one outlier with ``j`` set bits.
+
+    ``D``: ``N`` all-zero vectors; ``D_m``: one of them replaced by a vector with ``j = outlier_bits`` set bits
+    (the other ``L - j`` bits agree and do not matter). With ``a_l = Bin(l; j, q)`` the chance that a zero
+    vector's report has ``l`` of the ``j`` bits set and ``b_l = Bin(l; j, 1 - q)`` the outlier's, the weight profile
+    ``T`` (``t_l`` = reports with ``l`` of the ``j`` bits set) has, straight from the definition,
+
+    * under ``D``: ``T ~ Multinomial(N, a)``;
+    * under ``D_m``: ``P(T) = sum_l b_l Multinomial(N - 1, a)(T - e_l)``.
+
+    ``T`` is sufficient for the pair, so this is the PLD of the full histogram. ``outlier_in="modified"`` is the
+    paper's pair (seed 001 eq. 1.5–1.7): ``P`` = law under ``D_m``, ``Q`` = law under ``D``, loss ``log R(S)``.
+    ``outlier_in="original"`` is the reverse pair (``P`` = law under the homogeneous collection, loss ``-log R``),
+    as in :func:`sufficientdp.ratio.exact.homogeneous_ratio_distribution`. All ``C(N + j, j)`` profiles are
+    enumerated; losses are differences of log-domain probabilities (no underflow).
+
+    Args:
+        q: flip probability in (0, 0.5).
+        population: N >= 1.
+        outlier_bits: j >= 1.
+        outlier_in: ``"modified"`` (default, the paper's direction) or ``"original"``.
+
+    Returns:
+        A :class:`~sufficientdp.accounting.pld.PrivacyLossDistribution` (exact).
+
+    Raises:
+        ParameterError: arguments out of range, or ``C(N + j, j) > MAX_PROFILE_ATOMS``: for large sizes use the
+            certified bounds of :func:`sufficientdp.ratio.tail.certified_tail` /
+            :func:`sufficientdp.ratio.tail.homogeneous_tail` (rigorous upper bounds on ``eta`` and ``delta``).
+
+    References:
+        seed 001 eq. (1.5)–(1.7), (3.4)–(3.6).
+
+    Example:
+        >>> pld = homogeneous_histogram_pld(q=0.2, population=3, outlier_bits=2)
+        >>> round(pld.max_loss, 10) == round(2 * math.log(4.0), 10)  # (p/q)^j at the all-ones output
+        True
+    """
+    q = check_open_interval("q", q, 0.0, 0.5)
+    n = check_int("population", population, minimum=1)
+    j = check_int("outlier_bits", outlier_bits, minimum=1)
+    if outlier_in not in ("modified", "original"):
+        raise ParameterError(f"outlier_in must be one of ('modified', 'original'); got {outlier_in!r}")
+    count = math.comb(n + j, j)
+    if count > MAX_PROFILE_ATOMS:
+        raise ParameterError(
+            f"the number of weight profiles C(N + j, j) must be <= MAX_PROFILE_ATOMS = {MAX_PROFILE_ATOMS}; got "
+            f"{count} for N = {n}, j = {j}. For large sizes use the certified bounds of sufficientdp.ratio.tail "
+            "(certified_tail / homogeneous_tail), which bound eta and delta rigorously from above"
+        )
+    ls = np.arange(j + 1)
+    log_binom = gammaln(j + 1.0) - gammaln(ls + 1.0) - gammaln(j - ls + 1.0)
+    log_a = log_binom + ls * math.log(q) + (j - ls) * math.log1p(-q)
+    log_b = log_a[::-1]
+    t = _profiles(n, j + 1)
+    log_d = _log_multinomial(t, log_a)
+    eye = np.eye(j + 1, dtype=np.int64)
+    terms = np.stack([log_b[l_] + _log_multinomial(t - eye[l_], log_a) for l_ in range(j + 1)], axis=1)
+    log_dm = logsumexp(terms, axis=1)
+    lp, lq_ = (log_dm, log_d) if outlier_in == "modified" else (log_d, log_dm)
+    return PrivacyLossDistribution(losses=lp - lq_, probabilities=np.exp(lp))

@@ -1,0 +1,235 @@
+"""Shuffled randomized response PLDs against brute force (all 2^n flip patterns, Fractions), against
+ratio.single_bit's exact tails, and the homogeneous L-bit histogram PLD against ratio.exact's enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from sufficientdp._errors import ParameterError
+from sufficientdp.accounting.shuffled import (
+    MAX_PROFILE_ATOMS,
+    homogeneous_histogram_pld,
+    shuffled_rr_pld,
+    shuffled_rr_profile,
+    shuffled_rr_worst_profile,
+)
+from sufficientdp.ratio.exact import homogeneous_ratio_distribution, ratio_distribution
+from sufficientdp.ratio.single_bit import log_pmf, single_bit_tail, single_bit_worst_tail
+
+
+# --- brute force: all 2^n flip patterns with exact fractions --------------------------------------------------------
+def _count_pmf(bits: list[int], q: Fraction) -> list[Fraction]:
+    """P[count of reported ones = s] by enumerating every flip pattern of the n people."""
+    n = len(bits)
+    out = [Fraction(0)] * (n + 1)
+    for flips in itertools.product((0, 1), repeat=n):
+        prob = Fraction(1)
+        for f in flips:
+            prob *= q if f else 1 - q
+        out[sum(b ^ f for b, f in zip(bits, flips, strict=True))] += prob
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 6])
+@pytest.mark.parametrize("q", [Fraction(1, 4), Fraction(1, 10)])
+def test_pld_matches_brute_force_enumeration(n: int, q: Fraction) -> None:
+    # eps = log r with r rational, so the hockey stick sum_s (P(s) - r Q(s))_+ and the tail are exact fractions
+    for m in range(n):
+        base = [1] * m + [0] * (n - 1 - m)
+        p_m = _count_pmf(base + [0], q)  # A_n(m)
+        p_m1 = _count_pmf(base + [1], q)  # A_n(m+1)
+        for direction, (pp, qq) in {"remove": (p_m, p_m1), "add": (p_m1, p_m)}.items():
+            pld = shuffled_rr_pld(n=n, m=m, q=float(q), direction=direction, tail_tol=0.0)
+            assert pld.infinity_mass == 0.0
+            for r in (Fraction(1), Fraction(6, 5), Fraction(2), Fraction(7, 2)):
+                hockey = sum((max(Fraction(0), a - r * b) for a, b in zip(pp, qq, strict=True)), Fraction(0))
+                tail = sum((a for a, b in zip(pp, qq, strict=True) if a > r * b), Fraction(0))
+                assert float(pld.delta(math.log(r))) == pytest.approx(float(hockey), abs=1e-14)
+                # eta at a threshold equal to an atom is ill-conditioned in floats: nudge when close
+                eps = math.log(r)
+                if np.min(np.abs(pld.losses - eps)) > 1e-9:
+                    assert float(pld.eta(eps)) == pytest.approx(float(tail), abs=1e-14)
+
+
+# --- agreement with ratio.single_bit ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "n,m,q",
+    [(30, 0, 0.2), (30, 7, 0.3), (500, 0, 0.1), (500, 250, 0.25), (20_000, 3, 0.25), (20_000, 9_000, 0.25),
+     (200_000, 100_000, 0.4), (200_000, 199_999, 0.05)],
+)
+def test_profile_matches_single_bit_tail(n: int, m: int, q: float) -> None:
+    eps = [0.01, 0.05, 0.2, 1.0]
+    prof = shuffled_rr_profile(n=n, m=m, q=q, epsilon=eps)
+    assert prof.kind == "bound" and prof.tail_tol == 1e-30
+    for i, e in enumerate(eps):
+        ref = single_bit_tail(n=n, m=m, q=q, epsilon=e)
+        for d in ("add", "remove"):
+            want = ref.details["per_direction"][d]
+            got_d = prof.details["per_direction"][d]["delta"][i]
+            got_e = prof.details["per_direction"][d]["eta"][i]
+            # truncation adds at most tail_tol = 1e-30 (upper bound); otherwise agreement to rounding
+            assert got_d == pytest.approx(want["delta"], rel=1e-8, abs=1e-28)
+            assert got_e == pytest.approx(want["eta"], rel=1e-8, abs=1e-28)
+        assert float(prof.delta[i]) == pytest.approx(ref.delta, rel=1e-8, abs=1e-28)
+        assert float(prof.eta[i]) == pytest.approx(ref.eta, rel=1e-8, abs=1e-28)
+
+
+@pytest.mark.parametrize("n,m", [(3_000, 700), (2_000, 1_000)])
+def test_fast_linear_convolution_matches_exact_log_domain_pmf(n: int, m: int) -> None:
+    # min(m, n-1-m) > 50 with tail_tol > 0 selects the linear-domain convolution; check its losses and masses
+    # against single_bit.log_pmf (exact log-domain) on the same support
+    q = 0.3
+    pld = shuffled_rr_pld(n=n, m=m, q=q, direction="remove")
+    s = np.arange(n + 1)
+    exact_losses = np.sort(log_pmf(s, n=n, m=m, q=q) - log_pmf(s, n=n, m=m + 1, q=q))  # exact, log domain
+    idx = np.clip(np.searchsorted(exact_losses, pld.losses), 1, n)
+    nearest = np.minimum(np.abs(exact_losses[idx] - pld.losses), np.abs(exact_losses[idx - 1] - pld.losses))
+    assert np.max(nearest) < 1e-10  # every kept atom sits at an exact loss
+    full = shuffled_rr_pld(n=n, m=m, q=q, direction="remove", tail_tol=0.0)  # log-domain path, whole support
+    for e in (0.0, 0.01, 0.03, 0.1):
+        assert float(pld.delta(e)) == pytest.approx(float(full.delta(e)), rel=1e-10, abs=1e-29)
+        assert float(pld.delta(e)) >= float(full.delta(e)) * (1 - 1e-10)  # upper bound up to rounding
+        assert float(pld.eta(e)) == pytest.approx(float(full.eta(e)), rel=1e-10, abs=1e-29)
+
+
+def test_truncation_is_an_upper_bound_within_tail_tol() -> None:
+    n, m, q = 3_000, 2, 0.2
+    exact = shuffled_rr_pld(n=n, m=m, q=q, tail_tol=0.0)
+    cut = shuffled_rr_pld(n=n, m=m, q=q, tail_tol=1e-10)
+    assert 0 < cut.infinity_mass <= 1e-10 and cut.losses.size < exact.losses.size
+    for e in np.linspace(0.0, 0.3, 13):
+        d_exact, d_cut = float(exact.delta(e)), float(cut.delta(e))
+        assert d_exact * (1 - 1e-12) <= d_cut <= d_exact + 1e-10 + 1e-15
+        assert float(exact.eta(e)) * (1 - 1e-12) <= float(cut.eta(e)) <= float(exact.eta(e)) + 1e-10 + 1e-15
+    rev_exact, rev_cut = exact.reverse(), cut.reverse()
+    for e in (0.0, 0.05, 0.1):
+        assert float(rev_exact.delta(e)) * (1 - 1e-12) <= float(rev_cut.delta(e)) <= float(rev_exact.delta(e)) + 1e-10
+
+
+def test_mirror_symmetry_add_at_m_is_remove_at_n_minus_1_minus_m() -> None:
+    n, q = 40, 0.15
+    for m in (0, 3, 17):
+        add = shuffled_rr_pld(n=n, m=m, q=q, direction="add", tail_tol=0.0)
+        rem = shuffled_rr_pld(n=n, m=n - 1 - m, q=q, direction="remove", tail_tol=0.0)
+        np.testing.assert_allclose(add.losses, rem.losses, atol=1e-11)
+        np.testing.assert_allclose(add.probabilities, rem.probabilities, rtol=1e-10, atol=1e-300)
+
+
+# --- worst case over m -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n,q", [(20, 0.2), (35, 0.1), (40, 0.3)])
+def test_worst_profile_matches_single_bit_worst_tail(n: int, q: float) -> None:
+    eps = [0.1, 0.5, 1.0]  # at q = 0.3, eps = 1 > log(p/q): delta = eta = 0 exactly
+    worst = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps)
+    for i, e in enumerate(eps):
+        ref = single_bit_worst_tail(n=n, q=q, epsilon=e)
+        assert float(worst.delta[i]) == pytest.approx(ref.delta, rel=1e-9, abs=1e-300)
+        assert float(worst.eta[i]) == pytest.approx(ref.eta, rel=1e-9, abs=1e-300)
+        if ref.delta == 0.0:
+            assert worst.delta[i] == 0.0 and worst.worst_m_delta[i] == -1 and worst.worst_direction_delta[i] == ""
+            continue
+        # the reported (m, direction) attains the worst value
+        m, d = int(worst.worst_m_delta[i]), worst.worst_direction_delta[i]
+        pld = shuffled_rr_pld(n=n, m=m, q=q, direction=d)
+        assert float(pld.delta(e)) == pytest.approx(float(worst.delta[i]), rel=1e-12)
+
+
+def test_worst_m_is_not_an_end_point() -> None:
+    # n = 20, q = 0.2, eps = 0.5: the worst delta is at m = 1, not m = 0 (single_bit docstring / docs/single_bit.md)
+    worst = shuffled_rr_worst_profile(n=20, q=0.2, epsilon=0.5)
+    assert int(worst.worst_m_delta[0]) == 1
+    ends = max(float(shuffled_rr_profile(n=20, m=m, q=0.2, epsilon=0.5).delta[0]) for m in (0, 19))
+    assert float(worst.delta[0]) > ends * (1 + 1e-6)
+    assert worst.to_dict()["scanned"].startswith("all m")
+
+
+def test_worst_profile_subset_is_labelled() -> None:
+    r = shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=[0.002], ms=[0, 1, 2])
+    assert "not a worst case" in r.scanned and r.worst_m_delta[0] in (0, 1, 2)
+    with pytest.raises(ParameterError, match="max_scan"):
+        shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=0.1)
+
+
+# --- homogeneous L-bit histogram ---------------------------------------------------------------------------------------
+def _eta_delta_from_ratio_dist(dist, eps: float) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    return float(dist.eta(eps)), float(dist.delta(eps))
+
+
+@pytest.mark.parametrize("bits,population,j,q", [(2, 4, 2, 0.2), (3, 3, 2, 0.25), (3, 4, 3, 0.15), (2, 6, 1, 0.3)])
+def test_homogeneous_pld_matches_full_histogram_enumeration(bits: int, population: int, j: int, q: float) -> None:
+    # ratio_distribution enumerates every histogram of N L-bit reports (independent of the weight profile)
+    d = np.zeros((population, bits), dtype=int)
+    dm = d.copy()
+    dm[-1, :j] = 1
+    dist = ratio_distribution(d, dm, q)  # R = P(S|D_m)/P(S|D) under S ~ A(D_m)
+    pld = homogeneous_histogram_pld(q=q, population=population, outlier_bits=j)
+    assert pld.max_loss == pytest.approx(float(dist.log_ratios[-1]), abs=1e-11)
+    for e in (0.0, 0.2, 0.7, 1.5, 3.0):
+        eta, delta = _eta_delta_from_ratio_dist(dist, e)
+        if np.min(np.abs(pld.losses - e)) > 1e-9:
+            assert float(pld.eta(e)) == pytest.approx(eta, abs=1e-13)
+        assert float(pld.delta(e)) == pytest.approx(delta, abs=1e-13)
+
+
+@pytest.mark.parametrize("outlier_in", ["modified", "original"])
+def test_homogeneous_pld_matches_ratio_exact_homogeneous(outlier_in: str) -> None:
+    q, n, j = 0.22, 40, 3
+    dist = homogeneous_ratio_distribution(q, j, n, j, outlier_in=outlier_in)
+    pld = homogeneous_histogram_pld(q=q, population=n, outlier_bits=j, outlier_in=outlier_in)
+    for e in np.linspace(0.0, 2.5, 11):
+        assert float(pld.delta(e)) == pytest.approx(dist.delta(float(e)), rel=1e-9, abs=1e-15)
+    np.testing.assert_allclose(pld.losses[-3:], dist.log_ratios[-3:], atol=1e-10)
+
+
+def test_homogeneous_directions_are_reverses() -> None:
+    a = homogeneous_histogram_pld(q=0.3, population=5, outlier_bits=2)
+    b = homogeneous_histogram_pld(q=0.3, population=5, outlier_bits=2, outlier_in="original")
+    r = a.reverse()
+    for e in (0.0, 0.5, 1.0):
+        assert float(r.delta(e)) == pytest.approx(float(b.delta(e)), abs=1e-13)
+
+
+def test_homogeneous_size_limit_points_to_certified_bounds() -> None:
+    with pytest.raises(ParameterError, match="ratio.tail") as info:
+        homogeneous_histogram_pld(q=0.2, population=10**6, outlier_bits=5)
+    assert str(MAX_PROFILE_ATOMS) in str(info.value)
+
+
+# --- invalid inputs ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [({"n": 0, "m": 0, "q": 0.2}, "n must"), ({"n": 5, "m": 5, "q": 0.2}, "m must"),
+     ({"n": 5, "m": -1, "q": 0.2}, "m must"), ({"n": 5, "m": 1, "q": 0.5}, "q must"),
+     ({"n": 5, "m": 1, "q": float("nan")}, "q must"), ({"n": 5.5, "m": 1, "q": 0.2}, "n must"),
+     ({"n": 5, "m": 1, "q": 0.2, "direction": "both"}, "direction"),
+     ({"n": 5, "m": 1, "q": 0.2, "tail_tol": 0.1}, "tail_tol"),
+     ({"n": 5, "m": 1, "q": 0.2, "tail_tol": -1.0}, "tail_tol")],
+)
+def test_invalid_shuffled_rr_pld(kwargs: dict[str, object], match: str) -> None:
+    with pytest.raises(ParameterError, match=match):
+        shuffled_rr_pld(**kwargs)  # type: ignore[arg-type]
+
+
+def test_invalid_profiles_and_homogeneous() -> None:
+    with pytest.raises(ParameterError, match="epsilon"):
+        shuffled_rr_profile(n=5, m=1, q=0.2, epsilon=-0.1)
+    with pytest.raises(ParameterError, match="epsilon"):
+        shuffled_rr_profile(n=5, m=1, q=0.2, epsilon=[])
+    with pytest.raises(ParameterError, match="ms"):
+        shuffled_rr_worst_profile(n=5, q=0.2, epsilon=0.1, ms=[7])
+    with pytest.raises(ParameterError, match="ms"):
+        shuffled_rr_worst_profile(n=5, q=0.2, epsilon=0.1, ms=[])
+    with pytest.raises(ParameterError, match="max_scan"):
+        shuffled_rr_worst_profile(n=5, q=0.2, epsilon=0.1, max_scan=0)
+    with pytest.raises(ParameterError, match="q must"):
+        homogeneous_histogram_pld(q=0.0, population=3, outlier_bits=1)
+    with pytest.raises(ParameterError, match="population"):
+        homogeneous_histogram_pld(q=0.2, population=0, outlier_bits=1)
+    with pytest.raises(ParameterError, match="outlier_bits"):
+        homogeneous_histogram_pld(q=0.2, population=3, outlier_bits=0)
+    with pytest.raises(ParameterError, match="outlier_in"):
+        homogeneous_histogram_pld(q=0.2, population=3, outlier_bits=1, outlier_in="both")
