@@ -1,0 +1,62 @@
+"""``sufficientdp serve``: run the collector HTTP service (extra ``service``; docs/collector.md).
+
+uvicorn's access log is off (it would log client addresses and paths); only start-up and errors are logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .._errors import ParameterError
+
+ADMIN_TOKEN_ENV = "SUFFICIENTDP_ADMIN_TOKEN"
+
+
+def _port(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port must be an integer in [1, 65535]; got {text!r}") from None
+    if not 1 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be an integer in [1, 65535]; got {text!r}")
+    return v
+
+
+def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add the ``serve`` command."""
+    from .main import _positive_int
+
+    p = sub.add_parser("serve", help="run the collector HTTP service (needs the 'service' extra)")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8000, help="TCP port (default 8000)")
+    p.add_argument("--database", required=True,
+                   help="sqlite:///path.db, a file path (SQLite) or a postgresql:// URL")
+    p.add_argument("--max-body-bytes", type=_positive_int("max-body-bytes"), default=1 << 20,
+                   help="largest request body in bytes (default 1 MiB)")
+    p.add_argument("--log-level", choices=("critical", "error", "warning", "info"), default="info",
+                   help="server log level (the access log is always off)")
+    common(p)
+    p.set_defaults(func=_cmd)
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise ImportError("serve needs the 'service' extra: pip install 'sufficientdp[service]'") from exc
+    from ..service.app import create_app
+
+    admin = os.environ.get(ADMIN_TOKEN_ENV) or None
+    if admin is not None and len(admin) < 16:
+        raise ParameterError(f"{ADMIN_TOKEN_ENV} must be at least 16 characters; got {len(admin)}")
+    app = create_app(args.database, max_body_bytes=args.max_body_bytes, admin_token=admin)
+    if not (args.quiet or args.json):
+        print(f"sufficientdp collector on http://{args.host}:{args.port} (OpenAPI at /openapi.json)",
+              file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level,
+                server_header=False, proxy_headers=False)
+    return 0

@@ -1,0 +1,373 @@
+"""A collection campaign: its validated configuration, its certified flip probability, and its releases.
+
+A campaign fixes what every client does (L bits, flip probability q, k reports per person) and what the collector
+promises: a release covers at least ``N_min`` people (``k * N_min`` reports), and at ``N_min`` the certified bound
+on ``eta = P[R > e**epsilon]`` (seed 001 eq. 1.7) is at most the campaign's ``eta``.
+
+* :class:`Campaign` — the frozen, validated configuration (what an operator asks for).
+* :func:`plan_campaign` — turns it into a :class:`CampaignPlan`: the dyadic q actually used (rounded *up* to a
+  multiple of ``2**-precision``, never less noise than asked) and the certified ``eta`` at ``N_min`` for that q.
+  With ``q=None`` it calibrates with ``calibrate(method="certified")`` (seconds for small L and k = 1, up to a
+  minute or more for larger L or k > 1); with q given it only checks it, and raises :class:`TargetNotMetError`
+  when the certified ``eta`` exceeds the target.
+* :func:`certified_eta` — the certified bound at a given q (worst outlier weight, both neighbouring directions).
+* :func:`estimate_release` — per-bit estimates (and, for L <= 12, the joint histogram) of a released batch.
+
+This module is part of the core: it imports only numpy, scipy and the standard library. The HTTP collector
+(:mod:`sufficientdp.service`) is an adapter around it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from .._errors import CalibrationError, DataError, ParameterError
+from .._validation import check_int, check_open_interval, check_positive_finite
+from ..aggregation.tally import Tally
+from ..calibration.calibrate import DEFAULT_ETA, calibrate
+from ..estimation.bits import estimate_bits
+from ..estimation.joint import joint_frequencies
+from ..randomization._dyadic import DyadicProbability
+from ..ratio.reverse import worst_two_sided
+
+__all__ = [
+    "MAX_BITS",
+    "MAX_CROWD_SIZE",
+    "MAX_HISTOGRAM_BITS",
+    "MAX_NAME_LENGTH",
+    "MAX_REPORTS_PER_PERSON",
+    "RATE_LIMITS",
+    "Campaign",
+    "CampaignPlan",
+    "ReleaseEstimates",
+    "TargetNotMetError",
+    "certified_eta",
+    "estimate_release",
+    "plan_campaign",
+]
+
+#: Largest L a campaign accepts (reports travel as JSON lists of L integers).
+MAX_BITS: Final = 1024
+#: Largest N_min (a crowd larger than a billion people needs no collector of this kind).
+MAX_CROWD_SIZE: Final = 10**9
+#: Largest k.
+MAX_REPORTS_PER_PERSON: Final = 100
+#: Longest campaign name, in characters.
+MAX_NAME_LENGTH: Final = 200
+#: Releases carry the joint histogram (2**L cells) only up to this L.
+MAX_HISTOGRAM_BITS: Final = 12
+#: Rate limiting: blind-signature tokens (at most k reports per credential) or none.
+RATE_LIMITS: Final = ("tokens", "none")
+#: Confidence level of the intervals in releases.
+RELEASE_LEVEL: Final = 0.95
+
+
+class TargetNotMetError(CalibrationError):
+    """A given q does not meet the campaign's target: its certified eta at N_min exceeds eta.
+
+    Attributes:
+        q: the dyadic q that was checked; eta_at_q: its certified bound; eta: the target.
+    """
+
+    def __init__(self, message: str, *, q: float, eta_at_q: float, eta: float) -> None:
+        super().__init__(message)
+        self.q = q
+        self.eta_at_q = eta_at_q
+        self.eta = eta
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Campaign:
+    """What an operator asks for when opening a collection campaign.
+
+    Attributes:
+        name: a label, 1 to 200 characters, no control characters.
+        bits: L, bits per report, in [1, 1024].
+        epsilon: privacy level, finite and > 0.
+        eta: target cut-off ``P[R > e**epsilon] <= eta`` at N_min, in (0, 1) (default 1e-3).
+        crowd_size: N_min, the fewest people any release will cover, in [2, 10**9].
+        reports_per_person: k, in [1, 100] (default 1).
+        q: flip probability in (0, 0.5), or None to calibrate it (certified method).
+        precision: bits of the dyadic flip probability used by clients, in [2, 64] (default 32).
+        rate_limit: ``"tokens"`` (blind-signature tokens, at most k reports per credential) or ``"none"``.
+
+    Raises:
+        ParameterError: a field outside its domain (the message names it, its value and the allowed range).
+
+    Example:
+        >>> c = Campaign(name="survey", bits=4, epsilon=1.0, crowd_size=300, q=0.3)
+        >>> c.eta, c.reports_per_person, c.precision, c.rate_limit
+        (0.001, 1, 32, 'tokens')
+    """
+
+    name: str
+    bits: int
+    epsilon: float
+    crowd_size: int
+    eta: float = DEFAULT_ETA
+    reports_per_person: int = 1
+    q: float | None = None
+    precision: int = 32
+    rate_limit: str = "tokens"
+
+    def __post_init__(self) -> None:
+        name = self.name
+        if not isinstance(name, str) or not (1 <= len(name) <= MAX_NAME_LENGTH) or not name.isprintable():
+            shown = name if not isinstance(name, str) else name[:60]
+            raise ParameterError(f"name must be a printable string of 1 to {MAX_NAME_LENGTH} characters; "
+                                 f"got {shown!r}")
+        set_ = object.__setattr__
+        set_(self, "bits", check_int("bits", self.bits, minimum=1, maximum=MAX_BITS))
+        set_(self, "epsilon", check_positive_finite("epsilon", self.epsilon))
+        set_(self, "eta", check_open_interval("eta", self.eta, 0.0, 1.0))
+        set_(self, "crowd_size", check_int("crowd_size", self.crowd_size, minimum=2, maximum=MAX_CROWD_SIZE))
+        set_(self, "reports_per_person", check_int("reports_per_person", self.reports_per_person, minimum=1,
+                                                   maximum=MAX_REPORTS_PER_PERSON))
+        if self.q is not None:
+            set_(self, "q", check_open_interval("q", self.q, 0.0, 0.5))
+        set_(self, "precision", check_int("precision", self.precision, minimum=2, maximum=64))
+        if self.rate_limit not in RATE_LIMITS:
+            raise ParameterError(f"rate_limit must be one of {', '.join(map(repr, RATE_LIMITS))}; "
+                                 f"got {self.rate_limit!r}")
+
+    @property
+    def release_threshold(self) -> int:
+        """Fewest reports a release may cover: ``k * N_min`` (each person sends at most k reports)."""
+        return self.reports_per_person * self.crowd_size
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of the fields."""
+        return asdict(self)
+
+
+def certified_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int = 1) -> float:
+    """Certified upper bound on ``eta = P[R > e**epsilon]`` at flip probability q and a crowd of N_min people.
+
+    The bound is :func:`sufficientdp.ratio.reverse.worst_two_sided` with ``method="certified"``: the worst over
+    outlier weights j = 1..L and both neighbouring directions, for the homogeneous configuration (seed 001 §3;
+    ERRATA 4, 5). It is the same quantity :func:`sufficientdp.calibration.calibrate` with ``method="certified"``
+    drives below its target.
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1.
+        crowd_size: N_min >= 1 people.
+        epsilon: > 0.
+        reports_per_person: k >= 1.
+
+    Returns:
+        The bound, in [0, 1].
+
+    Raises:
+        ParameterError: a parameter out of range.
+
+    Example:
+        >>> b = certified_eta(q=0.2375339, bits=4, crowd_size=300, epsilon=1.0)
+        >>> 0.0 < b <= 1e-3
+        True
+    """
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1)
+    crowd_size = check_int("crowd_size", crowd_size, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    reports_per_person = check_int("reports_per_person", reports_per_person, minimum=1)
+    return _certified_eta(q, bits, crowd_size, epsilon, reports_per_person)
+
+
+@functools.lru_cache(maxsize=256)
+def _certified_eta(q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int) -> float:
+    """Cached: the bound is a pure function of its (validated) arguments and costs up to seconds."""
+    res = worst_two_sided(q=q, bits=bits, population=crowd_size, epsilon=epsilon, reports=reports_per_person,
+                          method="certified")
+    return float(res.eta)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CampaignPlan:
+    """A campaign with the flip probability clients must use and its certified guarantee.
+
+    Attributes:
+        campaign: the requested configuration.
+        q: the dyadic flip probability actually used, ``q_numerator / 2**precision``.
+        q_numerator: its numerator; clients flip each bit with probability exactly ``q_numerator / 2**precision``.
+        precision: the dyadic precision.
+        eta_at_q: certified bound on ``P[R > e**epsilon]`` at q and N_min (:func:`certified_eta`).
+        calibrated: True if q was calibrated (``campaign.q`` was None), False if it was given and checked.
+        guarantee: one paragraph saying what the numbers promise and what they rest on.
+        notes: caveats from the calibration.
+    """
+
+    campaign: Campaign
+    q: float
+    q_numerator: int
+    precision: int
+    eta_at_q: float
+    calibrated: bool
+    guarantee: str
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the campaign's fields, with ``q`` replaced by the dyadic q, plus the plan's fields."""
+        d = self.campaign.to_dict()
+        d.update(q=self.q, q_numerator=self.q_numerator, precision=self.precision, eta_at_q=self.eta_at_q,
+                 calibrated=self.calibrated, guarantee=self.guarantee, notes=list(self.notes))
+        return d
+
+
+def _guarantee(c: Campaign, eta_at_q: float) -> str:
+    return (f"certified: for a release of {c.release_threshold} reports ({c.crowd_size} people x "
+            f"{c.reports_per_person} report(s)), P[R > e^{c.epsilon:g}] <= {eta_at_q:.3g} (target {c.eta:g}), "
+            "a rigorous upper bound for the homogeneous configuration, worst outlier weight, both neighbouring "
+            "directions. That this configuration is the worst case over all collections is unproven and fails for "
+            "some small collections (docs/worst_case.md); releases are refused below the threshold, and that the "
+            "bound only improves for larger crowds is expected but not proven. Each person must send at most "
+            f"{c.reports_per_person} report(s) in total (rate limiting), and releases must be disjoint.")
+
+
+def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
+    """Fix the campaign's dyadic flip probability and certify it at N_min.
+
+    With ``campaign.q is None``: ``q = calibrate(method="certified", population=N_min, ...)``, rounded up to the
+    dyadic grid; with q given: q rounded up to the grid. In both cases the certified bound is recomputed at the
+    dyadic q (monotonicity in q is not assumed) and must be <= ``campaign.eta``.
+
+    Args:
+        campaign: the configuration.
+        progress: optional ``progress(done, total)`` callback for the calibration search.
+
+    Returns:
+        A :class:`CampaignPlan`.
+
+    Raises:
+        TargetNotMetError: the certified bound at the (given or calibrated) dyadic q exceeds ``campaign.eta``.
+        ParameterError: ``campaign`` is not a :class:`Campaign`, or q rounds to 1/2 at this precision.
+
+    Example:
+        >>> plan = plan_campaign(Campaign(name="t", bits=2, epsilon=1.0, crowd_size=50, q=0.35, eta=0.05))
+        >>> plan.q_numerator == math.ceil(0.35 * 2**32), plan.eta_at_q <= 0.05
+        (True, True)
+    """
+    if not isinstance(campaign, Campaign):
+        raise ParameterError(f"campaign must be a Campaign; got {type(campaign).__name__}")
+    c = campaign
+    notes: list[str] = []
+    if c.q is None:
+        cal = calibrate(bits=c.bits, population=c.crowd_size, epsilon=c.epsilon, reports=c.reports_per_person,
+                        method="certified", eta=c.eta, progress=progress)
+        q_raw = cal.q
+        notes.extend(cal.notes)
+    else:
+        q_raw = c.q
+    dyadic = DyadicProbability.from_float(q_raw, precision=c.precision, rounding="up")
+    q = dyadic.value
+    eta_at_q = certified_eta(q=q, bits=c.bits, crowd_size=c.crowd_size, epsilon=c.epsilon,
+                             reports_per_person=c.reports_per_person)
+    if not eta_at_q <= c.eta:
+        how = "the calibrated" if c.q is None else "the given"
+        raise TargetNotMetError(
+            f"q: {how} flip probability {q_raw!r} (dyadic {q!r} at precision {c.precision}) has a certified "
+            f"eta of {eta_at_q:.4g} at crowd_size {c.crowd_size}, above the target eta {c.eta:g}; use a larger q "
+            f"(at most 0.5), a larger crowd_size or epsilon, or q = null to calibrate",
+            q=q, eta_at_q=eta_at_q, eta=c.eta)
+    return CampaignPlan(campaign=c, q=q, q_numerator=dyadic.numerator, precision=dyadic.precision,
+                        eta_at_q=eta_at_q, calibrated=c.q is None, guarantee=_guarantee(c, eta_at_q),
+                        notes=tuple(notes))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReleaseEstimates:
+    """Estimates from one released batch of reports.
+
+    Attributes:
+        reports: number of reports n in the batch.
+        people: ``n / k`` (people-equivalents; a fraction if some people sent fewer than k reports).
+        level: confidence level of the intervals.
+        estimates: one dict per bit: ``bit``, ``count`` (raw ones), ``estimate``, ``lower``, ``upper``,
+            ``std_error`` (people with the bit set).
+        histogram: for L <= 12, the joint estimate over the 2**L vectors (index bit j = vector bit j):
+            ``counts`` (raw reports per vector), ``estimate``, ``lower``, ``upper``, ``std_error``; else None.
+    """
+
+    reports: int
+    people: float
+    level: float
+    estimates: tuple[dict[str, Any], ...]
+    histogram: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"reports": self.reports, "people": self.people, "level": self.level,
+                "estimates": [dict(e) for e in self.estimates], "histogram": self.histogram}
+
+
+def _floats(a: np.ndarray) -> list[float | None]:
+    return [float(x) if math.isfinite(float(x)) else None for x in np.asarray(a, dtype=float)]
+
+
+def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
+                     level: float = RELEASE_LEVEL) -> ReleaseEstimates:
+    """Per-bit (and, for L <= 12, joint) estimates of the people behind a released batch.
+
+    When the number of reports n is a multiple of k this is exactly
+    ``estimate_bits(tally, q=q, reports=k)`` (seed 001 §4, §6). Otherwise (someone sent fewer than k reports)
+    the estimator is applied per report and divided by k: ``d_hat = (M - q n) / (k (p - q))`` with standard
+    error ``sqrt(n p q) / (k (p - q))`` — the same formulas with ``N = n / k`` people-equivalents.
+
+    Args:
+        tally: the batch's :class:`~sufficientdp.aggregation.Tally` (with ``vector_histogram`` for the joint
+            estimate when L <= 12).
+        q: the campaign's dyadic flip probability.
+        reports_per_person: k.
+        level: confidence level in (0, 1).
+
+    Returns:
+        A :class:`ReleaseEstimates`.
+
+    Raises:
+        ParameterError: q, k or level out of range. DataError: an empty tally.
+
+    Example:
+        >>> from sufficientdp.aggregation import tally
+        >>> r = estimate_release(tally([[1, 0], [1, 1], [0, 0], [1, 0]]), q=0.25)
+        >>> [e["estimate"] for e in r.estimates]
+        [4.0, 0.0]
+    """
+    if not isinstance(tally, Tally):
+        raise ParameterError(f"tally must be a Tally; got {type(tally).__name__}")
+    q = check_open_interval("q", q, 0.0, 0.5)
+    k = check_int("reports_per_person", reports_per_person, minimum=1)
+    level = check_open_interval("level", level, 0.0, 1.0)
+    n = tally.reports
+    if n < 1:
+        raise DataError("the batch holds no reports")
+    divisible = n % k == 0
+    if divisible:
+        est = estimate_bits(tally, q=q, reports=k, level=level)
+        scale = 1.0
+    else:
+        est = estimate_bits(np.asarray(tally.bit_counts), q=q, reports=1, population=n, level=level)
+        scale = 1.0 / k
+    records = tuple(
+        {"bit": r["bit"], "count": r["count"], "estimate": r["estimate"] * scale, "lower": r["lower"] * scale,
+         "upper": r["upper"] * scale, "std_error": r["std_error"] * scale}
+        for r in est.to_records()
+    )
+    histogram: dict[str, Any] | None = None
+    if tally.bits <= MAX_HISTOGRAM_BITS and tally.vector_histogram is not None:
+        h = np.asarray(tally.vector_histogram, dtype=np.int64)
+        joint = joint_frequencies(h, q=q, reports=k if divisible else 1, level=level)
+        histogram = {
+            "bits": tally.bits,
+            "index": "bit j of the index is bit j of the vector",
+            "counts": [int(x) for x in h],
+            "estimate": _floats(joint.estimate * scale),
+            "lower": _floats(joint.lower * scale),
+            "upper": _floats(joint.upper * scale),
+            "std_error": _floats(joint.std_error * scale),
+        }
+    return ReleaseEstimates(reports=n, people=n / k, level=level, estimates=records, histogram=histogram)

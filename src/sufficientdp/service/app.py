@@ -1,0 +1,640 @@
+"""The collector's HTTP API (FastAPI), following docs/collector_api_contract.md.
+
+An adapter: it parses and validates requests, stores reports, and calls the core for everything that is math
+(:func:`sufficientdp.collection.campaign.plan_campaign` for calibration and the certified bound,
+:func:`sufficientdp.collection.campaign.estimate_release` for estimates, :mod:`sufficientdp.collection.tokens` for
+blind signatures). It logs no request data: no raw reports, nonces, credentials, client addresses or user agents.
+
+Endpoints (all JSON): ``POST /v1/campaigns``, ``GET /v1/campaigns/{id}``, ``POST /v1/campaigns/{id}/tokens``,
+``POST /v1/campaigns/{id}/reports``, ``POST /v1/campaigns/{id}/releases``, ``GET /v1/campaigns/{id}/estimates``.
+The OpenAPI description is served at ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import hmac
+import json
+import logging
+import os
+import re
+import secrets
+import threading
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Literal
+
+import numpy as np
+
+try:
+    from fastapi import Depends, FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from pydantic import BaseModel, ConfigDict, Field
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "the collector service needs the 'service' extra: pip install 'sufficientdp[service]'") from exc
+
+from .._errors import CalibrationError, ParameterError, SufficientDPError
+from ..collection.campaign import (
+    MAX_BITS,
+    MAX_CROWD_SIZE,
+    MAX_NAME_LENGTH,
+    MAX_REPORTS_PER_PERSON,
+    Campaign,
+    TargetNotMetError,
+    estimate_release,
+    plan_campaign,
+)
+from .errors import ServiceError, error_body
+from .storage import CrowdTooSmall, Storage, open_storage, pack_reports
+
+__all__ = ["MAX_REPORTS_PER_REQUEST", "create_app"]
+
+#: Most reports accepted in one request.
+MAX_REPORTS_PER_REQUEST = 10_000
+#: Longest credential accepted by the token endpoint, in characters.
+MAX_CREDENTIAL_LENGTH = 4096
+#: Environment variable holding the credential HMAC key (hex) when ``create_app`` is not given one.
+CREDENTIAL_KEY_ENV = "SUFFICIENTDP_CREDENTIAL_KEY"
+
+_log = logging.getLogger("sufficientdp.service")
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+_HEXINT = re.compile(r"[0-9a-fA-F]{1,4096}")
+_CAMPAIGN_ID = re.compile(r"[0-9a-f]{32}")
+_WINDOW_PARAMS = ("from", "to", "since", "until", "start", "end", "window", "after", "before")
+
+_ALLOWED = {
+    "name": f"a printable string of 1 to {MAX_NAME_LENGTH} characters",
+    "bits": f"an integer in [1, {MAX_BITS}]",
+    "epsilon": "a finite number > 0",
+    "eta": "a number in (0, 1)",
+    "crowd_size": f"an integer in [2, {MAX_CROWD_SIZE}]",
+    "reports_per_person": f"an integer in [1, {MAX_REPORTS_PER_PERSON}]",
+    "q": "null or a number in (0, 0.5)",
+    "precision": "an integer in [2, 64]",
+    "rate_limit": "'tokens' or 'none'",
+    "credential": f"a non-empty string of at most {MAX_CREDENTIAL_LENGTH} characters",
+    "blinded": "a list of 1 to k hex strings",
+    "reports": f"a list of 1 to {MAX_REPORTS_PER_REQUEST} lists of L integers 0 or 1",
+    "nonces": "null or a list of 64-hex-character strings aligned with reports",
+    "tokens": "null or a list of {nonce, signature} objects aligned with reports",
+    "nonce": "a string of 64 hex characters",
+    "signature": "a hex string",
+}
+
+
+# --------------------------------------------------------------------------------------------------- models
+class CampaignIn(BaseModel):
+    """Body of ``POST /v1/campaigns``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    name: str = Field(description=_ALLOWED["name"])
+    bits: int = Field(description="L, bits per report: " + _ALLOWED["bits"])
+    epsilon: float = Field(description="privacy level (lambda = e^epsilon): " + _ALLOWED["epsilon"])
+    eta: float = Field(default=0.001, description="target P[R > e^epsilon] at crowd_size: " + _ALLOWED["eta"])
+    crowd_size: int = Field(description="N_min, the fewest people a release covers: " + _ALLOWED["crowd_size"])
+    reports_per_person: int = Field(default=1, description="k: " + _ALLOWED["reports_per_person"])
+    q: float | None = Field(default=None, description="flip probability; null calibrates it (certified method, "
+                                                      "seconds to minutes)")
+    precision: int = Field(default=32, description="dyadic precision of q: " + _ALLOWED["precision"])
+    rate_limit: Literal["tokens", "none"] = Field(default="tokens", description=_ALLOWED["rate_limit"])
+
+
+class TokenKeyOut(BaseModel):
+    """RSA public key of a campaign's blind-signature tokens."""
+
+    n: str = Field(description="modulus, lowercase hex")
+    e: int
+
+
+class CampaignOut(BaseModel):
+    """A campaign object."""
+
+    id: str
+    name: str
+    bits: int
+    epsilon: float
+    eta: float
+    crowd_size: int
+    reports_per_person: int
+    q: float = Field(description="the dyadic q actually used: q_numerator / 2**precision")
+    q_numerator: int
+    precision: int
+    eta_at_q: float = Field(description="certified upper bound on P[R > e^epsilon] at q and crowd_size")
+    calibrated: bool
+    guarantee: str
+    notes: list[str]
+    rate_limit: str
+    token_key: TokenKeyOut | None
+
+
+class CampaignStatusOut(CampaignOut):
+    """A campaign object with its counters."""
+
+    pending_reports: int
+    released_reports: int
+    releases: int
+
+
+class TokensIn(BaseModel):
+    """Body of ``POST /v1/campaigns/{id}/tokens``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    credential: str = Field(description="opaque credential authenticated upstream; only its HMAC is stored")
+    blinded: list[str] = Field(description="blinded token messages, hex; at most k")
+
+
+class TokensOut(BaseModel):
+    """Blind signatures, aligned with ``blinded``."""
+
+    signatures: list[str]
+
+
+class TokenIn(BaseModel):
+    """One rate-limiting token."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    nonce: str = Field(description="64 hex characters (32 random bytes); the idempotency key")
+    signature: str = Field(description="RSA-FDH signature of the nonce, hex")
+
+
+class ReportsIn(BaseModel):
+    """Body of ``POST /v1/campaigns/{id}/reports``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    reports: list[list[int]] = Field(max_length=MAX_REPORTS_PER_REQUEST,
+                                     description="randomized reports, each a list of L integers 0 or 1")
+    nonces: list[str] | None = Field(default=None, description="optional per-report idempotency keys (64 hex)")
+    tokens: list[TokenIn] | None = Field(default=None, description="required when rate_limit = 'tokens'")
+
+
+class ReportsOut(BaseModel):
+    """Outcome of a submission."""
+
+    accepted: int
+    duplicates: int
+
+
+class BitEstimateOut(BaseModel):
+    """Estimated number of people with one bit set."""
+
+    bit: int
+    count: int
+    estimate: float
+    lower: float
+    upper: float
+    std_error: float
+
+
+class ReleaseOut(BaseModel):
+    """A release: estimates from all reports pending when it was made."""
+
+    id: str
+    reports: int
+    people: float
+    estimates: list[BitEstimateOut]
+    histogram: dict[str, Any] | None
+    level: float
+    created: str = Field(description="UTC day, YYYY-MM-DD")
+
+
+class EstimatesOut(BaseModel):
+    """The releases of a campaign (disjoint by construction)."""
+
+    campaign: str
+    releases: list[ReleaseOut]
+
+
+class ErrorDetail(BaseModel):
+    """Error description."""
+
+    code: str
+    message: str
+    parameter: str | None
+
+
+class ErrorOut(BaseModel):
+    """Every error response."""
+
+    error: ErrorDetail
+
+
+# ---------------------------------------------------------------------------------------------- middleware
+class _BodyLimit:
+    """ASGI middleware: refuse bodies over ``limit`` bytes with 413 before the app reads them."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]],
+                       send: Callable[[Any], Awaitable[None]]) -> None:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers", []):
+            if key == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = -1
+                if declared > self.limit:
+                    await self._too_large(send)
+                    return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.limit:
+                await self._too_large(send)
+                return
+            chunks.append(body)
+            more = message.get("more_body", False)
+        data = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": data, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, send: Callable[[Any], Awaitable[None]]) -> None:
+        body = json.dumps(error_body("request_too_large",
+                                     f"the request body must be at most {self.limit} bytes", None)).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+# ------------------------------------------------------------------------------------------------- helpers
+def _param_of(message: str) -> str | None:
+    head = message.split(" ", 1)[0].rstrip(":")
+    return head if head in _ALLOWED else None
+
+
+def _loc_name(loc: tuple[Any, ...]) -> str | None:
+    parts = [p for p in loc if p != "body"]
+    if not parts:
+        return None
+    out = str(parts[0])
+    for p in parts[1:]:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _hex_int(text: str, name: str, *, code: str, status: int) -> int:
+    if not _HEXINT.fullmatch(text):
+        raise ServiceError(status, code, f"{name} must be a hex string of 1 to 4096 digits; got {_show(text)}",
+                           name)
+    return int(text, 16)
+
+
+def _today() -> str:
+    return _dt.datetime.now(_dt.UTC).date().isoformat()
+
+
+def _credential_key(storage: Storage, given: bytes | None) -> bytes:
+    if given is not None:
+        if not isinstance(given, bytes) or len(given) < 16:
+            shown = f"{len(given)} bytes" if isinstance(given, bytes) else type(given).__name__
+            raise ParameterError(f"credential_key must be bytes of length >= 16; got {shown}")
+        return given
+    env = os.environ.get(CREDENTIAL_KEY_ENV)
+    if env:
+        try:
+            key = bytes.fromhex(env)
+        except ValueError:
+            raise ParameterError(f"{CREDENTIAL_KEY_ENV} must be hex (at least 32 digits)") from None
+        if len(key) < 16:
+            raise ParameterError(f"{CREDENTIAL_KEY_ENV} must be hex (at least 32 digits); got {len(env)} digits")
+        return key
+    return storage.setting("credential_hmac_key", lambda: secrets.token_bytes(32))
+
+
+# ----------------------------------------------------------------------------------------------------- app
+def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_key: bytes | None = None,
+               admin_token: str | None = None, token_key_bits: int = 2048) -> Any:
+    """Build the collector's ASGI application.
+
+    Args:
+        database_url: ``sqlite:///path.db`` (or a plain path) or ``postgresql://...``; the schema is created if
+            missing.
+        max_body_bytes: largest request body accepted (413 above), >= 1024; default 1 MiB.
+        credential_key: key of the HMAC under which token credentials are stored (>= 16 bytes). Default: the hex
+            value of ``$SUFFICIENTDP_CREDENTIAL_KEY``, else a random key kept in the database (then anyone who
+            reads the database can test guesses of low-entropy credentials; keep the key outside it).
+        admin_token: if set, creating campaigns and making releases require ``Authorization: Bearer <token>``.
+        token_key_bits: RSA modulus size of new campaigns' token keys, in [2048, 8192].
+
+    Returns:
+        A FastAPI application (``app.state.storage`` is the :class:`~sufficientdp.service.storage.Storage`).
+
+    Raises:
+        ParameterError: an argument out of range or an unsupported database URL.
+        ImportError: the ``service`` extra (or psycopg for PostgreSQL) is missing.
+    """
+    from .._validation import check_int
+
+    max_body_bytes = check_int("max_body_bytes", max_body_bytes, minimum=1024)
+    token_key_bits = check_int("token_key_bits", token_key_bits, minimum=2048, maximum=8192)
+    if admin_token is not None and (not isinstance(admin_token, str) or len(admin_token) < 16):
+        raise ParameterError("admin_token must be None or a string of at least 16 characters")
+    storage = open_storage(database_url)
+    cred_key = _credential_key(storage, credential_key)
+    signers: dict[str, Any] = {}
+    signers_lock = threading.Lock()
+
+    app = FastAPI(
+        title="sufficientdp collector",
+        version="1",
+        description="Collects randomized bit-vector reports and releases estimates over crowds of at least "
+                    "N_min people (docs/collector.md, docs/collector_api_contract.md).",
+        responses={400: {"model": ErrorOut}, 404: {"model": ErrorOut}, 409: {"model": ErrorOut},
+                   413: {"model": ErrorOut}, 422: {"model": ErrorOut}},
+    )
+    app.state.storage = storage
+    app.add_middleware(_BodyLimit, limit=max_body_bytes)
+
+    # ---------------------------------------------------------------------------------- error handlers
+    @app.exception_handler(ServiceError)
+    async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = list(exc.errors())
+        is_reports = request.url.path.endswith("/reports")
+        err = errors[0] if errors else {"type": "", "loc": (), "msg": "invalid request"}
+        etype = str(err.get("type", ""))
+        loc = tuple(err.get("loc", ()))
+        if etype == "json_invalid" or [p for p in loc if p != "body"] == []:
+            detail = "the request body is not valid JSON" if etype == "json_invalid" else \
+                "the request body must be a JSON object"
+            return JSONResponse(error_body("invalid_json", detail, None), status_code=400)
+        name = _loc_name(loc)
+        top = str(loc[1]) if len(loc) > 1 and loc[0] == "body" else (str(loc[0]) if loc else None)
+        if etype == "too_long" and name == "reports":
+            return JSONResponse(error_body(
+                "request_too_large",
+                f"reports must hold at most {MAX_REPORTS_PER_REQUEST} reports per request; got more", "reports"),
+                status_code=413)
+        if etype == "missing":
+            message = f"{name} is required ({_ALLOWED.get(top or '', 'see /openapi.json')})"
+        elif etype == "extra_forbidden":
+            message = f"{name} is not a known field; allowed fields are listed in /openapi.json"
+        else:
+            parts = [p for p in loc if p != "body"]
+            if top == "reports" and len(parts) == 3:
+                allowed = "the integer 0 or 1"
+            elif top == "reports" and len(parts) == 2:
+                allowed = "a list of L integers 0 or 1"
+            else:
+                last = [p for p in parts if isinstance(p, str)][-1] if parts else ""
+                allowed = _ALLOWED.get(last, "")
+            message = (f"{name} must be {allowed}; got {_show(err.get('input'))}" if allowed else
+                       f"{name}: {err.get('msg')}; got {_show(err.get('input'))}")
+        if is_reports:
+            return JSONResponse(error_body("invalid_report", message, name), status_code=400)
+        return JSONResponse(error_body("invalid_parameter", message, name), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(error_body(code, str(exc.detail), None), status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        # Only the exception type: messages could contain request data.
+        _log.error("internal error: %s", type(exc).__name__)
+        return JSONResponse(error_body("internal_error", "internal error", None), status_code=500)
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def require_admin(request: Request) -> None:
+        if admin_token is None:
+            return
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {admin_token}".encode()):
+            raise ServiceError(401, "unauthorized", "this call needs the deployment's admin bearer token", None)
+
+    def load(campaign_id: str) -> tuple[dict[str, Any], bytes | None]:
+        if not _CAMPAIGN_ID.fullmatch(campaign_id):
+            raise ServiceError(404, "unknown_campaign", f"no campaign with id {_show(campaign_id)}", "id")
+        rec = storage.get_campaign(campaign_id)
+        if rec is None:
+            raise ServiceError(404, "unknown_campaign", f"no campaign with id {_show(campaign_id)}", "id")
+        return rec.spec, rec.signer_pem
+
+    def signer_for(campaign_id: str, pem: bytes) -> Any:
+        with signers_lock:
+            s = signers.get(campaign_id)
+        if s is None:
+            from ..collection.tokens import TokenSigner
+
+            s = TokenSigner.from_pem(pem)
+            with signers_lock:
+                signers[campaign_id] = s
+        return s
+
+    def status(spec: dict[str, Any]) -> dict[str, Any]:
+        pending, released, n_rel = storage.counts(spec["id"])
+        return {**spec, "pending_reports": pending, "released_reports": released, "releases": n_rel}
+
+    # ---------------------------------------------------------------------------------------- endpoints
+    @app.post("/v1/campaigns", status_code=201, response_model=CampaignOut, dependencies=[Depends(require_admin)])
+    def create_campaign(body: CampaignIn) -> dict[str, Any]:
+        """Create a campaign; with q = null the flip probability is calibrated (certified; may take minutes)."""
+        try:
+            campaign = Campaign(**body.model_dump())
+        except ParameterError as exc:
+            raise ServiceError(422, "invalid_parameter", str(exc), _param_of(str(exc))) from None
+        try:
+            plan = plan_campaign(campaign)
+        except TargetNotMetError as exc:
+            raise ServiceError(422, "target_not_met", str(exc), "q" if campaign.q is not None else "eta") from None
+        except CalibrationError as exc:
+            raise ServiceError(422, "target_not_met", str(exc), "eta") from None
+        except ParameterError as exc:
+            raise ServiceError(422, "invalid_parameter", str(exc), _param_of(str(exc)) or "precision") from None
+        campaign_id = secrets.token_hex(16)
+        pem: bytes | None = None
+        token_key: dict[str, Any] | None = None
+        if campaign.rate_limit == "tokens":
+            from ..collection.tokens import TokenSigner
+
+            signer = TokenSigner.generate(token_key_bits)
+            pem = signer.to_pem()
+            token_key = signer.public.to_dict()
+            with signers_lock:
+                signers[campaign_id] = signer
+        spec = {"id": campaign_id, **plan.to_dict(), "token_key": token_key}
+        storage.create_campaign(campaign_id, spec, pem)
+        return spec
+
+    @app.get("/v1/campaigns/{campaign_id}", response_model=CampaignStatusOut)
+    def get_campaign(campaign_id: str) -> dict[str, Any]:
+        """The campaign object with its counters."""
+        spec, _ = load(campaign_id)
+        return status(spec)
+
+    @app.post("/v1/campaigns/{campaign_id}/tokens", response_model=TokensOut)
+    def issue_tokens(campaign_id: str, body: TokensIn) -> dict[str, Any]:
+        """Blind-sign at most k token messages, once per credential and campaign."""
+        spec, pem = load(campaign_id)
+        if spec["rate_limit"] != "tokens" or pem is None:
+            raise ServiceError(422, "invalid_parameter",
+                               f"campaign {campaign_id} has rate_limit 'none'; it issues no tokens", "rate_limit")
+        if not (1 <= len(body.credential) <= MAX_CREDENTIAL_LENGTH):
+            raise ServiceError(422, "invalid_parameter", f"credential must be {_ALLOWED['credential']}; got a "
+                               f"string of {len(body.credential)} characters", "credential")
+        k = int(spec["reports_per_person"])
+        if not (1 <= len(body.blinded) <= k):
+            raise ServiceError(422, "invalid_parameter", f"blinded must hold 1 to {k} values (k = {k}); got "
+                               f"{len(body.blinded)}", "blinded")
+        signer = signer_for(campaign_id, pem)
+        n = signer.public.n
+        values = []
+        for i, text in enumerate(body.blinded):
+            v = _hex_int(text, f"blinded[{i}]", code="invalid_parameter", status=422)
+            if not (0 < v < n):
+                raise ServiceError(422, "invalid_parameter", f"blinded[{i}] must be in (0, n) for the campaign's "
+                                   f"{n.bit_length()}-bit key; got a {v.bit_length()}-bit value", f"blinded[{i}]")
+            values.append(v)
+        mac = hmac.new(cred_key, campaign_id.encode() + b"\x00" + body.credential.encode("utf-8", "surrogatepass"),
+                       hashlib.sha256).digest()
+        sigs = storage.issue(campaign_id, mac, lambda: [signer.sign_blinded(v) for v in values])
+        if sigs is None:
+            raise ServiceError(409, "token_already_issued",
+                               f"tokens were already issued to this credential for campaign {campaign_id}",
+                               "credential")
+        return {"signatures": [format(s, "x") for s in sigs]}
+
+    @app.post("/v1/campaigns/{campaign_id}/reports", response_model=ReportsOut)
+    def submit_reports(campaign_id: str, body: ReportsIn) -> dict[str, Any]:
+        """Store randomized reports (one transaction); reports whose nonce is already stored are duplicates."""
+        spec, pem = load(campaign_id)
+        bits = int(spec["bits"])
+        m = len(body.reports)
+        if m == 0:
+            raise ServiceError(400, "invalid_report", "reports must hold at least one report; got []", "reports")
+        for i, row in enumerate(body.reports):
+            if len(row) != bits:
+                raise ServiceError(400, "invalid_report", f"reports[{i}] must have {bits} bits (L = {bits}); "
+                                   f"got {len(row)}", f"reports[{i}]")
+        arr = np.asarray(body.reports, dtype=np.int64)
+        bad = np.argwhere((arr != 0) & (arr != 1))
+        if bad.size:
+            i, j = (int(x) for x in bad[0])
+            raise ServiceError(400, "invalid_report", f"reports[{i}][{j}] must be 0 or 1; got {int(arr[i, j])}",
+                               f"reports[{i}][{j}]")
+        nonces: list[bytes | None] = [None] * m
+        if body.nonces is not None:
+            if len(body.nonces) != m:
+                raise ServiceError(400, "invalid_report", f"nonces must be aligned with reports ({m}); got "
+                                   f"{len(body.nonces)}", "nonces")
+            for i, text in enumerate(body.nonces):
+                if not _HEX64.fullmatch(text):
+                    raise ServiceError(400, "invalid_report", f"nonces[{i}] must be 64 hex characters; got "
+                                       f"{_show(text)}", f"nonces[{i}]")
+            nonces = [bytes.fromhex(t) for t in body.nonces]
+        if spec["rate_limit"] == "tokens":
+            if body.tokens is None:
+                raise ServiceError(403, "invalid_token", "tokens are required by this campaign (rate_limit "
+                                   "'tokens'): one {nonce, signature} per report", "tokens")
+            if len(body.tokens) != m:
+                raise ServiceError(400, "invalid_report", f"tokens must be aligned with reports ({m}); got "
+                                   f"{len(body.tokens)}", "tokens")
+            from ..collection.tokens import TokenKey, verify
+
+            key = TokenKey.from_dict(spec["token_key"])
+            token_nonces: list[bytes | None] = []
+            for i, tok in enumerate(body.tokens):
+                if not _HEX64.fullmatch(tok.nonce):
+                    raise ServiceError(400, "invalid_report", f"tokens[{i}].nonce must be 64 hex characters; got "
+                                       f"{_show(tok.nonce)}", f"tokens[{i}].nonce")
+                nonce = bytes.fromhex(tok.nonce)
+                if nonces[i] is not None and nonces[i] != nonce:
+                    raise ServiceError(400, "invalid_report",
+                                       f"nonces[{i}] must equal tokens[{i}].nonce when both are given",
+                                       f"nonces[{i}]")
+                sig = _hex_int(tok.signature, f"tokens[{i}].signature", code="invalid_token", status=403)
+                if not verify(key, nonce, sig):
+                    raise ServiceError(403, "invalid_token", f"tokens[{i}] is not a valid token of campaign "
+                                       f"{campaign_id}; nothing was stored", f"tokens[{i}]")
+                token_nonces.append(nonce)
+            nonces = token_nonces
+        elif body.tokens is not None:
+            raise ServiceError(400, "invalid_report", f"campaign {campaign_id} has rate_limit 'none'; tokens must "
+                               "be omitted", "tokens")
+        if len({n for n in nonces if n is not None}) != sum(n is not None for n in nonces):
+            raise ServiceError(400, "invalid_report", "nonces must be distinct within one request", "nonces")
+        accepted, duplicates = storage.submit(campaign_id, pack_reports(arr.astype(np.uint8)), nonces)
+        return {"accepted": accepted, "duplicates": duplicates}
+
+    @app.post("/v1/campaigns/{campaign_id}/releases", status_code=201, response_model=ReleaseOut,
+              dependencies=[Depends(require_admin)])
+    def make_release(campaign_id: str) -> dict[str, Any]:
+        """Release all pending reports if there are at least k * N_min of them."""
+        spec, _ = load(campaign_id)
+        k = int(spec["reports_per_person"])
+        n_min = int(spec["crowd_size"])
+        day = _today()
+
+        def build(release_id: str, tally: Any) -> dict[str, Any]:
+            est = estimate_release(tally, q=float(spec["q"]), reports_per_person=k)
+            d = est.to_dict()
+            return {"id": release_id, "reports": d["reports"], "people": d["people"],
+                    "estimates": d["estimates"], "histogram": d["histogram"], "level": d["level"], "created": day}
+
+        try:
+            return storage.release(campaign_id, threshold=k * n_min, bits=int(spec["bits"]), day=day, build=build)
+        except CrowdTooSmall as exc:
+            raise ServiceError(409, "crowd_too_small",
+                               f"a release needs at least k * N_min = {k} * {n_min} = {exc.needed} pending "
+                               f"reports; {exc.pending} are pending", None) from None
+        except SufficientDPError as exc:  # pragma: no cover - the stored campaign was validated
+            raise ServiceError(422, "invalid_parameter", str(exc), None) from None
+
+    @app.get("/v1/campaigns/{campaign_id}/estimates", response_model=EstimatesOut)
+    def get_estimates(campaign_id: str, request: Request, release: str | None = None) -> dict[str, Any]:
+        """The campaign's releases; ``?release=<id>`` for one. Windows across releases are refused."""
+        load(campaign_id)
+        params = request.query_params
+        window = [p for p in params if p in _WINDOW_PARAMS]
+        if window:
+            raise ServiceError(409, "overlapping_release",
+                               f"{window[0]}: estimates are served per release only (releases are disjoint by "
+                               "construction); a window over reports would overlap earlier releases", window[0])
+        unknown = [p for p in params if p != "release"]
+        if unknown:
+            raise ServiceError(422, "invalid_parameter", f"{unknown[0]} is not a known query parameter; allowed: "
+                               "release", unknown[0])
+        if len(params.getlist("release")) > 1:
+            raise ServiceError(422, "invalid_parameter", "release may be given once; got "
+                               f"{len(params.getlist('release'))} values", "release")
+        rels = storage.releases(campaign_id)
+        if release is not None:
+            rels = [r for r in rels if r["id"] == release]
+            if not rels:
+                raise ServiceError(404, "unknown_release", f"campaign {campaign_id} has no release "
+                                   f"{_show(release)}", "release")
+        return {"campaign": campaign_id, "releases": rels}
+
+    return app

@@ -1,0 +1,426 @@
+"""Durable storage of the collector: SQLite (default) or PostgreSQL (``postgresql://`` URL, psycopg 3).
+
+Schema (the same on both back ends; ``BLOB`` is ``BYTEA`` in PostgreSQL):
+
+* ``campaigns(id, spec, signer_pem)`` — the public campaign object (JSON) and the private token key (PEM) if any.
+* ``reports(id, campaign_id, release_id, report)`` — one row per accepted report. ``id`` is 16 random bytes
+  (SQLite: a ``WITHOUT ROWID`` table, so rows live in the b-tree in random key order, not arrival order);
+  ``report`` is the packed report: bit j in byte ``j // 8`` at position ``j % 8`` (least significant first),
+  ``ceil(L / 8)`` bytes. ``release_id`` is NULL while pending and names the release that consumed it afterwards.
+  No timestamp, no client address, no nonce.
+* ``spent(campaign_id, nonce)`` — idempotency keys / spent token nonces. No reference to report rows.
+* ``issued(campaign_id, credential_mac)`` — HMAC-SHA256 of the credential for each token issuance.
+* ``releases(id, campaign_id, seq, day, body)`` — the release objects (JSON); ``day`` is the UTC date only.
+* ``settings(key, value)`` — the credential HMAC key (if not supplied by the deployment) and the schema version.
+
+Durability: every request is one transaction, committed before the response is sent. SQLite runs in WAL mode with
+``synchronous=FULL`` (the WAL is fsynced at every commit); PostgreSQL commits with its default
+``synchronous_commit=on``. Releases take all pending reports of a campaign in one transaction (``BEGIN
+IMMEDIATE`` in SQLite; ``SELECT ... FOR UPDATE`` on the campaign row in PostgreSQL), so they are disjoint.
+
+Limits (docs/collector.md): PostgreSQL's heap order and ``xmin`` system column reveal insertion order (and which
+rows were written by the same request) to anyone with direct database access; SQLite's WAL holds recent pages in
+commit order until a checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from .._errors import ParameterError
+from ..aggregation.tally import Tally, tally_packed
+
+__all__ = ["CampaignRecord", "CrowdTooSmall", "Storage", "open_storage", "pack_reports", "tally_report_bytes"]
+
+SCHEMA_VERSION: Final = 1
+_FETCH_ROWS: Final = 1 << 16
+
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS campaigns (id TEXT PRIMARY KEY, spec TEXT NOT NULL, signer_pem BLOB)",
+    "CREATE TABLE IF NOT EXISTS reports (id BLOB PRIMARY KEY, campaign_id TEXT NOT NULL, release_id TEXT, "
+    "report BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS reports_by_release ON reports (campaign_id, release_id)",
+    "CREATE TABLE IF NOT EXISTS spent (campaign_id TEXT NOT NULL, nonce BLOB NOT NULL, "
+    "PRIMARY KEY (campaign_id, nonce))",
+    "CREATE TABLE IF NOT EXISTS issued (campaign_id TEXT NOT NULL, credential_mac BLOB NOT NULL, "
+    "PRIMARY KEY (campaign_id, credential_mac))",
+    "CREATE TABLE IF NOT EXISTS releases (id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+    "day TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (campaign_id, seq))",
+    "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
+)
+
+
+class CrowdTooSmall(Exception):
+    """A release was asked for with fewer pending reports than ``k * N_min``."""
+
+    def __init__(self, pending: int, needed: int) -> None:
+        super().__init__(f"{pending} pending reports, {needed} needed")
+        self.pending = pending
+        self.needed = needed
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignRecord:
+    """A stored campaign: its public object and its private token key (PEM) if it uses tokens."""
+
+    spec: dict[str, Any]
+    signer_pem: bytes | None
+
+
+def pack_reports(reports: np.ndarray) -> list[bytes]:
+    """``(n, L)`` 0/1 uint8 array -> n packed rows (bit j in byte j // 8 at position j % 8)."""
+    packed = np.packbits(np.asarray(reports, dtype=np.uint8), axis=1, bitorder="little")
+    return [row.tobytes() for row in packed]
+
+
+def tally_report_bytes(chunks: Iterable[list[bytes]], bits: int, *, full_histogram: bool) -> Tally:
+    """Tally packed rows (as written by :func:`pack_reports`) chunk by chunk."""
+    n_bytes = -(-bits // 8)
+    n_words = -(-bits // 64)
+    total: Tally | None = None
+    for rows in chunks:
+        if not rows:
+            continue
+        raw = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), n_bytes)
+        padded = np.zeros((len(rows), 8 * n_words), dtype=np.uint8)
+        padded[:, :n_bytes] = raw
+        words = padded.view("<u8").astype(np.uint64, copy=False)
+        t = tally_packed(words, bits, full_histogram=full_histogram)
+        total = t if total is None else total.merge(t)
+    if total is None:
+        empty = np.zeros((0, n_words), dtype=np.uint64)
+        total = tally_packed(empty, bits, full_histogram=full_histogram)
+    return total
+
+
+class Storage:
+    """Collector storage over a DB-API connection per thread (one transaction per call)."""
+
+    dialect: str = "sqlite"
+
+    def __init__(self, *, max_connections: int = 8) -> None:
+        self._max = max_connections
+        self._idle: list[Any] = []
+        self._count = 0
+        self._cond = threading.Condition()
+        self._closed = False
+
+    # ------------------------------------------------------------------------------------------- back-end hooks
+    def _connect(self) -> Any:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _begin(self, conn: Any, *, write: bool) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _sql(self, text: str) -> str:
+        return text
+
+    def _lock_campaign(self, cur: Any, campaign_id: str) -> None:
+        """Serialize releases of one campaign (SQLite: BEGIN IMMEDIATE already holds the write lock)."""
+
+    # ------------------------------------------------------------------------------------------------ plumbing
+    def _acquire(self) -> Any:
+        with self._cond:
+            while not self._idle and self._count >= self._max:
+                if not self._cond.wait(timeout=60.0):
+                    raise TimeoutError("no database connection became free within 60 s")
+            if self._idle:
+                return self._idle.pop()
+            self._count += 1
+        try:
+            return self._connect()
+        except BaseException:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify()
+            raise
+
+    def _release(self, conn: Any, *, broken: bool) -> None:
+        with self._cond:
+            broken = broken or self._closed
+            if broken:
+                self._count -= 1
+            else:
+                self._idle.append(conn)
+            self._cond.notify()
+        if broken:
+            try:
+                conn.close()
+            except Exception:  # pragma: no cover - best effort
+                pass
+
+    @contextmanager
+    def _tx(self, *, write: bool = True) -> Iterator[Any]:
+        """One transaction on a pooled connection: committed on success, rolled back on any exception."""
+        conn = self._acquire()
+        broken = False
+        try:
+            self._begin(conn, write=write)
+            cur = conn.cursor()
+            try:
+                yield cur
+            except BaseException:
+                try:
+                    conn.rollback()
+                except Exception:
+                    broken = True
+                raise
+            else:
+                conn.commit()
+            finally:
+                cur.close()
+        except BaseException:
+            if not broken:
+                broken = self._is_broken(conn)
+            raise
+        finally:
+            self._release(conn, broken=broken)
+
+    def _is_broken(self, conn: Any) -> bool:
+        return False
+
+    def _x(self, cur: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        cur.execute(self._sql(sql), params)
+        return cur
+
+    def init_schema(self) -> None:
+        """Create the tables if they do not exist."""
+        with self._tx() as cur:
+            for stmt in _SCHEMA:
+                self._x(cur, self._ddl(stmt))
+            self._x(cur, "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                    ("schema_version", str(SCHEMA_VERSION).encode()))
+
+    def _ddl(self, stmt: str) -> str:
+        return stmt
+
+    def close(self) -> None:
+        """Close every connection (one in use is closed when its transaction ends)."""
+        with self._cond:
+            self._closed = True
+            conns, self._idle = self._idle, []
+            self._count -= len(conns)
+        for conn in conns:
+            try:
+                conn.close()
+            except Exception:  # pragma: no cover - best effort
+                pass
+
+    # --------------------------------------------------------------------------------------------------- API
+    def setting(self, key: str, make: Callable[[], bytes]) -> bytes:
+        """The value of a setting, created with ``make()`` on first use (first writer wins)."""
+        with self._tx() as cur:
+            self._x(cur, "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                    (key, make()))
+            row = self._x(cur, "SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return bytes(row[0])
+
+    def create_campaign(self, campaign_id: str, spec: dict[str, Any], signer_pem: bytes | None) -> None:
+        """Store a new campaign."""
+        with self._tx() as cur:
+            self._x(cur, "INSERT INTO campaigns (id, spec, signer_pem) VALUES (?, ?, ?)",
+                    (campaign_id, json.dumps(spec), signer_pem))
+
+    def get_campaign(self, campaign_id: str) -> CampaignRecord | None:
+        """The stored campaign, or None."""
+        with self._tx(write=False) as cur:
+            row = self._x(cur, "SELECT spec, signer_pem FROM campaigns WHERE id = ?", (campaign_id,)).fetchone()
+        if row is None:
+            return None
+        return CampaignRecord(spec=json.loads(row[0]), signer_pem=None if row[1] is None else bytes(row[1]))
+
+    def counts(self, campaign_id: str) -> tuple[int, int, int]:
+        """``(pending reports, released reports, releases)``."""
+        with self._tx(write=False) as cur:
+            pending = self._x(cur, "SELECT COUNT(*) FROM reports WHERE campaign_id = ? AND release_id IS NULL",
+                              (campaign_id,)).fetchone()[0]
+            released = self._x(cur, "SELECT COUNT(*) FROM reports WHERE campaign_id = ? "
+                                    "AND release_id IS NOT NULL", (campaign_id,)).fetchone()[0]
+            n_rel = self._x(cur, "SELECT COUNT(*) FROM releases WHERE campaign_id = ?",
+                            (campaign_id,)).fetchone()[0]
+        return int(pending), int(released), int(n_rel)
+
+    def issue(self, campaign_id: str, credential_mac: bytes, sign: Callable[[], list[int]]) -> list[int] | None:
+        """Record one issuance for ``credential_mac`` and return ``sign()``; None if it was already issued.
+
+        ``sign`` runs inside the transaction: if it raises, nothing is recorded.
+        """
+        with self._tx() as cur:
+            cur = self._x(cur, "INSERT INTO issued (campaign_id, credential_mac) VALUES (?, ?) "
+                               "ON CONFLICT DO NOTHING", (campaign_id, credential_mac))
+            if cur.rowcount != 1:
+                return None
+            return sign()
+
+    def submit(self, campaign_id: str, reports: list[bytes], nonces: list[bytes | None]) -> tuple[int, int]:
+        """Store reports (one transaction); a report whose nonce is already spent is a duplicate.
+
+        Returns:
+            ``(accepted, duplicates)``.
+        """
+        accepted = duplicates = 0
+        with self._tx() as cur:
+            for report, nonce in zip(reports, nonces, strict=True):
+                if nonce is not None:
+                    self._x(cur, "INSERT INTO spent (campaign_id, nonce) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                            (campaign_id, nonce))
+                    if cur.rowcount != 1:
+                        duplicates += 1
+                        continue
+                self._x(cur, "INSERT INTO reports (id, campaign_id, release_id, report) VALUES (?, ?, NULL, ?)",
+                        (secrets.token_bytes(16), campaign_id, report))
+                accepted += 1
+        return accepted, duplicates
+
+    def release(self, campaign_id: str, *, threshold: int, bits: int, day: str,
+                build: Callable[[str, Tally], dict[str, Any]]) -> dict[str, Any]:
+        """Release every pending report of a campaign at once, if there are at least ``threshold``.
+
+        In one transaction: the pending reports are marked with a new release id, tallied, ``build(id, tally)``
+        makes the release object, and it is stored. Nothing changes if anything fails.
+
+        Raises:
+            CrowdTooSmall: fewer than ``threshold`` pending reports.
+        """
+        release_id = secrets.token_hex(16)
+        with self._tx() as cur:
+            self._lock_campaign(cur, campaign_id)
+            self._x(cur, "UPDATE reports SET release_id = ? WHERE campaign_id = ? AND release_id IS NULL",
+                    (release_id, campaign_id))
+            n = int(cur.rowcount)
+            if n < threshold:
+                raise CrowdTooSmall(n, threshold)
+            self._x(cur, "SELECT report FROM reports WHERE campaign_id = ? AND release_id = ?",
+                    (campaign_id, release_id))
+
+            def chunks() -> Iterator[list[bytes]]:
+                while True:
+                    rows = cur.fetchmany(_FETCH_ROWS)
+                    if not rows:
+                        return
+                    yield [bytes(r[0]) for r in rows]
+
+            from ..collection.campaign import MAX_HISTOGRAM_BITS
+
+            t = tally_report_bytes(chunks(), bits, full_histogram=bits <= MAX_HISTOGRAM_BITS)
+            if t.reports != n:  # pragma: no cover - the UPDATE and the SELECT run in one transaction
+                raise RuntimeError("release: marked and read report counts differ")
+            body = build(release_id, t)
+            seq = int(self._x(cur, "SELECT COUNT(*) FROM releases WHERE campaign_id = ?",
+                              (campaign_id,)).fetchone()[0]) + 1
+            self._x(cur, "INSERT INTO releases (id, campaign_id, seq, day, body) VALUES (?, ?, ?, ?, ?)",
+                    (release_id, campaign_id, seq, day, json.dumps(body)))
+        return body
+
+    def releases(self, campaign_id: str) -> list[dict[str, Any]]:
+        """All releases of a campaign, in the order they were made."""
+        with self._tx(write=False) as cur:
+            rows = self._x(cur, "SELECT body FROM releases WHERE campaign_id = ? ORDER BY seq",
+                           (campaign_id,)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+
+class SQLiteStorage(Storage):
+    """SQLite back end: WAL journal, ``synchronous=FULL``, ``WITHOUT ROWID`` tables, 30 s busy timeout."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(max_connections=16)
+        self.path = path
+
+    def _connect(self) -> Any:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        return conn
+
+    def _begin(self, conn: Any, *, write: bool) -> None:
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def _ddl(self, stmt: str) -> str:
+        if stmt.startswith("CREATE TABLE"):
+            return stmt + " WITHOUT ROWID"
+        return stmt
+
+
+class PostgresStorage(Storage):
+    """PostgreSQL back end through psycopg 3 (``synchronous_commit`` as configured; on by default)."""
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        super().__init__(max_connections=10)
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise ImportError(
+                "a postgresql:// database needs psycopg 3: pip install 'sufficientdp[service]'") from exc
+        self._psycopg = psycopg
+        self.url = url
+
+    def _connect(self) -> Any:
+        return self._psycopg.connect(self.url, autocommit=False)
+
+    def _begin(self, conn: Any, *, write: bool) -> None:
+        pass  # psycopg opens a transaction on the first statement
+
+    def _is_broken(self, conn: Any) -> bool:
+        return bool(conn.closed or conn.broken)
+
+    def _sql(self, text: str) -> str:
+        return text.replace("?", "%s")
+
+    def _ddl(self, stmt: str) -> str:
+        return stmt.replace("BLOB", "BYTEA")
+
+    def _lock_campaign(self, cur: Any, campaign_id: str) -> None:
+        self._x(cur, "SELECT id FROM campaigns WHERE id = ? FOR UPDATE", (campaign_id,))
+
+    def init_schema(self) -> None:
+        # Concurrent CREATE TABLE IF NOT EXISTS can race in PostgreSQL; serialize with an advisory lock.
+        with self._tx() as cur:
+            self._x(cur, "SELECT pg_advisory_xact_lock(7301)")
+            for stmt in _SCHEMA:
+                self._x(cur, self._ddl(stmt))
+            self._x(cur, "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                    ("schema_version", str(SCHEMA_VERSION).encode()))
+
+
+def open_storage(database_url: str) -> Storage:
+    """Open (and initialize) the storage named by a URL.
+
+    Accepted: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``, a plain file path (SQLite), or a
+    ``postgresql://`` / ``postgres://`` URL (psycopg 3 conninfo).
+
+    Raises:
+        ParameterError: an unsupported URL scheme or an empty path.
+        ImportError: PostgreSQL without psycopg installed.
+    """
+    if not isinstance(database_url, str) or not database_url:
+        raise ParameterError(f"database must be a sqlite:/// path or a postgresql:// URL; got {database_url!r}")
+    storage: Storage
+    if database_url.startswith(("postgresql://", "postgres://")):
+        storage = PostgresStorage(database_url)
+    elif database_url.startswith("sqlite:///"):
+        path = database_url[len("sqlite:///"):]
+        if not path or path == ":memory:":
+            raise ParameterError(f"database must name an SQLite file (sqlite:///path.db); got {database_url!r}")
+        storage = SQLiteStorage(path)
+    elif "://" in database_url or database_url == ":memory:":
+        raise ParameterError("database must be a sqlite:/// path, a file path or a postgresql:// URL; "
+                             f"got {database_url!r}")
+    else:
+        storage = SQLiteStorage(database_url)
+    storage.init_schema()
+    return storage

@@ -1,0 +1,490 @@
+"""In-process tests of the collector HTTP API (docs/collector_api_contract.md) on SQLite.
+
+tests/service/test_postgres.py runs the same tests against PostgreSQL by overriding the ``db_url`` fixture; tests
+that only make sense for SQLite check ``storage.dialect``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import math
+import re
+import secrets
+import threading
+import warnings
+from collections.abc import Iterator
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi", reason="the collector service needs the 'service' extra")
+pytest.importorskip("cryptography", reason="token keys need cryptography")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from sufficientdp._errors import ParameterError  # noqa: E402
+from sufficientdp.calibration import calibrate  # noqa: E402
+from sufficientdp.collection.tokens import TokenKey, blind, new_nonce, unblind  # noqa: E402
+from sufficientdp.service.app import create_app  # noqa: E402
+
+BASE: dict[str, Any] = {"name": "survey", "bits": 4, "epsilon": 1.0, "crowd_size": 300, "q": 0.3,
+                        "rate_limit": "none"}
+N_MIN = 300
+
+
+@pytest.fixture(scope="module")
+def db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("collector") / "collector.db")
+
+
+@pytest.fixture(scope="module")
+def app(db_url: str) -> Iterator[Any]:
+    application = create_app(db_url)
+    yield application
+    application.state.storage.close()
+
+
+@pytest.fixture(scope="module")
+def client(app: Any) -> TestClient:
+    return TestClient(app)
+
+
+@pytest.fixture(scope="module")
+def token_campaign(client: TestClient) -> dict[str, Any]:
+    r = client.post("/v1/campaigns", json={**BASE, "rate_limit": "tokens", "reports_per_person": 2,
+                                           "crowd_size": 5, "q": 0.45, "eta": 0.5})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def new_campaign(client: TestClient, **overrides: Any) -> dict[str, Any]:
+    r = client.post("/v1/campaigns", json={**BASE, **overrides})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+_ANY: Any = object()
+
+
+def assert_error(r: Any, status: int, code: str, parameter: Any = _ANY) -> dict[str, Any]:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "parameter"}
+    assert body["error"]["code"] == code, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    if parameter is not _ANY:
+        assert body["error"]["parameter"] == parameter, body
+    return body["error"]
+
+
+def pending(client: TestClient, cid: str) -> int:
+    return int(client.get(f"/v1/campaigns/{cid}").json()["pending_reports"])
+
+
+def hex_nonces(n: int) -> list[str]:
+    return [secrets.token_hex(32) for _ in range(n)]
+
+
+def get_tokens(client: TestClient, campaign: dict[str, Any], credential: str, count: int) -> list[dict[str, str]]:
+    key = TokenKey.from_dict(campaign["token_key"])
+    nonces = [new_nonce() for _ in range(count)]
+    blinded = [blind(key, n) for n in nonces]
+    r = client.post(f"/v1/campaigns/{campaign['id']}/tokens",
+                    json={"credential": credential, "blinded": [format(b, "x") for b, _ in blinded]})
+    assert r.status_code == 200, r.text
+    sigs = [unblind(key, int(s, 16), u) for s, (_, u) in zip(r.json()["signatures"], blinded, strict=True)]
+    return [{"nonce": n.hex(), "signature": format(s, "x")} for n, s in zip(nonces, sigs, strict=True)]
+
+
+# ---------------------------------------------------------------------------------------------------- campaigns
+def test_openapi_description_lists_every_endpoint(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    assert {"/v1/campaigns", "/v1/campaigns/{campaign_id}", "/v1/campaigns/{campaign_id}/tokens",
+            "/v1/campaigns/{campaign_id}/reports", "/v1/campaigns/{campaign_id}/releases",
+            "/v1/campaigns/{campaign_id}/estimates"} <= set(spec["paths"])
+    schemas = set(spec["components"]["schemas"])
+    assert {"CampaignIn", "CampaignOut", "ReportsIn", "ReleaseOut", "ErrorOut"} <= schemas
+
+
+def test_create_campaign_with_given_q(client: TestClient) -> None:
+    c = new_campaign(client)
+    assert re.fullmatch(r"[0-9a-f]{32}", c["id"])
+    assert {k: c[k] for k in ("name", "bits", "epsilon", "eta", "crowd_size", "reports_per_person", "precision",
+                              "rate_limit")} == {**{k: BASE[k] for k in ("name", "bits", "epsilon", "crowd_size",
+                                                                         "rate_limit")},
+                                                 "eta": 0.001, "reports_per_person": 1, "precision": 32}
+    assert c["q_numerator"] == math.ceil(Fraction(0.3) * 2**32) and c["q"] == c["q_numerator"] / 2**32
+    assert 0.0 <= c["eta_at_q"] <= 0.001 and c["calibrated"] is False and c["token_key"] is None
+    assert "certified" in c["guarantee"]
+    got = client.get(f"/v1/campaigns/{c['id']}").json()
+    assert got == {**c, "pending_reports": 0, "released_reports": 0, "releases": 0}
+
+
+def test_create_campaign_with_tokens_publishes_a_2048_bit_key(token_campaign: dict[str, Any]) -> None:
+    key = TokenKey.from_dict(token_campaign["token_key"])
+    assert key.n.bit_length() == 2048 and key.e == 65537
+
+
+def test_create_campaign_calibrates_when_q_is_null(client: TestClient) -> None:
+    c = new_campaign(client, bits=2, crowd_size=100, eta=0.01, q=None)
+    expected = calibrate(bits=2, population=100, epsilon=1.0, eta=0.01, method="certified").q
+    assert c["calibrated"] is True and c["q_numerator"] == math.ceil(Fraction(expected) * 2**32)
+    assert c["eta_at_q"] <= 0.01
+
+
+def test_given_q_above_target_is_refused(client: TestClient) -> None:
+    err = assert_error(client.post("/v1/campaigns", json={**BASE, "q": 0.05}), 422, "target_not_met", "q")
+    assert "0.001" in err["message"] and "300" in err["message"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("name", ""), ("name", 3), ("bits", 0), ("bits", 1025), ("bits", "4"), ("bits", 2.5), ("bits", True),
+     ("epsilon", 0), ("epsilon", -1.0), ("epsilon", "e"), ("eta", 0), ("eta", 1.5), ("crowd_size", 1),
+     ("crowd_size", 10**10), ("reports_per_person", 0), ("reports_per_person", 101), ("q", 0.5), ("q", -0.2),
+     ("q", "0.3"), ("precision", 1), ("precision", 65), ("rate_limit", "captcha"), ("rate_limit", None)],
+)
+def test_invalid_campaign_fields_are_named(client: TestClient, field: str, value: Any) -> None:
+    err = assert_error(client.post("/v1/campaigns", json={**BASE, field: value}), 422, "invalid_parameter", field)
+    assert err["message"].startswith(field) and ("must" in err["message"])
+
+
+def test_missing_and_unknown_campaign_fields(client: TestClient) -> None:
+    body = {k: v for k, v in BASE.items() if k != "bits"}
+    err = assert_error(client.post("/v1/campaigns", json=body), 422, "invalid_parameter", "bits")
+    assert "required" in err["message"]
+    assert_error(client.post("/v1/campaigns", json={**BASE, "colour": 1}), 422, "invalid_parameter", "colour")
+
+
+@pytest.mark.parametrize("body", [b"{", b"[1, 2]", b"7", b""])
+def test_malformed_json_bodies(client: TestClient, body: bytes) -> None:
+    r = client.post("/v1/campaigns", content=body, headers={"content-type": "application/json"})
+    assert_error(r, 400, "invalid_json", None)
+
+
+def test_unknown_campaign_everywhere(client: TestClient) -> None:
+    for cid in ("0" * 32, "not-an-id"):
+        assert_error(client.get(f"/v1/campaigns/{cid}"), 404, "unknown_campaign")
+        assert_error(client.post(f"/v1/campaigns/{cid}/reports", json={"reports": [[0, 1, 0, 1]]}),
+                     404, "unknown_campaign")
+        assert_error(client.post(f"/v1/campaigns/{cid}/tokens", json={"credential": "a", "blinded": ["1"]}),
+                     404, "unknown_campaign")
+        assert_error(client.post(f"/v1/campaigns/{cid}/releases"), 404, "unknown_campaign")
+        assert_error(client.get(f"/v1/campaigns/{cid}/estimates"), 404, "unknown_campaign")
+    assert_error(client.get("/v2/nothing"), 404, "not_found")
+    assert_error(client.delete("/v1/campaigns"), 405, "method_not_allowed")
+
+
+# ------------------------------------------------------------------------------------------------------ reports
+def test_submit_and_idempotent_retry(client: TestClient) -> None:
+    c = new_campaign(client)
+    reports = [[0, 1, 0, 1], [1, 1, 1, 1], [0, 0, 0, 0]]
+    nonces = hex_nonces(3)
+    url = f"/v1/campaigns/{c['id']}/reports"
+    assert client.post(url, json={"reports": reports, "nonces": nonces}).json() == {"accepted": 3, "duplicates": 0}
+    # The same request again (a retry whose answer was lost) stores nothing.
+    assert client.post(url, json={"reports": reports, "nonces": nonces}).json() == {"accepted": 0, "duplicates": 3}
+    # Partly new: only the new nonce is stored.
+    r = client.post(url, json={"reports": reports[:2], "nonces": [nonces[0], secrets.token_hex(32)]})
+    assert r.json() == {"accepted": 1, "duplicates": 1}
+    # Reports without nonces are never deduplicated.
+    assert client.post(url, json={"reports": reports}).json() == {"accepted": 3, "duplicates": 0}
+    assert pending(client, c["id"]) == 7
+
+
+@pytest.mark.parametrize(
+    ("body", "parameter"),
+    [
+        ({"reports": []}, "reports"),
+        ({"reports": [[0, 1, 0]]}, "reports[0]"),
+        ({"reports": [[0, 1, 0, 1], [0, 1, 0, 1, 1]]}, "reports[1]"),
+        ({"reports": [[0, 1, 0, 2]]}, "reports[0][3]"),
+        ({"reports": [[0, 1, 0, -1]]}, "reports[0][3]"),
+        ({"reports": [[0, 1, 0, True]]}, "reports[0][3]"),
+        ({"reports": [[0, 1, 0, 0.5]]}, "reports[0][3]"),
+        ({"reports": [[0, 1, 0, "1"]]}, "reports[0][3]"),
+        ({"reports": "0101"}, "reports"),
+        ({"reports": [[0, 1, 0, 1]], "nonces": []}, "nonces"),
+        ({"reports": [[0, 1, 0, 1]], "nonces": ["ab"]}, "nonces[0]"),
+        ({"reports": [[0, 1, 0, 1]], "nonces": ["g" * 64]}, "nonces[0]"),
+        ({"reports": [[0, 1, 0, 1]] * 2, "nonces": ["a" * 64] * 2}, "nonces"),
+        ({"reports": [[0, 1, 0, 1]], "tokens": [{"nonce": "a" * 64, "signature": "1"}]}, "tokens"),
+        ({"reports": [[0, 1, 0, 1]], "extra": 1}, "extra"),
+        ({}, "reports"),
+    ],
+)
+def test_invalid_reports_store_nothing(client: TestClient, body: dict[str, Any], parameter: str) -> None:
+    c = new_campaign(client)
+    url = f"/v1/campaigns/{c['id']}/reports"
+    assert_error(client.post(url, json=body), 400, "invalid_report", parameter)
+    assert pending(client, c["id"]) == 0
+
+
+def test_one_bad_report_rejects_the_whole_request(client: TestClient) -> None:
+    c = new_campaign(client)
+    good = [[0, 1, 0, 1]] * 50
+    r = client.post(f"/v1/campaigns/{c['id']}/reports", json={"reports": good + [[0, 1, 2, 1]]})
+    assert_error(r, 400, "invalid_report", "reports[50][2]")
+    assert pending(client, c["id"]) == 0
+
+
+def test_size_limits(client: TestClient, db_url: str) -> None:
+    c = new_campaign(client)
+    url = f"/v1/campaigns/{c['id']}/reports"
+    assert_error(client.post(url, json={"reports": [[0, 1, 0, 1]] * 10_001}), 413, "request_too_large", "reports")
+    assert client.post(url, json={"reports": [[0, 1, 0, 1]] * 10_000}).json()["accepted"] == 10_000
+    small = create_app(db_url, max_body_bytes=2048)
+    try:
+        sc = TestClient(small)
+        body = b'{"reports": [' + b",".join([b"[0,1,0,1]"] * 300) + b"]}"
+        assert_error(sc.post(url, content=body, headers={"content-type": "application/json"}), 413,
+                     "request_too_large", None)
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: the limit is enforced while reading
+            yield body[:1000]
+            yield body[1000:]
+
+        assert_error(sc.post(url, content=chunks(), headers={"content-type": "application/json"}), 413,
+                     "request_too_large", None)
+        assert sc.post(url, json={"reports": [[0, 1, 0, 1]] * 10}).json()["accepted"] == 10
+    finally:
+        small.state.storage.close()
+    assert pending(client, c["id"]) == 10_010
+
+
+def test_concurrent_submissions_of_one_nonce_store_it_once(client: TestClient) -> None:
+    c = new_campaign(client)
+    nonce = secrets.token_hex(32)
+    results: list[dict[str, int]] = []
+
+    def submit() -> None:
+        r = client.post(f"/v1/campaigns/{c['id']}/reports", json={"reports": [[1, 1, 1, 1]], "nonces": [nonce]})
+        results.append(r.json())
+
+    threads = [threading.Thread(target=submit) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(r["accepted"] for r in results) == 1 and sum(r["duplicates"] for r in results) == 5
+    assert pending(client, c["id"]) == 1
+
+
+# ----------------------------------------------------------------------------------------------------- releases
+def test_releases_are_disjoint_and_estimates_are_exact_functions_of_the_reports(client: TestClient) -> None:
+    c = new_campaign(client)
+    cid = c["id"]
+    rng = np.random.default_rng(11)
+    first = rng.integers(0, 2, size=(N_MIN - 1, 4))
+    url = f"/v1/campaigns/{cid}/reports"
+    assert client.post(url, json={"reports": first.tolist()}).json()["accepted"] == N_MIN - 1
+    err = assert_error(client.post(f"/v1/campaigns/{cid}/releases"), 409, "crowd_too_small", None)
+    assert f"{N_MIN - 1} are pending" in err["message"] and str(N_MIN) in err["message"]
+    last = rng.integers(0, 2, size=(1, 4))
+    client.post(url, json={"reports": last.tolist()})
+    r = client.post(f"/v1/campaigns/{cid}/releases")
+    assert r.status_code == 201, r.text
+    rel1 = r.json()
+    batch1 = np.vstack([first, last])
+    q = c["q"]
+    assert rel1["reports"] == N_MIN and rel1["level"] == 0.95
+    assert rel1["created"] == dt.datetime.now(dt.UTC).date().isoformat()
+    for j, e in enumerate(rel1["estimates"]):
+        m = int(batch1[:, j].sum())
+        assert e["bit"] == j and e["count"] == m
+        assert math.isclose(e["estimate"], (m - q * N_MIN) / (1 - 2 * q), rel_tol=1e-12)
+        assert math.isclose(e["std_error"], math.sqrt(N_MIN * q * (1 - q)) / (1 - 2 * q), rel_tol=1e-12)
+    hist = np.bincount(batch1 @ (1 << np.arange(4)), minlength=16)
+    assert rel1["histogram"]["counts"] == hist.tolist()
+    # Nothing pending: the next release is refused with the numbers.
+    err = assert_error(client.post(f"/v1/campaigns/{cid}/releases"), 409, "crowd_too_small", None)
+    assert "0 are pending" in err["message"]
+    # A second batch makes a second release that covers exactly the new reports.
+    batch2 = rng.integers(0, 2, size=(N_MIN + 7, 4))
+    client.post(url, json={"reports": batch2.tolist()})
+    rel2 = client.post(f"/v1/campaigns/{cid}/releases").json()
+    assert rel2["reports"] == N_MIN + 7
+    assert [e["count"] for e in rel2["estimates"]] == batch2.sum(axis=0).tolist()
+    status = client.get(f"/v1/campaigns/{cid}").json()
+    assert (status["pending_reports"], status["released_reports"], status["releases"]) == (0, 2 * N_MIN + 7, 2)
+    listing = client.get(f"/v1/campaigns/{cid}/estimates").json()
+    assert listing["campaign"] == cid and [x["id"] for x in listing["releases"]] == [rel1["id"], rel2["id"]]
+    assert listing["releases"][0] == rel1
+    one = client.get(f"/v1/campaigns/{cid}/estimates", params={"release": rel2["id"]}).json()
+    assert one == {"campaign": cid, "releases": [rel2]}
+
+
+def test_estimates_query_errors(client: TestClient) -> None:
+    c = new_campaign(client)
+    url = f"/v1/campaigns/{c['id']}/estimates"
+    assert client.get(url).json() == {"campaign": c["id"], "releases": []}
+    assert_error(client.get(url, params={"release": "f" * 32}), 404, "unknown_release", "release")
+    assert_error(client.get(url, params={"since": "2024-01-01"}), 409, "overlapping_release", "since")
+    assert_error(client.get(url, params={"from": "a", "to": "b"}), 409, "overlapping_release")
+    assert_error(client.get(url, params={"colour": "red"}), 422, "invalid_parameter", "colour")
+    assert_error(client.get(url + "?release=a&release=b"), 422, "invalid_parameter", "release")
+
+
+def test_concurrent_releases_take_each_report_once(client: TestClient) -> None:
+    c = new_campaign(client)
+    client.post(f"/v1/campaigns/{c['id']}/reports", json={"reports": [[1, 0, 0, 1]] * (2 * N_MIN)})
+    out: list[Any] = []
+
+    def release() -> None:
+        out.append(client.post(f"/v1/campaigns/{c['id']}/releases"))
+
+    threads = [threading.Thread(target=release) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ok = [r.json() for r in out if r.status_code == 201]
+    assert len(ok) == 1 and ok[0]["reports"] == 2 * N_MIN
+    assert all(r.json()["error"]["code"] == "crowd_too_small" for r in out if r.status_code != 201)
+
+
+# ------------------------------------------------------------------------------------------------------- tokens
+def test_token_issuance_and_use(client: TestClient, token_campaign: dict[str, Any]) -> None:
+    cid = token_campaign["id"]
+    tokens = get_tokens(client, token_campaign, "alice@example.org", 2)
+    url = f"/v1/campaigns/{cid}/reports"
+    before = pending(client, cid)
+    body = {"reports": [[0, 1, 1, 0], [1, 1, 0, 0]], "tokens": tokens}
+    assert client.post(url, json=body).json() == {"accepted": 2, "duplicates": 0}
+    # A spent token is a duplicate, not a new report (safe retries, and no double use).
+    assert client.post(url, json=body).json() == {"accepted": 0, "duplicates": 2}
+    # nonces may repeat the token nonces; they must agree.
+    fresh = get_tokens(client, token_campaign, "bob", 1)
+    assert_error(client.post(url, json={"reports": [[0, 0, 0, 0]], "tokens": fresh,
+                                        "nonces": [secrets.token_hex(32)]}), 400, "invalid_report", "nonces[0]")
+    ok = {"reports": [[0, 0, 0, 0]], "tokens": fresh, "nonces": [fresh[0]["nonce"]]}
+    assert client.post(url, json=ok).json() == {"accepted": 1, "duplicates": 0}
+    assert pending(client, cid) == before + 3
+    # One issuance per credential.
+    key = TokenKey.from_dict(token_campaign["token_key"])
+    again = {"credential": "alice@example.org", "blinded": [format(blind(key, new_nonce())[0], "x")]}
+    assert_error(client.post(f"/v1/campaigns/{cid}/tokens", json=again), 409, "token_already_issued", "credential")
+
+
+def test_credentials_are_stored_only_as_hmac(app: Any, client: TestClient, token_campaign: dict[str, Any]) -> None:
+    credential = "carol-" + secrets.token_hex(8)
+    get_tokens(client, token_campaign, credential, 1)
+    storage = app.state.storage
+    with storage._tx(write=False) as cur:
+        rows = storage._x(cur, "SELECT credential_mac FROM issued WHERE campaign_id = ?",
+                          (token_campaign["id"],)).fetchall()
+        dump = []
+        for table in ("campaigns", "reports", "spent", "issued", "releases", "settings"):
+            dump += [repr(tuple(bytes(v) if isinstance(v, memoryview) else v for v in row))
+                     for row in storage._x(cur, f"SELECT * FROM {table}").fetchall()]
+    key = storage.setting("credential_hmac_key", lambda: b"unused")
+    mac = hmac.new(key, token_campaign["id"].encode() + b"\x00" + credential.encode(), hashlib.sha256).digest()
+    assert mac in {bytes(r[0]) for r in rows}
+    assert not any(credential in line or credential.encode().hex() in line for line in dump)
+
+
+def test_token_errors_store_nothing(client: TestClient, token_campaign: dict[str, Any]) -> None:
+    cid = token_campaign["id"]
+    url = f"/v1/campaigns/{cid}/reports"
+    before = pending(client, cid)
+    assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]]}), 403, "invalid_token", "tokens")
+    forged = {"nonce": secrets.token_hex(32), "signature": "abc123"}
+    good = get_tokens(client, token_campaign, "dave", 1)[0]
+    assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]] * 2, "tokens": [good, forged]}), 403,
+                 "invalid_token", "tokens[1]")
+    # A signature for another nonce is invalid too.
+    swapped = {"nonce": secrets.token_hex(32), "signature": good["signature"]}
+    assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]], "tokens": [swapped]}), 403, "invalid_token")
+    assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]], "tokens": [{**good, "signature": "xyz"}]}), 403,
+                 "invalid_token", "tokens[0].signature")
+    assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]], "tokens": [{**good, "nonce": "12"}]}), 400,
+                 "invalid_report", "tokens[0].nonce")
+    assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]], "tokens": []}), 400, "invalid_report", "tokens")
+    assert pending(client, cid) == before
+    # The unspent good token still works afterwards: nothing of the failed requests was stored.
+    assert client.post(url, json={"reports": [[0, 1, 1, 0]], "tokens": [good]}).json()["accepted"] == 1
+
+
+def test_tokens_of_another_campaign_are_refused(client: TestClient, token_campaign: dict[str, Any]) -> None:
+    other = new_campaign(client, rate_limit="tokens", crowd_size=5, q=0.45, eta=0.5)
+    tok = get_tokens(client, other, "erin", 1)
+    assert_error(client.post(f"/v1/campaigns/{token_campaign['id']}/reports",
+                             json={"reports": [[0, 1, 1, 0]], "tokens": tok}), 403, "invalid_token", "tokens[0]")
+
+
+def test_invalid_token_requests(client: TestClient, token_campaign: dict[str, Any]) -> None:
+    cid = token_campaign["id"]
+    url = f"/v1/campaigns/{cid}/tokens"
+    key = TokenKey.from_dict(token_campaign["token_key"])
+    b = format(blind(key, new_nonce())[0], "x")
+    cases = [
+        ({"credential": "", "blinded": [b]}, "credential"),
+        ({"credential": "x" * 5000, "blinded": [b]}, "credential"),
+        ({"credential": 7, "blinded": [b]}, "credential"),
+        ({"credential": "f1", "blinded": []}, "blinded"),
+        ({"credential": "f2", "blinded": [b, b, b]}, "blinded"),
+        ({"credential": "f3", "blinded": ["0"]}, "blinded[0]"),
+        ({"credential": "f4", "blinded": [format(key.n, "x")]}, "blinded[0]"),
+        ({"credential": "f5", "blinded": ["zz"]}, "blinded[0]"),
+        ({"credential": "f6", "blinded": [12]}, "blinded[0]"),
+        ({"blinded": [b]}, "credential"),
+    ]
+    for body, parameter in cases:
+        assert_error(client.post(url, json=body), 422, "invalid_parameter", parameter)
+    # Failed requests did not spend the credential.
+    assert client.post(url, json={"credential": "f3", "blinded": [b]}).status_code == 200
+    plain = new_campaign(client)
+    assert_error(client.post(f"/v1/campaigns/{plain['id']}/tokens", json={"credential": "g", "blinded": [b]}),
+                 422, "invalid_parameter", "rate_limit")
+
+
+# ------------------------------------------------------------------------------------------ storage and config
+def test_sqlite_schema_reveals_no_order_nor_time(app: Any) -> None:
+    storage = app.state.storage
+    if storage.dialect != "sqlite":
+        pytest.skip("SQLite-specific schema check")
+    with storage._tx(write=False) as cur:
+        for table in ("reports", "spent", "issued"):
+            sql = storage._x(cur, "SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+            assert sql.rstrip().endswith("WITHOUT ROWID")
+        cols = {r[1] for r in storage._x(cur, "PRAGMA table_info(reports)").fetchall()}
+        assert cols == {"id", "campaign_id", "release_id", "report"}
+        assert {r[1] for r in storage._x(cur, "PRAGMA table_info(spent)").fetchall()} == {"campaign_id", "nonce"}
+        assert storage._x(cur, "PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert storage._x(cur, "PRAGMA synchronous").fetchone()[0] == 2  # FULL
+
+
+def test_admin_token_guards_campaigns_and_releases(db_url: str) -> None:
+    secured = create_app(db_url, admin_token="s" * 20)
+    try:
+        sc = TestClient(secured)
+        assert_error(sc.post("/v1/campaigns", json=BASE), 401, "unauthorized")
+        auth = {"authorization": "Bearer " + "s" * 20}
+        r = sc.post("/v1/campaigns", json=BASE, headers=auth)
+        assert r.status_code == 201
+        assert_error(sc.post(f"/v1/campaigns/{r.json()['id']}/releases"), 401, "unauthorized")
+        assert_error(sc.post(f"/v1/campaigns/{r.json()['id']}/releases", headers=auth), 409, "crowd_too_small")
+    finally:
+        secured.state.storage.close()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"max_body_bytes": 10}, "max_body_bytes"), ({"token_key_bits": 1024}, "token_key_bits"),
+     ({"credential_key": b"short"}, "credential_key"), ({"admin_token": "short"}, "admin_token")],
+)
+def test_create_app_invalid_arguments(db_url: str, kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ParameterError, match=match):
+        create_app(db_url, **kwargs)
+
+
+@pytest.mark.parametrize("url", ["mysql://localhost/x", "sqlite:///", "sqlite:///:memory:", ""])
+def test_unsupported_database_urls(url: str) -> None:
+    with pytest.raises(ParameterError, match="database must"):
+        create_app(url)
