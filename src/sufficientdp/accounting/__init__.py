@@ -13,6 +13,14 @@ from .conversions import (
     zcdp_tail_bound,
     zcdp_to_approx_dp,
 )
+from .discrete_gaussian import (
+    DiscreteGaussian,
+    NormalizerBracket,
+    discrete_gaussian_log_normalizer,
+    sample_bernoulli_exp,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
 from .mechanisms import (
     GaussianPLD,
     binary_randomized_response,
@@ -21,24 +29,63 @@ from .mechanisms import (
     geometric,
     k_randomized_response,
 )
+from .pbdp import (
+    EtaDeltaTable,
+    PbdpCurve,
+    compare_eta_delta,
+    pbdp_curve,
+    pbdp_delta,
+    pbdp_epsilon,
+    pbdp_holds,
+    postprocessed_tail,
+)
 from .pld import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution
+from .sampling import SUBSAMPLING_DIRECTIONS, poisson_subsample
+from .shuffled import (
+    ShuffledRRProfile,
+    homogeneous_histogram_pld,
+    shuffled_rr_pld,
+    shuffled_rr_profile,
+    shuffled_rr_worst_profile,
+)
 
 __all__ = [
+    "DiscreteGaussian",
+    "EtaDeltaTable",
+    "GaussianPLD",
     "MAX_COMPOSE_ATOMS",
     "MERGE_TOL",
-    "GaussianPLD",
+    "NormalizerBracket",
+    "PbdpCurve",
     "PrivacyLossDistribution",
     "RdpConversion",
+    "SUBSAMPLING_DIRECTIONS",
+    "ShuffledRRProfile",
     "binary_randomized_response",
     "bit_vector_randomized_response",
+    "compare_eta_delta",
+    "discrete_gaussian_log_normalizer",
     "gaussian",
     "gdp_mu_from_tradeoff",
     "gdp_tradeoff",
     "geometric",
+    "homogeneous_histogram_pld",
     "k_randomized_response",
     "max_power",
+    "pbdp_curve",
+    "pbdp_delta",
+    "pbdp_epsilon",
+    "pbdp_holds",
+    "poisson_subsample",
+    "postprocessed_tail",
     "pure_to_zcdp",
     "rdp_to_approx_dp",
+    "sample_bernoulli_exp",
+    "sample_discrete_gaussian",
+    "sample_discrete_laplace",
+    "shuffled_rr_pld",
+    "shuffled_rr_profile",
+    "shuffled_rr_worst_profile",
     "zcdp_tail_bound",
     "zcdp_to_approx_dp",
 ]
