@@ -1,0 +1,305 @@
+"""How much noise each privacy approach needs for the same release, and what each one promises.
+
+For L bits, N people, k reports per person and a target epsilon (plus delta for approximate DP and eta for
+sufficient DP) :func:`compare_approaches` computes the flip probability q each approach needs and the resulting
+standard deviation of an unbiased per-bit count, ``sd(d_hat) = sqrt(N q p / k) / (p - q)`` (exact; seed 001 §4,
+:mod:`sufficientdp.estimation.bits`). Rows:
+
+* ``local-dp`` — pure epsilon-LDP over all L bits and k reports: ``q = 1/(1 + e^(epsilon/(kL)))`` (seed 001 eq.
+  4.2, composed). A proof for every collection (kind ``"exact"``).
+* ``shuffle-efmrtt19``, ``shuffle-bbgn19``, ``shuffle-fmt21`` — amplification by shuffling
+  (:mod:`sufficientdp.accounting.amplification`): the largest per-person ``epsilon0`` whose shuffled release of N
+  people is ``(epsilon, delta)``-DP, mapped to q by ``epsilon0 = k L log(p/q)``. Composition: each person's k reports
+  of L bits are treated as *one* local message (pure-DP composition inside the local randomizer, exact for
+  bit-vector RR). Shuffling the kN reports separately is a post-processing of shuffling the N bundles (flatten each
+  bundle), so the bound also holds for unbundled reports. Kind ``"bound"``; where a theorem's conditions fail the
+  row falls back to ``epsilon0 = epsilon`` (no amplification) and says so.
+* ``shuffled-rr-exact`` — L = 1, k = 1 only: the smallest q whose shuffled binary RR has exact
+  ``max_m delta(epsilon) <= delta`` over every neighbouring pair of counts (m, m+1), both directions. For L > 1 it is
+  not applicable: the bits of one report are linked, so the L-bit release is not L independent single-bit releases
+  and no per-bit reduction is valid.
+* ``sufficient-dp-paper`` — the paper's calibration, method ``paper-sigma`` (``E R + beta sd R <= e^epsilon``,
+  seed 001 eq. 3.12). A heuristic, not a bound on eta (ERRATA 3).
+* ``sufficient-dp-certified`` — method ``certified``: a rigorous bound ``P[R > e^epsilon] <= eta`` for the
+  homogeneous configuration only (docs/worst_case.md).
+
+The guarantees differ in kind — (epsilon, 0) for every pair of collections, (epsilon, delta) for every pair, a tail
+bound for one configuration — and the ``guarantee`` text of each row says which.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.stats import binom
+
+from .._validation import check_int, check_open_interval, check_positive_finite
+from ..accounting.amplification import BOUNDS, flip_probability_for_epsilon0, max_epsilon0
+from .calibrate import DEFAULT_ETA, calibrate, local_q, sigma_per_sqrt_n
+
+__all__ = ["APPROACHES", "Comparison", "ComparisonRow", "compare_approaches", "shuffled_rr_exact_q",
+           "shuffled_rr_worst_delta"]
+
+APPROACHES = ("local-dp", "shuffle-efmrtt19", "shuffle-bbgn19", "shuffle-fmt21", "shuffled-rr-exact",
+              "sufficient-dp-paper", "sufficient-dp-certified")
+
+_ALLOWANCE = 1e-11
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComparisonRow:
+    """One approach: the flip probability it needs and the resulting error.
+
+    Attributes:
+        approach: one of :data:`APPROACHES`.
+        q: flip probability (None when not applicable / not computed).
+        sd: ``sd(d_hat)`` of a per-bit count at q (None with q).
+        sd_per_sqrt_n: ``sd / sqrt(N)``.
+        kind: ``"exact"``, ``"bound"``, ``"heuristic"`` (the paper's mean + beta sd) or ``"n/a"``.
+        guarantee: what the row promises, in words.
+        epsilon0: per-person local epsilon implied by q over kL bits (``k L log(p/q)``), where q exists.
+        notes: caveats.
+    """
+
+    approach: str
+    q: float | None
+    sd: float | None
+    sd_per_sqrt_n: float | None
+    kind: str
+    guarantee: str
+    epsilon0: float | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["notes"] = list(self.notes)
+        return d
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comparison:
+    """Result of :func:`compare_approaches`: the inputs and one :class:`ComparisonRow` per approach."""
+
+    bits: int
+    population: int
+    reports: int
+    epsilon: float
+    delta: float
+    eta: float
+    beta: float
+    rows: tuple[ComparisonRow, ...]
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The rows as a list of flat dicts (``pandas.DataFrame(comparison.records)``)."""
+        out = []
+        for r in self.rows:
+            d = r.to_dict()
+            d["notes"] = "; ".join(r.notes)
+            out.append(d)
+        return out
+
+    def row(self, approach: str) -> ComparisonRow:
+        """The row of ``approach``."""
+        for r in self.rows:
+            if r.approach == approach:
+                return r
+        raise KeyError(approach)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with the inputs and ``rows``."""
+        return {"bits": self.bits, "population": self.population, "reports": self.reports,
+                "epsilon": self.epsilon, "delta": self.delta, "eta": self.eta, "beta": self.beta,
+                "rows": [r.to_dict() for r in self.rows]}
+
+
+# ------------------------------------------------------------------------------------------ exact shuffled RR
+def shuffled_rr_worst_delta(n: int, q: float, epsilon: float) -> tuple[float, int]:
+    """Worst ``delta(epsilon)`` of shuffled binary RR over all neighbouring counts (m, m+1), both directions.
+
+    The same quantity as :func:`sufficientdp.ratio.single_bit.single_bit_worst_tail` (``.delta``), computed faster
+    for a calibration loop: with ``A' = A_{n-1}(m) = Bin(m, p) + Bin(n-1-m, q)`` (direct convolution of exact
+    binomial pmfs, all terms positive), ``P_m = A' + Ber(q)`` and ``P_{m+1} = A' + Ber(p)``, and
+    ``delta = max(sum (P_m - e^eps P_{m+1})_+, sum (P_{m+1} - e^eps P_m)_+)``. ``scipy.stats.binom.pmf`` is accurate
+    to about 1e-15 relative and the convolution of positive terms adds ``n`` ulps, so with a relative error
+    ``r`` per entry the computed sum is off by at most ``r (1 + e^eps)``; the returned value adds the generous
+    ``1e-11 (1 + e^eps)`` to stay an upper bound (so targets delta below ~1e-10 are not meaningful here).
+    Cost O(n^3 / 6) multiply-adds (n = 500: a few hundredths of a second).
+
+    Returns:
+        ``(delta_upper, argmax_m)``.
+    """
+    n = check_int("n", n, minimum=1)
+    q = check_open_interval("q", q, 0.0, 0.5)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    p = 1.0 - q
+    lam = math.exp(epsilon)
+    best, arg = 0.0, 0
+    for m in range(n):
+        a = binom.pmf(np.arange(m + 1), m, p)
+        b = binom.pmf(np.arange(n - m), n - 1 - m, q)
+        prev = np.convolve(a, b)  # pmf of A_{n-1}(m) on 0..n-1
+        lo = np.concatenate([prev, [0.0]])
+        hi = np.concatenate([[0.0], prev])
+        pm = p * lo + q * hi  # A' + Ber(q)
+        pm1 = q * lo + p * hi  # A' + Ber(p)
+        d = max(float(np.sum(np.maximum(pm - lam * pm1, 0.0))), float(np.sum(np.maximum(pm1 - lam * pm, 0.0))))
+        if d > best:
+            best, arg = d, m
+    return min(1.0, best + _ALLOWANCE * (1.0 + lam)), arg
+
+
+def shuffled_rr_exact_q(n: int, epsilon: float, delta: float, *, rel_tol: float = 1e-6) -> tuple[float, int]:
+    """Smallest q (to ``rel_tol``, rounded up) at which shuffled binary RR of n people is ``(epsilon, delta)``-DP.
+
+    ``delta(epsilon)`` is non-increasing in q: RR with ``q' > q`` is RR with q followed by an independent flip of
+    each report (``q' = q (1 - r) + p r``), a post-processing that commutes with shuffling. So a bisection on q is
+    valid; the returned q is the feasible end of the bracket.
+
+    Returns:
+        ``(q, argmax_m)`` of the worst neighbouring pair at q.
+    """
+    n = check_int("n", n, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    delta = check_open_interval("delta", delta, 0.0, 1.0)
+    lo = local_q(1, epsilon)  # local DP: delta = 0 <= target; feasible (the hi end)
+    hi_feasible = lo
+    low_end = 1e-12
+    d, m = shuffled_rr_worst_delta(n, low_end, epsilon)
+    if d <= delta:
+        return low_end, m
+    a, b = low_end, hi_feasible  # a infeasible, b feasible
+    arg = 0
+    while (b - a) > rel_tol * b:
+        mid = 0.5 * (a + b)
+        d, m = shuffled_rr_worst_delta(n, mid, epsilon)
+        if d <= delta:
+            b, arg = mid, m
+        else:
+            a = mid
+    return b, arg
+
+
+# ------------------------------------------------------------------------------------------ the comparison
+def _row(approach: str, q: float | None, *, population: int, reports: int, bits: int, kind: str, guarantee: str,
+         notes: list[str]) -> ComparisonRow:
+    if q is None:
+        return ComparisonRow(approach=approach, q=None, sd=None, sd_per_sqrt_n=None, kind=kind,
+                             guarantee=guarantee, notes=tuple(notes))
+    s = sigma_per_sqrt_n(q, reports)
+    e0 = bits * reports * (math.log1p(-q) - math.log(q))
+    return ComparisonRow(approach=approach, q=q, sd=s * math.sqrt(population), sd_per_sqrt_n=s, kind=kind,
+                         guarantee=guarantee, epsilon0=e0, notes=tuple(notes))
+
+
+def compare_approaches(
+    *,
+    bits: int,
+    population: int,
+    epsilon: float,
+    delta: float,
+    eta: float = DEFAULT_ETA,
+    reports: int = 1,
+    beta: float = 3.0,
+    certified: bool = True,
+    exact_max_population: int = 400,
+    progress: Any = None,
+) -> Comparison:
+    """Flip probability and per-bit count error of each approach for the same (L, N, k, epsilon, delta, eta).
+
+    Args:
+        bits: L >= 1.
+        population: N >= 1 (the crowd a release covers; also n of the shuffle bounds).
+        epsilon: target epsilon > 0 (sufficient DP: lambda = e^epsilon).
+        delta: target delta in (0, 1) for the approximate-DP rows (shuffling bounds, exact shuffled RR).
+        eta: target ``P[R > e^epsilon]`` in (0, 1) for certified sufficient DP (default 1e-3).
+        reports: k >= 1 reports per person.
+        beta: the paper's multiple of sd (``paper-sigma``), >= 0.
+        certified: compute the certified sufficient-DP row (slow for large L: about 60 s at L = 40).
+        exact_max_population: compute the exact shuffled-RR row only for N up to this (O(N^3) per step).
+        progress: optional ``progress(done, total)`` callback for the certified search.
+
+    Returns:
+        A :class:`Comparison`.
+
+    Raises:
+        ParameterError: a parameter out of range (names it, its value and the range).
+
+    References:
+        seed 001 eq. (3.12), (4.2), §4; ERRATA 3, 4; docs/comparison.md; the amplification papers cited in
+        :mod:`sufficientdp.accounting.amplification`.
+
+    Example:
+        >>> c = compare_approaches(bits=1, population=100, epsilon=1.0, delta=1e-3, certified=False)
+        >>> c.row("local-dp").q > c.row("shuffled-rr-exact").q
+        True
+    """
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    delta = check_open_interval("delta", delta, 0.0, 1.0)
+    eta = check_open_interval("eta", eta, 0.0, 1.0)
+    reports = check_int("reports", reports, minimum=1)
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (0.0 <= float(beta) < math.inf):
+        from .._errors import ParameterError
+
+        raise ParameterError(f"beta must be a finite number >= 0, i.e. in [0, inf); got {beta!r}")
+    beta = float(beta)
+    exact_max_population = check_int("exact_max_population", exact_max_population, minimum=1)
+    kw = {"population": population, "reports": reports, "bits": bits}
+    rows: list[ComparisonRow] = []
+
+    q_loc = local_q(bits, epsilon, reports)
+    rows.append(_row("local-dp", q_loc, kind="exact",
+                     guarantee=f"proof: pure epsilon-LDP for each person's {reports} report(s) of {bits} bit(s); "
+                               "every pair of collections (eta = 0, delta = 0)",
+                     notes=["seed 001 eq. (4.2) with k-fold composition"], **kw))
+
+    comp_note = (f"epsilon0 over all {bits} bit(s) x {reports} report(s) of a person as one local message "
+                 "(pure-DP composition inside the randomizer: epsilon0 = k L log(p/q)); unbundled shuffling is a "
+                 "post-processing of bundled shuffling")
+    for b in BOUNDS:
+        r = max_epsilon0(b, epsilon=epsilon, delta=delta, n=population)
+        q = flip_probability_for_epsilon0(r.usable_epsilon0, bits, reports)
+        q = min(q, q_loc) if not r.amplified else q
+        notes = [comp_note, *r.notes]
+        rows.append(_row(f"shuffle-{b}", q, kind="bound",
+                         guarantee=f"(epsilon, delta)-DP for every pair of neighbouring collections (replacement of "
+                                   f"one person), shuffled, by the {b} amplification bound"
+                                   + ("" if r.amplified else "; here no amplification: equals local DP"),
+                         notes=notes, **kw))
+
+    exact_g = "exact: (epsilon, delta)-DP of shuffled binary RR, worst over all neighbouring counts, both directions"
+    if bits != 1 or reports != 1:
+        rows.append(_row("shuffled-rr-exact", None, kind="n/a", guarantee=exact_g,
+                         notes=["not applicable: the exact analysis is for one bit per person (L = 1, k = 1); the "
+                                "bits of an L-bit report are linked, so no per-bit reduction is valid"], **kw))
+    elif population > exact_max_population:
+        rows.append(_row("shuffled-rr-exact", None, kind="n/a", guarantee=exact_g,
+                         notes=[f"not computed: N = {population} > exact_max_population = {exact_max_population} "
+                                "(O(N^3) per bisection step)"], **kw))
+    else:
+        q_ex, m_ex = shuffled_rr_exact_q(population, epsilon, delta)
+        rows.append(_row("shuffled-rr-exact", q_ex, kind="exact", guarantee=exact_g,
+                         notes=[f"worst neighbouring pair at q: counts ({m_ex}, {m_ex + 1}); q found by bisection to "
+                                "relative 1e-6, rounded up"], **kw))
+
+    cal = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, reports=reports,
+                    method="paper-sigma")
+    rows.append(_row("sufficient-dp-paper", cal.q, kind=cal.kind, guarantee=cal.guarantee,
+                     notes=list(cal.notes), **kw))
+    if certified:
+        cal = calibrate(bits=bits, population=population, epsilon=epsilon, reports=reports, method="certified",
+                        eta=eta, progress=progress)
+        rows.append(_row("sufficient-dp-certified", cal.q, kind=cal.kind, guarantee=cal.guarantee,
+                         notes=[f"eta = {eta:g}; eta_at_q = {cal.eta_at_q}", *cal.notes], **kw))
+    else:
+        rows.append(_row("sufficient-dp-certified", None, kind="n/a",
+                         guarantee="rigorous tail bound for the homogeneous configuration (not computed)",
+                         notes=["skipped (certified=False)"], **kw))
+    return Comparison(bits=bits, population=population, reports=reports, epsilon=epsilon, delta=delta, eta=eta,
+                      beta=beta, rows=tuple(rows))

@@ -1,0 +1,102 @@
+"""``sufficientdp account``: the exact privacy profile (delta and eta at epsilon) of a reference mechanism.
+
+Mechanisms:
+
+* ``shuffled-rr`` — n people, one bit each, binary randomized response with flip probability q, output the count
+  of ones (the shuffled release). Neighbouring collections differ in one person's bit; delta and eta are the worst
+  over the others' ones-count m and both directions (:func:`sufficientdp.ratio.single_bit.single_bit_worst_tail`,
+  exact, scans every m: O(n^2), refused above n = 20000).
+* ``rr`` — local binary randomized response (one person, no crowd).
+* ``bit-vector-rr`` — local L-bit randomized response, neighbours differing in ``--differing`` bits (default all L,
+  the worst case).
+* ``gaussian`` — the Gaussian mechanism with standard deviation ``--sigma`` on a sensitivity-1 query.
+
+All numbers are exact (kind ``"exact"``): delta is the hockey-stick divergence ``E[(1 - e^(eps - loss))_+]`` and
+eta the tail ``P[loss > eps]`` of the privacy loss, both at ``--epsilon``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from .._errors import ParameterError
+
+MECHANISMS = ("shuffled-rr", "rr", "bit-vector-rr", "gaussian")
+
+
+def _require(args: argparse.Namespace, *names: str) -> None:
+    for name in names:
+        if getattr(args, name.replace("-", "_")) is None:
+            raise ParameterError(f"--mechanism {args.mechanism} requires --{name}")
+
+
+def account(args: argparse.Namespace) -> dict[str, Any]:
+    """The JSON object printed by the command (the math is in the core modules)."""
+    mech = args.mechanism
+    out: dict[str, Any] = {"mechanism": mech, "epsilon": args.epsilon, "kind": "exact"}
+    if mech == "shuffled-rr":
+        _require(args, "population", "q")
+        from ..ratio.single_bit import single_bit_worst_tail
+
+        r = single_bit_worst_tail(n=args.population, q=args.q, epsilon=args.epsilon)
+        out.update(population=args.population, q=args.q, delta=r.delta, eta=r.eta,
+                   worst_m=r.details["argmax_m_delta"], worst_m_eta=r.details["argmax_m_eta"],
+                   log_delta=r.details["log_delta"], log_eta=r.details["log_eta"],
+                   neighbours="one person's bit differs; worst over the others' ones-count m, both directions")
+        return out
+    from ..accounting import mechanisms as mx
+
+    pld: Any
+    if mech == "rr":
+        _require(args, "q")
+        pld = mx.binary_randomized_response(args.q)
+        out.update(q=args.q)
+    elif mech == "bit-vector-rr":
+        _require(args, "q", "bits")
+        differing = args.bits if args.differing is None else args.differing
+        pld = mx.bit_vector_randomized_response(args.q, args.bits, differing)
+        out.update(q=args.q, bits=args.bits, differing=differing)
+    else:
+        _require(args, "sigma")
+        pld = mx.gaussian(args.sigma)
+        out.update(sigma=args.sigma, sensitivity=1.0)
+    # both directions of the neighbouring relation: the worse of the PLD and its reverse
+    rev = pld.reverse()
+    out.update(delta=max(float(pld.delta(args.epsilon)), float(rev.delta(args.epsilon))),
+               eta=max(float(pld.eta(args.epsilon)), float(rev.eta(args.epsilon))),
+               neighbours="local: one person's input differs; worse of both directions")
+    return out
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from .main import _emit
+
+    if args.mechanism in ("shuffled-rr",) and args.epsilon is not None and not args.epsilon > 0:
+        raise ParameterError(f"epsilon must be finite and > 0, i.e. in (0, inf); got {args.epsilon!r}")
+    out = account(args)
+    if args.json:
+        _emit(out)
+        return 0
+    for key, value in out.items():
+        print(f"{key:<12} {value}")
+    return 0
+
+
+def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add the ``account`` subcommand."""
+    from .main import _float, _positive_int
+
+    p = sub.add_parser("account", help="exact delta and eta of a mechanism at epsilon (shuffled RR, RR, ...)")
+    p.add_argument("--mechanism", choices=MECHANISMS, required=True,
+                   help="shuffled-rr (n people, count of ones), rr, bit-vector-rr (--bits), gaussian (--sigma)")
+    p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="epsilon at which to evaluate")
+    p.add_argument("--population", type=_positive_int("population"), default=None, help="n, people (shuffled-rr)")
+    p.add_argument("--q", type=_float("q"), default=None, help="flip probability (rr mechanisms)")
+    p.add_argument("--bits", type=_positive_int("bits"), default=None, help="L (bit-vector-rr)")
+    p.add_argument("--differing", type=_positive_int("differing"), default=None,
+                   help="bits in which neighbours differ (bit-vector-rr; default L, the worst case)")
+    p.add_argument("--sigma", type=_float("sigma"), default=None, help="noise standard deviation (gaussian)")
+    common(p)
+    p.set_defaults(func=_cmd)
