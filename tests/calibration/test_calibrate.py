@@ -136,3 +136,18 @@ def test_kind_of_each_method():
     assert kinds == {"certified": "bound", "local": "exact", "paper-sigma": "heuristic",
                      "paper-simplified": "heuristic"}
     assert calibrate(bits=2, population=50, epsilon=1.0, method="local").to_dict()["kind"] == "exact"
+
+
+def test_certified_searches_below_the_lowest_grid_point():
+    # Regression: with one bit and a large crowd the answer lies far below q_local / grid; the search used to
+    # return the grid's lowest passing point (q = 0.0168 here, whose eta is ~1e-206), 90x more noise than needed.
+    from sufficientdp.ratio.single_bit import single_bit_tail
+
+    c = calibrate(bits=1, population=100_000, epsilon=1.0, eta=1e-3, method="certified")
+    assert c.q < 1e-3
+    assert c.eta_at_q <= 1e-3
+    # independent check: the exact single-bit tail (seed 000) at the returned q, the worse of both directions
+    exact = single_bit_tail(n=100_001, m=0, q=c.q, epsilon=1.0, direction="both")
+    assert exact.eta <= 1e-3
+    # and 5% less noise misses the target exactly, so the answer is not wastefully large
+    assert single_bit_tail(n=100_001, m=0, q=0.95 * c.q, epsilon=1.0, direction="both").eta > 1e-3

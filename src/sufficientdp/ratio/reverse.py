@@ -1147,15 +1147,15 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
         ok, b, info = _worst_certified_two_sided(qq, l_eff, population, epsilon, reports, eta)
         evals.append({"q": qq, "bound": b, "passes": ok, **info})
         if progress is not None:
-            progress(len(evals), total)
+            progress(len(evals), max(total, len(evals)))
         return ok
 
     q_loc = local_q(l_eff, epsilon, reports)
     points = [q_loc * (i + 1) / grid for i in range(grid - 1)]
-    ok_idx = next((i for i, qq in enumerate(points) if passes(qq)), None)
+    hi_found, lo = _tail._grid_then_bisect(passes, points, iterations)
     base = {"target_eta": eta, "effective_bits": l_eff, "notes": notes, "evaluations": evals, "q_local": q_loc,
             "search": "grid then bisection; monotonicity in q not assumed", "direction": "both"}
-    if ok_idx is None:
+    if hi_found is None:
         q_ret = min(q_loc * (1.0 + 1e-12), 0.5 - 1e-15)
         cfg = _Cfg(q=q_ret, bits=l_eff, population=population, epsilon=epsilon, j=l_eff, k=reports)
         if not _impossible(cfg):  # pragma: no cover - q_loc is the local-DP point by construction
@@ -1166,15 +1166,7 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
         return TailResult(eta=0.0, eta_lower=0.0, eta_upper=0.0, method="certified", kind="bound", epsilon=epsilon,
                           q=q_ret, bits=bits, population=population, reports=reports, outlier_bits=l_eff,
                           delta=0.0, delta_lower=0.0, delta_upper=0.0, details=details)
-    hi = points[ok_idx]
-    lo: float | None = points[ok_idx - 1] if ok_idx > 0 else None
-    if lo is not None:
-        for _ in range(iterations):
-            mid = 0.5 * (lo + hi)
-            if passes(mid):
-                hi = mid
-            else:
-                lo = mid
+    hi = hi_found
     res = worst_two_sided(q=hi, bits=l_eff, population=population, epsilon=epsilon, reports=reports)
     if not res.eta <= eta:  # pragma: no cover - verified by the search
         raise CalibrationError("internal: returned q does not verify")

@@ -1194,6 +1194,46 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
                       confidence=confidence if method == "mc" else None, details=details)
 
 
+#: The downward search below the lowest grid point stops here (a q this small is never a useful answer).
+Q_FLOOR = 1e-12
+
+
+def _grid_then_bisect(passes: Callable[[float], bool], points: list[float],
+                      iterations: int) -> tuple[float | None, float | None]:
+    """The search shared by the certified-q calibrations: ``(hi, lo)`` with ``passes(hi)`` verified.
+
+    Scans ``points`` (increasing) for the first passing q. If the lowest point already passes, steps down by
+    factors of 8 until a q fails (or :data:`Q_FLOOR`), so that large crowds with few bits are not handed the
+    grid's coarse lowest point. Then bisects between the failing ``lo`` and the passing ``hi`` (geometric midpoint
+    while ``hi > 2 lo``, arithmetic after), keeping "fails at lo, passes at hi". ``lo`` is None when no failing
+    q was found; ``hi`` is None when no point passes.
+    """
+    ok_idx = next((i for i, qq in enumerate(points) if passes(qq)), None)
+    if ok_idx is None:
+        return None, None
+    hi = points[ok_idx]
+    lo: float | None = points[ok_idx - 1] if ok_idx > 0 else None
+    if lo is None:
+        qq = hi
+        while qq / 8.0 >= Q_FLOOR:
+            qq /= 8.0
+            if passes(qq):
+                hi = qq
+            else:
+                lo = qq
+                break
+    if lo is not None:
+        for _ in range(iterations):
+            mid = math.sqrt(lo * hi) if hi > 2.0 * lo else 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
+            if passes(mid):
+                hi = mid
+            else:
+                lo = mid
+    return hi, lo
+
+
 def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid: Any, iterations: Any,
                         max_weight: Any) -> tuple[int, int, float, float, int, int, int, list[str]]:
     """Validated inputs of a certified-q search, ``L_eff`` (seed 001 §5) and the note that goes with it."""
@@ -1268,22 +1308,10 @@ def certified_q(*, bits: int, population: int, epsilon: float, eta: float, max_w
 
     q_top = local_q(l_eff, epsilon)
     points = [q_top * (i + 1) / grid for i in range(grid)]
-    ok_idx = None
-    for i, qq in enumerate(points):
-        if passes(qq)[0]:
-            ok_idx = i
-            break
-    if ok_idx is None:
+    hi_found, lo = _grid_then_bisect(lambda qq: passes(qq)[0], points, iterations)
+    if hi_found is None:
         raise CalibrationError(f"no q <= {q_top:.6g} meets the certified target eta = {eta}")
-    hi = points[ok_idx]
-    lo: float | None = points[ok_idx - 1] if ok_idx > 0 else None
-    if lo is not None:
-        for _ in range(iterations):
-            mid = 0.5 * (lo + hi)
-            if passes(mid)[0]:
-                hi = mid
-            else:
-                lo = mid
+    hi = hi_found
     res = worst_over_outlier_bits(q=hi, bits=l_eff, population=population, epsilon=epsilon)
     if not res.eta <= eta:  # pragma: no cover - the search verified it
         raise CalibrationError("internal: returned q does not verify")
