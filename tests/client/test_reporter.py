@@ -1,8 +1,8 @@
 """Tests of the collector client (sufficientdp.client.Reporter) against fake collectors implementing the contract.
 
 The fake collector (an ``httpx.MockTransport`` handler, plus one real stdlib HTTP server for connection-level
-checks) follows docs/collector_api_contract.md: campaign object, one token issuance per credential, token-checked
-and nonce-idempotent report submission.
+checks) follows docs/collector_api_contract.md: campaign object, one token issuance per credential (an identical
+retry of the same blinded list is answered again), token-checked and nonce-idempotent report submission.
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ class FakeCollector:
         self.q_numerator = round(q * 2**32)
         self.requests: list[httpx.Request] = []
         self.stored: dict[str, list[int]] = {}
-        self.issued: set[bytes] = set()
+        self.issued: dict[bytes, list[int]] = {}  # credential HMAC -> the blinded list signed for it
+        self.token_answers: list[list[str]] = []  # every signature list computed by /tokens
+        # Failures injected *after* /tokens recorded the issuance, one per request: "read_timeout" and
+        # "disconnect" raise in the transport (the answer is lost), "bad_gateway" answers 502.
+        self.lose_tokens: list[str] = []
         self.secret = b"server-hmac-key"
         self.fail: Callable[[httpx.Request, int], httpx.Response | None] = lambda request, i: None
         self.lose_answer_once: set[str] = set()  # nonces whose first successful answer is "lost"
@@ -73,13 +77,22 @@ class FakeCollector:
         if request.method == "POST" and path == f"/v1/campaigns/{CID}/tokens":
             body = json.loads(request.content)
             tag = hmac.new(self.secret, body["credential"].encode(), hashlib.sha256).digest()
-            if tag in self.issued:
+            blinded = [int(b, 16) for b in body["blinded"]]
+            if tag in self.issued and self.issued[tag] != blinded:
                 return self.error(409, "token_already_issued", "credential")
             if len(body["blinded"]) > self.k:
                 return self.error(422, "invalid_parameter", "blinded")
-            self.issued.add(tag)
+            self.issued[tag] = blinded
             assert self.signer is not None
-            sigs = [format(self.signer.sign_blinded(int(b, 16)), "x") for b in body["blinded"]]
+            sigs = [format(self.signer.sign_blinded(b), "x") for b in blinded]
+            self.token_answers.append(sigs)
+            if self.lose_tokens:
+                loss = self.lose_tokens.pop(0)
+                if loss == "read_timeout":
+                    raise httpx.ReadTimeout("answer lost", request=request)
+                if loss == "disconnect":
+                    raise httpx.RemoteProtocolError("server disconnected", request=request)
+                return self.error(502, "bad_gateway")
             return httpx.Response(200, json={"signatures": sigs}, headers={"set-cookie": "issued=1; Path=/"})
         if request.method == "POST" and path == f"/v1/campaigns/{CID}/reports":
             body = json.loads(request.content)
@@ -217,7 +230,8 @@ def test_retries_reuse_the_same_nonce_and_token(signer: TokenSigner) -> None:
             if attempt == 1:
                 raise httpx.ConnectError("refused", request=request)
             if attempt == 2:
-                return httpx.Response(503, json={"error": {"code": "unavailable", "message": "x", "parameter": None}})
+                return httpx.Response(503, json={"error": {"code": "unavailable", "message": "x",
+                                                           "parameter": None}})
             if attempt == 3:
                 return httpx.Response(429, headers={"retry-after": "7"})
         return None
@@ -247,6 +261,61 @@ def test_lost_answer_is_answered_as_duplicate(signer: TokenSigner) -> None:
     receipt = reporter.report([0, 1] * 4)
     assert (receipt.accepted, receipt.duplicates, receipt.requests) == (2, 1, 4)
     assert len(collector.stored) == 3
+
+
+def token_requests(collector: FakeCollector) -> list[httpx.Request]:
+    return [r for r in collector.requests if r.url.path.endswith("/tokens")]
+
+
+@pytest.mark.parametrize("loss", ["read_timeout", "disconnect", "bad_gateway", "rate_limited"])
+def test_lost_token_answer_is_retried_with_the_same_blinded_list(signer: TokenSigner, loss: str) -> None:
+    collector = FakeCollector(signer, k=3)
+    if loss == "rate_limited":  # 429 from in front of the collector: nothing recorded yet
+        refused = iter([True, True])
+
+        def fail(request: httpx.Request, i: int) -> httpx.Response | None:
+            if request.url.path.endswith("/tokens") and next(refused, False):
+                return httpx.Response(429, headers={"retry-after": "2"})
+            return None
+
+        collector.fail = fail
+    else:  # the issuance is recorded, then its answer is lost (twice)
+        collector.lose_tokens = [loss, loss]
+    reporter, sleeps = make(collector)
+    receipt = reporter.report([1, 0, 0, 1, 1, 0, 0, 1])
+    assert (receipt.accepted, receipt.duplicates, receipt.reports) == (3, 0, 3)
+    sent = token_requests(collector)
+    assert len(sent) == 3 and len({r.content for r in sent}) == 1  # byte-identical retries: same blinded list
+    assert len(collector.issued) == 1  # one issuance for the credential
+    # Re-signing the identical list gave identical signatures (RSA is deterministic), and they verified: the
+    # fake accepts a report only with a valid token, and every token's signature is unblinded from them.
+    assert len(collector.token_answers) == (1 if loss == "rate_limited" else 3)
+    assert all(a == collector.token_answers[0] for a in collector.token_answers)
+    for request in collector.report_requests():
+        token = json.loads(request.content)["tokens"][0]
+        assert verify(signer.public, bytes.fromhex(token["nonce"]), int(token["signature"], 16))
+    assert reporter._token_request is None  # blinding factors dropped once the tokens verified
+    if loss == "rate_limited":
+        assert sleeps.count(2.0) == 2
+
+
+def test_token_request_is_kept_when_retries_run_out(signer: TokenSigner) -> None:
+    collector = FakeCollector(signer, k=2)
+    collector.lose_tokens = ["read_timeout", "read_timeout"]
+    reporter, _ = make(collector, max_retries=1)
+    with pytest.raises(CollectorError, match="after 2 attempts") as info:
+        reporter.obtain_tokens()
+    assert info.value.code == "unreachable" and len(collector.issued) == 1  # the collector did issue
+    # Another Reporter (new blinding factors, another list) with the same credential is refused ...
+    other, _ = make(collector)
+    with pytest.raises(CollectorError, match="token_already_issued"):
+        other.obtain_tokens()
+    # ... but this one resends its identical list, gets the same signatures and reports.
+    receipt = reporter.report([0, 1] * 4)
+    assert (receipt.accepted, receipt.duplicates) == (2, 0)
+    sent = [r.content for r in token_requests(collector)]  # mine, mine, the other Reporter's, mine
+    assert len(sent) == 4 and sent[0] == sent[1] == sent[3] != sent[2]
+    assert collector.token_answers[0] == collector.token_answers[1] == collector.token_answers[-1]
 
 
 def test_backoff_is_exponential_and_bounded(signer: TokenSigner) -> None:
@@ -357,7 +426,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:  # noqa: N802
-        self.seen.append(("GET", self.client_address[1], self.headers.get("cookie"), self.headers.get("connection")))
+        self.seen.append(("GET", self.client_address[1], self.headers.get("cookie"),
+                          self.headers.get("connection")))
         self._answer(200, FakeCollector(None, bits=4, k=3, rate_limit="none").campaign())
 
     def do_POST(self) -> None:  # noqa: N802
@@ -503,3 +573,40 @@ def test_against_the_collector_service(tmp_path: Any) -> None:
         assert tc.get(f"/v1/campaigns/{cid}").json()["pending_reports"] == 6
         release = tc.post(f"/v1/campaigns/{cid}/releases")
         assert release.status_code == 201 and release.json()["reports"] == 6
+
+
+def test_lost_token_answer_against_the_collector_service(tmp_path: Any) -> None:
+    """The real collector commits the issuance, the answer is lost in transport; the retry gets it again."""
+    pytest.importorskip("fastapi")
+    app_module = pytest.importorskip("sufficientdp.service.app")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+
+    app = app_module.create_app(f"sqlite:///{tmp_path / 'c.db'}")
+    with TestClient(app, base_url="http://testserver") as tc:
+        created = tc.post("/v1/campaigns", json={"name": "t", "bits": 8, "epsilon": 1.0, "eta": 0.5,
+                                                 "crowd_size": 3, "reports_per_person": 2, "q": 0.45})
+        assert created.status_code == 201, created.text
+        cid = created.json()["id"]
+        answers: list[bytes] = []
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            headers = {"content-type": "application/json"} if request.content else None
+            r = tc.request(request.method, request.url.path, content=request.content, headers=headers)
+            if request.url.path.endswith("/tokens"):
+                answers.append(r.content)
+                if len(answers) == 1:  # the server committed; the answer never reaches the client
+                    assert r.status_code == 200
+                    raise httpx.ReadError("connection reset", request=request)
+            return httpx.Response(r.status_code, headers={"content-type": "application/json"}, content=r.content)
+
+        client = httpx.Client(transport=httpx.MockTransport(handler))
+        reporter = Reporter("http://testserver", cid, credential="user-lost", client=client, backoff=0.0)
+        receipt = reporter.report([1, 0, 1, 0, 1, 1, 0, 0])
+        assert (receipt.accepted, receipt.duplicates) == (2, 0)  # the server verified both tokens
+        assert len(answers) == 2 and answers[0] == answers[1]  # byte-identical signatures on the retry
+        assert tc.get(f"/v1/campaigns/{cid}").json()["pending_reports"] == 2
+        with pytest.raises(CollectorError, match="token_already_issued"):  # a new list is still refused
+            Reporter("http://testserver", cid, credential="user-lost", client=tc).obtain_tokens()
+    app.state.storage.close()

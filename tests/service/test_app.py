@@ -30,7 +30,7 @@ with warnings.catch_warnings():
 
 from sufficientdp._errors import ParameterError  # noqa: E402
 from sufficientdp.calibration import calibrate  # noqa: E402
-from sufficientdp.collection.tokens import TokenKey, blind, new_nonce, unblind  # noqa: E402
+from sufficientdp.collection.tokens import TokenKey, blind, new_nonce, unblind, verify  # noqa: E402
 from sufficientdp.service.app import create_app  # noqa: E402
 
 BASE: dict[str, Any] = {"name": "survey", "bits": 4, "epsilon": 1.0, "crowd_size": 300, "q": 0.3,
@@ -442,6 +442,164 @@ def test_invalid_token_requests(client: TestClient, token_campaign: dict[str, An
     plain = new_campaign(client)
     assert_error(client.post(f"/v1/campaigns/{plain['id']}/tokens", json={"credential": "g", "blinded": [b]}),
                  422, "invalid_parameter", "rate_limit")
+
+
+def token_request(campaign: dict[str, Any], count: int) -> tuple[list[bytes], list[tuple[int, int]], list[str]]:
+    """Fresh nonces, their (blinded, unblinder) pairs and the wire form of the blinded list."""
+    key = TokenKey.from_dict(campaign["token_key"])
+    nonces = [new_nonce() for _ in range(count)]
+    blinded = [blind(key, n) for n in nonces]
+    return nonces, blinded, [format(b, "x") for b, _ in blinded]
+
+
+def table_dump(storage: Any) -> dict[str, set[tuple[Any, ...]]]:
+    """Every row of every table, as tuples of plain values."""
+    out = {}
+    with storage._tx(write=False) as cur:
+        for table in ("campaigns", "reports", "spent", "issued", "releases", "settings"):
+            out[table] = {tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+                          for row in storage._x(cur, f"SELECT * FROM {table}").fetchall()}
+    return out
+
+
+def credential_mac(storage: Any, campaign_id: str, credential: str) -> bytes:
+    key = storage.setting("credential_hmac_key", lambda: b"unused")
+    return hmac.new(key, campaign_id.encode() + b"\x00" + credential.encode(), hashlib.sha256).digest()
+
+
+def test_identical_token_retry_gets_the_same_signatures(app: Any, client: TestClient,
+                                                        token_campaign: dict[str, Any]) -> None:
+    cid = token_campaign["id"]
+    key = TokenKey.from_dict(token_campaign["token_key"])
+    url = f"/v1/campaigns/{cid}/tokens"
+    credential = "frank-" + secrets.token_hex(8)
+    nonces, blinded, wire = token_request(token_campaign, 2)
+    first = client.post(url, json={"credential": credential, "blinded": wire})
+    assert first.status_code == 200, first.text
+    before = table_dump(app.state.storage)
+    # The answer was lost: the identical request is answered again, byte for byte, and stores nothing.
+    again = client.post(url, json={"credential": credential, "blinded": wire})
+    assert again.status_code == 200 and again.content == first.content
+    # The same integers written differently (case, leading zeros) are the same list of values signed.
+    assert client.post(url, json={"credential": credential, "blinded": ["00" + w.upper() for w in wire]}).content \
+        == first.content
+    assert table_dump(app.state.storage) == before
+    tokens = []
+    for nonce, (_, unblinder), s in zip(nonces, blinded, again.json()["signatures"], strict=True):
+        signature = unblind(key, int(s, 16), unblinder)
+        assert verify(key, nonce, signature)
+        tokens.append({"nonce": nonce.hex(), "signature": format(signature, "x")})
+    r = client.post(f"/v1/campaigns/{cid}/reports",
+                    json={"reports": [[0, 1, 1, 0], [1, 0, 0, 1]], "tokens": tokens})
+    assert r.json() == {"accepted": 2, "duplicates": 0}
+
+
+def test_token_retry_with_another_list_is_refused(app: Any, client: TestClient,
+                                                  token_campaign: dict[str, Any]) -> None:
+    cid = token_campaign["id"]
+    url = f"/v1/campaigns/{cid}/tokens"
+    credential = "grace-" + secrets.token_hex(8)
+    _, _, wire = token_request(token_campaign, 2)
+    _, _, other = token_request(token_campaign, 2)
+    assert client.post(url, json={"credential": credential, "blinded": wire}).status_code == 200
+    before = table_dump(app.state.storage)
+    for changed in (other, wire[::-1], wire[:1], [wire[0], other[1]], wire + wire[:1]):
+        status = 422 if len(changed) > 2 else 409  # more than k values is invalid before anything else
+        r = client.post(url, json={"credential": credential, "blinded": changed})
+        assert_error(r, status, "token_already_issued" if status == 409 else "invalid_parameter")
+    assert table_dump(app.state.storage) == before  # refused requests store nothing
+    # The first list is still answered; another credential with the same list is a separate issuance.
+    assert client.post(url, json={"credential": credential, "blinded": wire}).status_code == 200
+    assert client.post(url, json={"credential": credential + "-2", "blinded": wire}).status_code == 200
+
+
+def test_token_issuance_stores_only_the_credential_hmac_and_the_list_digest(
+        app: Any, client: TestClient, token_campaign: dict[str, Any]) -> None:
+    storage = app.state.storage
+    cid = token_campaign["id"]
+    key = TokenKey.from_dict(token_campaign["token_key"])
+    credential = "heidi-" + secrets.token_hex(8)
+    nonces, blinded, wire = token_request(token_campaign, 2)
+    before = table_dump(storage)
+    for _ in range(2):
+        assert client.post(f"/v1/campaigns/{cid}/tokens", json={"credential": credential, "blinded": wire}) \
+            .status_code == 200
+    after = table_dump(storage)
+    changed = {t for t in after if after[t] != before[t]}
+    assert changed == {"issued"} and before["issued"] <= after["issued"]  # one new row, nothing else touched
+    # The documented encoding (storage.blinded_digest): SHA-256(context || m as 4 bytes || each value as
+    # len(n) big-endian bytes), recomputed here from the blinded integers.
+    data = b"sufficientdp/tokens/blinded-list/v1\x00" + (2).to_bytes(4, "big") + b"".join(
+        b.to_bytes(key.byte_length, "big") for b, _ in blinded)
+    assert after["issued"] - before["issued"] == {
+        (cid, credential_mac(storage, cid, credential), hashlib.sha256(data).digest())}
+    with storage._tx(write=False) as cur:
+        columns = [d[0] for d in storage._x(cur, "SELECT * FROM issued").description]
+    assert columns == ["campaign_id", "credential_mac", "blinded_digest"]
+    # Neither the credential nor any nonce or blinded value is stored anywhere.
+    text = repr(after)
+    for secret in [credential, credential.encode().hex()] + [n.hex() for n in nonces] + wire:
+        assert secret not in text
+
+
+def test_concurrent_identical_token_requests(client: TestClient, token_campaign: dict[str, Any]) -> None:
+    url = f"/v1/campaigns/{token_campaign['id']}/tokens"
+    credential = "ivan-" + secrets.token_hex(8)
+    lists = [token_request(token_campaign, 1)[2] for _ in range(2)]
+    out: list[Any] = []
+
+    def post(wire: list[str]) -> None:
+        out.append(client.post(url, json={"credential": credential, "blinded": wire}))
+
+    threads = [threading.Thread(target=post, args=(lists[i % 2],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ok = [r for r in out if r.status_code == 200]
+    # Exactly one list won; every request with it got the same answer, every other one a 409.
+    assert len(ok) == 4 and len({r.content for r in ok}) == 1
+    assert all(r.json()["error"]["code"] == "token_already_issued" for r in out if r.status_code != 200)
+
+
+def test_schema_version_1_is_migrated(app: Any, client: TestClient, token_campaign: dict[str, Any]) -> None:
+    storage = app.state.storage
+    url = f"/v1/campaigns/{token_campaign['id']}/tokens"
+    old = "judy-" + secrets.token_hex(8)
+    _, _, wire = token_request(token_campaign, 1)
+    assert client.post(url, json={"credential": old, "blinded": wire}).status_code == 200
+
+    def version() -> bytes:
+        with storage._tx(write=False) as cur:
+            return bytes(storage._x(cur, "SELECT value FROM settings WHERE key = 'schema_version'").fetchone()[0])
+
+    def set_version(v: bytes) -> None:
+        with storage._tx() as cur:
+            storage._x(cur, "UPDATE settings SET value = ? WHERE key = 'schema_version'", (v,))
+
+    assert version() == b"2"
+    try:
+        with storage._tx() as cur:  # turn the database back into a version-1 one
+            storage._x(cur, "ALTER TABLE issued DROP COLUMN blinded_digest")
+            storage._x(cur, "UPDATE settings SET value = ? WHERE key = 'schema_version'", (b"1",))
+        storage.init_schema()
+        assert version() == b"2"
+        with storage._tx(write=False) as cur:
+            assert [d[0] for d in storage._x(cur, "SELECT * FROM issued").description][-1] == "blinded_digest"
+        # An issuance recorded before version 2 has no digest: it is never re-answered.
+        assert_error(client.post(url, json={"credential": old, "blinded": wire}), 409, "token_already_issued")
+        new = "kim-" + secrets.token_hex(8)
+        first = client.post(url, json={"credential": new, "blinded": wire})
+        assert first.status_code == 200
+        assert client.post(url, json={"credential": new, "blinded": wire}).content == first.content
+        storage.init_schema()  # idempotent
+        assert version() == b"2"
+        set_version(b"3")
+        with pytest.raises(RuntimeError, match="schema version 3"):
+            storage.init_schema()
+    finally:
+        set_version(b"2")
+        storage.init_schema()
 
 
 # ------------------------------------------------------------------------------------------ storage and config

@@ -7,16 +7,19 @@ A :class:`Reporter` stands for one person in one campaign. It
 2. randomizes the value k times *on the device* with the project's :class:`~sufficientdp.Randomizer` (CSPRNG by
    default), so the raw value never leaves the device;
 3. when the campaign is rate-limited by tokens, obtains k blind-signature tokens in one request authenticated by
-   the credential (``POST .../tokens``; see :mod:`sufficientdp.collection.tokens`), unblinds and verifies them;
+   the credential (``POST .../tokens``; see :mod:`sufficientdp.collection.tokens`), unblinds and verifies them.
+   The nonces, blinding factors and request body are drawn once and kept until the signatures arrive: every retry
+   (connection errors, 5xx, 429, or a later call after all retries failed) resends the *identical* blinded list,
+   which the collector answers again with the same signatures if its first answer was lost;
 4. submits each of the k reports in its *own* request (``POST .../reports``) with its token or idempotency nonce,
    retrying with exponential backoff on connection errors, 5xx and 429 with the *same* nonce, so that a retry is
    answered as a duplicate and never stored twice.
 
 What a request carries. Report and campaign requests are rebuilt with an allow-list of headers (``Host``,
 ``Accept``, ``Accept-Encoding``, ``Connection: close``, ``Content-Length``, ``Content-Type`` and the fixed
-``User-Agent: sufficientdp``): no cookie, no ``Authorization``, no custom header of a caller-supplied client reaches
-the collector with a report. The credential appears only in the body of the token request, which may also carry the
-caller's client headers (deployments authenticate the credential upstream). The Reporter logs nothing.
+``User-Agent: sufficientdp``): no cookie, no ``Authorization``, no custom header of a caller-supplied client
+reaches the collector with a report. The credential appears only in the body of the token request, which may also
+carry the caller's client headers (deployments authenticate the credential upstream). The Reporter logs nothing.
 
 Connections. The default client keeps no connection alive (every request opens a fresh connection and asks the
 server to close it) and stores no cookies, so the server cannot link a person's reports, or the reports to the
@@ -51,7 +54,8 @@ try:
     import httpx
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "sufficientdp.client needs the optional 'httpx' package; install it with pip install 'sufficientdp[client]'"
+        "sufficientdp.client needs the optional 'httpx' package; install it with "
+        "pip install 'sufficientdp[client]'"
     ) from exc
 
 __all__ = ["CampaignInfo", "CollectorError", "ReportLimitError", "ReportReceipt", "Reporter"]
@@ -282,6 +286,9 @@ class Reporter:
         self._jitter = random.SystemRandom()
         self.campaign: CampaignInfo | None = None
         self._tokens: list[tuple[bytes, int]] | None = None  # (nonce, signature), obtained once
+        # (nonces, (blinded, unblinder) pairs, request body) of a token request not yet answered: reused verbatim
+        # by every retry, dropped once the signatures are verified.
+        self._token_request: tuple[list[bytes], list[tuple[int, int]], dict[str, Any]] | None = None
         self._pending: list[dict[str, Any]] | None = None  # request bodies of the randomized reports
         self._next = 0  # index of the next body to submit
         self._accepted = self._duplicates = self._requests = 0
@@ -294,6 +301,7 @@ class Reporter:
         if self._own_client:
             self._client.close()
         self._tokens = None
+        self._token_request = None
         if self._done:
             self._pending = None
 
@@ -403,12 +411,14 @@ class Reporter:
         try:
             info = CampaignInfo.from_dict(data)
         except ParameterError as exc:
-            raise CollectorError(f"the collector served a malformed campaign: {exc}", code="bad_response") from None
+            raise CollectorError(f"the collector served a malformed campaign: {exc}",
+                                 code="bad_response") from None
         if info.id.lower() != self.campaign_id.lower():
             raise CollectorError(f"the collector served campaign {info.id} for {self.campaign_id}",
                                  code="campaign_mismatch")
         if self._pinned_key is not None and info.token_key != self._pinned_key:
-            raise CollectorError("the campaign's token key differs from the pinned token_key", code="campaign_mismatch")
+            raise CollectorError("the campaign's token key differs from the pinned token_key",
+                                 code="campaign_mismatch")
         self.campaign = info
         return info
 
@@ -417,6 +427,12 @@ class Reporter:
 
         Calling it well before :meth:`report` decouples issuance from submission in time (see the limits in
         ``docs/rate_limiting.md``). A no-op returning 0 when the campaign is not rate-limited by tokens.
+
+        Retries: the request is retried on connection errors, 5xx and 429 with the *same* body, and if it still
+        fails the blinded nonces and their blinding factors are kept, so calling this again (or :meth:`report`)
+        resends the identical blinded list. The collector answers an identical retry with the same signatures, so
+        a lost answer does not spend the credential. Only this Reporter object holds the blinding factors: a new
+        Reporter draws new ones and is refused (``token_already_issued``) once an issuance was committed.
 
         Returns:
             The number of tokens held (k), or 0.
@@ -437,9 +453,12 @@ class Reporter:
         key = info.token_key
         assert key is not None  # guaranteed by CampaignInfo.from_dict
         k = info.reports_per_person
-        nonces = [new_nonce() for _ in range(k)]
-        blinded = [blind(key, nonce) for nonce in nonces]
-        body = {"credential": self._credential, "blinded": [format(b, "x") for b, _ in blinded]}
+        if self._token_request is None:
+            nonces = [new_nonce() for _ in range(k)]
+            blinded = [blind(key, nonce) for nonce in nonces]
+            body = {"credential": self._credential, "blinded": [format(b, "x") for b, _ in blinded]}
+            self._token_request = (nonces, blinded, body)
+        nonces, blinded, body = self._token_request
         data = self._send("POST", self._url("/tokens"), body, anonymous=False)
         try:
             sigs = [int(s, 16) for s in data["signatures"]]
@@ -452,10 +471,11 @@ class Reporter:
         tokens = []
         for nonce, (_, unblinder), sig in zip(nonces, blinded, sigs, strict=True):
             if not (0 < sig < key.n) or not verify(key, nonce, signature := unblind(key, sig, unblinder)):
-                raise CollectorError("the collector returned a signature that does not verify under the campaign's "
-                                     "token key", code="invalid_signature")
+                raise CollectorError("the collector returned a signature that does not verify under the "
+                                     "campaign's token key", code="invalid_signature")
             tokens.append((nonce, signature))
         self._tokens = tokens
+        self._token_request = None  # the blinding factors are no longer needed
         return k
 
     def report(self, value: ArrayLike) -> ReportReceipt:
@@ -476,8 +496,8 @@ class Reporter:
                 submitted are kept, :meth:`resume` sends them (with the same nonces) later.
         """
         if self._done:
-            raise ReportLimitError(f"this Reporter already submitted its {self._next} reports (its tokens are used); "
-                                   "a person reports once per campaign")
+            raise ReportLimitError(f"this Reporter already submitted its {self._next} reports (its tokens are "
+                                   "used); a person reports once per campaign")
         if self._pending is not None:
             raise ReportLimitError("a submission is pending; call resume() to finish it (never re-randomize)")
         info = self.fetch_campaign()

@@ -48,7 +48,7 @@ from ..collection.campaign import (
     plan_campaign,
 )
 from .errors import ServiceError, error_body
-from .storage import CrowdTooSmall, Storage, open_storage, pack_reports
+from .storage import CrowdTooSmall, Storage, blinded_digest, open_storage, pack_reports
 
 __all__ = ["MAX_REPORTS_PER_REQUEST", "create_app"]
 
@@ -143,7 +143,8 @@ class TokensIn(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
     credential: str = Field(description="opaque credential authenticated upstream; only its HMAC is stored")
-    blinded: list[str] = Field(description="blinded token messages, hex; at most k")
+    blinded: list[str] = Field(description="blinded token messages, hex; at most k. A retry with the same "
+                                           "credential and the identical list gets the same signatures again")
 
 
 class TokensOut(BaseModel):
@@ -496,7 +497,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
 
     @app.post("/v1/campaigns/{campaign_id}/tokens", response_model=TokensOut)
     def issue_tokens(campaign_id: str, body: TokensIn) -> dict[str, Any]:
-        """Blind-sign at most k token messages, once per credential and campaign."""
+        """Blind-sign at most k token messages, once per credential and campaign (identical retries answered)."""
         spec, pem = load(campaign_id)
         if spec["rate_limit"] != "tokens" or pem is None:
             raise ServiceError(422, "invalid_parameter",
@@ -519,11 +520,21 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
             values.append(v)
         mac = hmac.new(cred_key, campaign_id.encode() + b"\x00" + body.credential.encode("utf-8", "surrogatepass"),
                        hashlib.sha256).digest()
-        sigs = storage.issue(campaign_id, mac, lambda: [signer.sign_blinded(v) for v in values])
+        # One issuance per credential, but an identical retry (same credential, same blinded list in the same
+        # order; its answer was lost) is answered again. That is safe: RSA signing is deterministic, b**d mod n
+        # depends on b only, so re-signing the identical blinded values returns byte for byte the signatures
+        # already returned once. The requester gets no signature on any new value: the credential still obtains
+        # signatures on one list of at most k values, hence at most k tokens (the one-more-RSA argument of
+        # docs/rate_limiting.md is unchanged), and whoever replays a request without its blinding factors gets
+        # nothing usable. The stored digest is a function of the blinded values, which are uniform in Z_n^*
+        # whatever the nonces are, so it links the credential to nothing about the tokens. A different list
+        # would be a second signing session: refused with 409 as before.
+        digest = blinded_digest(values, signer.public.byte_length)
+        sigs = storage.issue(campaign_id, mac, digest, lambda: [signer.sign_blinded(v) for v in values])
         if sigs is None:
             raise ServiceError(409, "token_already_issued",
-                               f"tokens were already issued to this credential for campaign {campaign_id}",
-                               "credential")
+                               f"tokens were already issued to this credential for campaign {campaign_id} (only "
+                               "an identical retry of the same blinded list is answered again)", "credential")
         return {"signatures": [format(s, "x") for s in sigs]}
 
     @app.post("/v1/campaigns/{campaign_id}/reports", response_model=ReportsOut)

@@ -9,9 +9,15 @@ Schema (the same on both back ends; ``BLOB`` is ``BYTEA`` in PostgreSQL):
   ``ceil(L / 8)`` bytes. ``release_id`` is NULL while pending and names the release that consumed it afterwards.
   No timestamp, no client address, no nonce.
 * ``spent(campaign_id, nonce)`` — idempotency keys / spent token nonces. No reference to report rows.
-* ``issued(campaign_id, credential_mac)`` — HMAC-SHA256 of the credential for each token issuance.
+* ``issued(campaign_id, credential_mac, blinded_digest)`` — HMAC-SHA256 of the credential for each token issuance
+  and the SHA-256 digest of the exact list of blinded values signed for it (:func:`blinded_digest`), so that a
+  retry of the same request (its answer was lost) is answered again and any other list is refused. NULL for rows
+  written by schema version 1 (such an issuance is never re-answered).
 * ``releases(id, campaign_id, seq, day, body)`` — the release objects (JSON); ``day`` is the UTC date only.
 * ``settings(key, value)`` — the credential HMAC key (if not supplied by the deployment) and the schema version.
+
+Schema versions: 1 (no ``issued.blinded_digest``), 2 (current). Opening a version-1 database adds the column
+(``ALTER TABLE``, in the schema transaction); a database of a newer version than this code knows is refused.
 
 Durability: every request is one transaction, committed before the response is sent. SQLite runs in WAL mode with
 ``synchronous=FULL`` (the WAL is fsynced at every commit); PostgreSQL commits with its default
@@ -25,6 +31,8 @@ commit order until a checkpoint.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import secrets
 import sqlite3
@@ -39,9 +47,19 @@ import numpy as np
 from .._errors import ParameterError
 from ..aggregation.tally import Tally, tally_packed
 
-__all__ = ["CampaignRecord", "CrowdTooSmall", "Storage", "open_storage", "pack_reports", "tally_report_bytes"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "CampaignRecord",
+    "CrowdTooSmall",
+    "Storage",
+    "blinded_digest",
+    "open_storage",
+    "pack_reports",
+    "tally_report_bytes",
+]
 
-SCHEMA_VERSION: Final = 1
+#: Version of the schema this code writes (stored in ``settings``); see the module docstring for the history.
+SCHEMA_VERSION: Final = 2
 _FETCH_ROWS: Final = 1 << 16
 
 _SCHEMA: Final = (
@@ -52,11 +70,16 @@ _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS spent (campaign_id TEXT NOT NULL, nonce BLOB NOT NULL, "
     "PRIMARY KEY (campaign_id, nonce))",
     "CREATE TABLE IF NOT EXISTS issued (campaign_id TEXT NOT NULL, credential_mac BLOB NOT NULL, "
-    "PRIMARY KEY (campaign_id, credential_mac))",
+    "blinded_digest BLOB, PRIMARY KEY (campaign_id, credential_mac))",
     "CREATE TABLE IF NOT EXISTS releases (id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL, seq INTEGER NOT NULL, "
     "day TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (campaign_id, seq))",
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
 )
+#: Statements that bring a database of version ``v`` to ``v + 1`` (run by ``init_schema``, in its transaction).
+_MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
+    1: ("ALTER TABLE issued ADD COLUMN blinded_digest BLOB",),
+}
+_DIGEST_CONTEXT: Final = b"sufficientdp/tokens/blinded-list/v1\x00"
 
 
 class CrowdTooSmall(Exception):
@@ -100,6 +123,33 @@ def tally_report_bytes(chunks: Iterable[list[bytes]], bits: int, *, full_histogr
         empty = np.zeros((0, n_words), dtype=np.uint64)
         total = tally_packed(empty, bits, full_histogram=full_histogram)
     return total
+
+
+def blinded_digest(values: list[int], modulus_bytes: int) -> bytes:
+    """SHA-256 digest of an ordered list of blinded values, as stored in ``issued.blinded_digest``.
+
+    ``SHA-256(context || len(values) as 4 bytes || v_1 || ... || v_m)`` with each ``v_i`` as ``modulus_bytes``
+    big-endian bytes: an injective encoding of the list of integers (order and length included), so two
+    requests get the same digest exactly when they ask to sign the same values in the same order. The blinded
+    values are uniform in ``Z_n^*`` whatever the token nonces are, so the digest reveals nothing about them.
+
+    Raises:
+        ParameterError: a value is negative or does not fit in ``modulus_bytes`` bytes.
+
+    Example:
+        >>> len(blinded_digest([5, 7], 256))
+        32
+        >>> blinded_digest([5, 7], 256) == blinded_digest([7, 5], 256)
+        False
+    """
+    out = hashlib.sha256(_DIGEST_CONTEXT)
+    out.update(len(values).to_bytes(4, "big"))
+    for i, v in enumerate(values):
+        if v < 0 or v.bit_length() > 8 * modulus_bytes:
+            raise ParameterError(f"values[{i}] must be in [0, 2**{8 * modulus_bytes}); got a {v.bit_length()}-bit "
+                                 "value")
+        out.update(v.to_bytes(modulus_bytes, "big"))
+    return out.digest()
 
 
 class Storage:
@@ -193,12 +243,37 @@ class Storage:
         return cur
 
     def init_schema(self) -> None:
-        """Create the tables if they do not exist."""
+        """Create the tables if they do not exist and migrate an older schema (one transaction).
+
+        Raises:
+            RuntimeError: the database has a schema version newer than :data:`SCHEMA_VERSION`, or an unreadable
+                one.
+        """
         with self._tx() as cur:
-            for stmt in _SCHEMA:
-                self._x(cur, self._ddl(stmt))
-            self._x(cur, "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-                    ("schema_version", str(SCHEMA_VERSION).encode()))
+            self._create_and_migrate(cur)
+
+    def _create_and_migrate(self, cur: Any) -> None:
+        for stmt in _SCHEMA:
+            self._x(cur, self._ddl(stmt))
+        # A new database gets the current version; an existing one keeps the version it was written with.
+        self._x(cur, "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                ("schema_version", str(SCHEMA_VERSION).encode()))
+        raw = bytes(self._x(cur, "SELECT value FROM settings WHERE key = ?", ("schema_version",)).fetchone()[0])
+        try:
+            version = int(raw.decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            raise RuntimeError(f"the database's schema_version is not an integer: {raw[:20]!r}") from None
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(f"the database has schema version {version}; this sufficientdp knows versions up "
+                               f"to {SCHEMA_VERSION}: upgrade sufficientdp")
+        if version < 1:
+            raise RuntimeError(f"the database's schema_version must be >= 1; got {version}")
+        if version < SCHEMA_VERSION:
+            for v in range(version, SCHEMA_VERSION):
+                for stmt in _MIGRATIONS[v]:
+                    self._x(cur, self._ddl(stmt))
+            self._x(cur, "UPDATE settings SET value = ? WHERE key = ?",
+                    (str(SCHEMA_VERSION).encode(), "schema_version"))
 
     def _ddl(self, stmt: str) -> str:
         return stmt
@@ -249,16 +324,31 @@ class Storage:
                             (campaign_id,)).fetchone()[0]
         return int(pending), int(released), int(n_rel)
 
-    def issue(self, campaign_id: str, credential_mac: bytes, sign: Callable[[], list[int]]) -> list[int] | None:
-        """Record one issuance for ``credential_mac`` and return ``sign()``; None if it was already issued.
+    def issue(self, campaign_id: str, credential_mac: bytes, digest: bytes,
+              sign: Callable[[], list[int]]) -> list[int] | None:
+        """Record one issuance for ``credential_mac`` and return ``sign()``; None if another list was signed.
+
+        The first request of a credential stores ``(credential_mac, digest)``, where ``digest`` is
+        :func:`blinded_digest` of the blinded values ``sign`` signs. A later request with the same credential and
+        the same digest (a retry whose answer was lost) gets ``sign()`` again and records nothing; any other
+        digest, or an issuance recorded before schema version 2 (no digest), gets None.
+
+        Re-signing is safe because RSA signing is deterministic (``b**d mod n`` is a function of ``b``): the
+        repeat returns exactly the signatures already returned once, so the credential still obtains signatures
+        on one list of at most k values, and the requester learns nothing new.
 
         ``sign`` runs inside the transaction: if it raises, nothing is recorded.
         """
         with self._tx() as cur:
-            cur = self._x(cur, "INSERT INTO issued (campaign_id, credential_mac) VALUES (?, ?) "
-                               "ON CONFLICT DO NOTHING", (campaign_id, credential_mac))
+            cur = self._x(cur, "INSERT INTO issued (campaign_id, credential_mac, blinded_digest) VALUES (?, ?, ?) "
+                               "ON CONFLICT DO NOTHING", (campaign_id, credential_mac, digest))
             if cur.rowcount != 1:
-                return None
+                # The row exists (committed: SQLite's BEGIN IMMEDIATE serializes writers; PostgreSQL's INSERT ...
+                # ON CONFLICT waited for the concurrent inserter to commit, and READ COMMITTED sees its row now).
+                row = self._x(cur, "SELECT blinded_digest FROM issued WHERE campaign_id = ? "
+                                   "AND credential_mac = ?", (campaign_id, credential_mac)).fetchone()
+                if row is None or row[0] is None or not hmac.compare_digest(bytes(row[0]), digest):
+                    return None
             return sign()
 
     def submit(self, campaign_id: str, reports: list[bytes], nonces: list[bytes | None]) -> tuple[int, int]:
@@ -388,13 +478,11 @@ class PostgresStorage(Storage):
         self._x(cur, "SELECT id FROM campaigns WHERE id = ? FOR UPDATE", (campaign_id,))
 
     def init_schema(self) -> None:
-        # Concurrent CREATE TABLE IF NOT EXISTS can race in PostgreSQL; serialize with an advisory lock.
+        # Concurrent CREATE TABLE IF NOT EXISTS (and migrations) can race in PostgreSQL; serialize with an
+        # advisory lock.
         with self._tx() as cur:
             self._x(cur, "SELECT pg_advisory_xact_lock(7301)")
-            for stmt in _SCHEMA:
-                self._x(cur, self._ddl(stmt))
-            self._x(cur, "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-                    ("schema_version", str(SCHEMA_VERSION).encode()))
+            self._create_and_migrate(cur)
 
 
 def open_storage(database_url: str) -> Storage:
