@@ -64,3 +64,29 @@ def check_positive_finite(name: str, value: Any) -> float:
     if not (0.0 < fvalue < math.inf):
         raise ParameterError(f"{name} must be finite and > 0, i.e. in {range_text}; got {_describe(value)}")
     return fvalue
+
+
+def check_real_array(name: str, value: Any, *, low: float, high: float, closed_low: bool = False,
+                     closed_high: bool = False) -> Any:
+    """Return ``value`` as a non-empty float64 array whose entries lie in the interval (closed ends as asked).
+
+    ``high`` may be ``inf`` (entries must then be finite). The message names the parameter, the value and the
+    interval, e.g. ``level must be in (0, 1); got 1.5``.
+    """
+    import numpy as np
+
+    lo_br, hi_br = ("[" if closed_low else "("), ("]" if closed_high and math.isfinite(high) else ")")
+    interval = f"{lo_br}{low:g}, {'inf' if high == math.inf else f'{high:g}'}{hi_br}"
+    message = f"{name} must be {'finite and ' if high == math.inf else ''}in {interval}; got {value!r}"
+    if isinstance(value, bool):
+        raise ParameterError(message)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(message) from None
+    ok = np.isfinite(arr)
+    ok &= (arr >= low) if closed_low else (arr > low)
+    ok &= (arr <= high) if closed_high else (arr < high)
+    if arr.size == 0 or not bool(np.all(ok)):
+        raise ParameterError(message)
+    return arr

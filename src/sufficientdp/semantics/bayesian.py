@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
-from .._validation import check_int, check_positive_finite
+from .._validation import check_int, check_positive_finite, check_real_array
 from ..accounting.mechanisms import GaussianPLD
 from ..accounting.pbdp import pbdp_delta, pbdp_epsilon
 from ..accounting.pld import PrivacyLossDistribution, _scalar_or_array
@@ -84,15 +84,7 @@ WRONG_PRIOR_CAVEAT = (
 
 
 def _check_prior(prior: ArrayLike, name: str = "prior") -> NDArray[np.float64]:
-    if isinstance(prior, bool):
-        raise ParameterError(f"{name} must be in (0, 1); got {prior!r}")
-    try:
-        arr = np.asarray(prior, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be in (0, 1); got {prior!r}") from None
-    if arr.size == 0 or np.any(np.isnan(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
-        raise ParameterError(f"{name} must be in (0, 1); got {prior!r}")
-    return arr
+    return check_real_array(name, prior, low=0.0, high=1.0)
 
 
 def _check_eps(name: str, value: Any) -> float:

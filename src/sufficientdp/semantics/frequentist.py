@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
-from .._validation import check_positive_finite
+from .._validation import check_positive_finite, check_real_array
 from ..accounting.conversions import max_power
 from ..accounting.mechanisms import GaussianPLD, binary_randomized_response
 from ..accounting.pld import PrivacyLossDistribution, _scalar_or_array
@@ -60,27 +60,11 @@ _REL_SLACK = 1e-12  # constraint slack in the permissive direction: keeps the bo
 
 
 def _check_levels(level: ArrayLike, name: str = "level") -> NDArray[np.float64]:
-    if isinstance(level, bool):
-        raise ParameterError(f"{name} must be in (0, 1); got {level!r}")
-    try:
-        arr = np.asarray(level, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be in (0, 1); got {level!r}") from None
-    if arr.size == 0 or np.any(np.isnan(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
-        raise ParameterError(f"{name} must be in (0, 1); got {level!r}")
-    return arr
+    return check_real_array(name, level, low=0.0, high=1.0)
 
 
 def _check_nonneg(name: str, value: ArrayLike) -> NDArray[np.float64]:
-    if isinstance(value, bool):
-        raise ParameterError(f"{name} must be finite and >= 0; got {value!r}")
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be finite and >= 0; got {value!r}") from None
-    if arr.size == 0 or np.any(~np.isfinite(arr)) or np.any(arr < 0):
-        raise ParameterError(f"{name} must be finite and >= 0; got {value!r}")
-    return arr
+    return check_real_array(name, value, low=0.0, high=math.inf, closed_low=True)
 
 
 # ---------------------------------------------------------------------------------------------------- Thm 6.1
