@@ -76,12 +76,66 @@ def test_fmt21_matches_reference_implementation(n, e0, delta, reference):
 
 def test_fmt21_validity_boundary():
     n, delta = 100_000, 1e-6
-    limit = math.log(n / (16 * math.log(2 / delta)))  # FMT Thm 3.1 hypothesis
+    # the stricter of the restated Thm 3.1 hypothesis (log(2/delta)) and the authors' closedformanalysis regime
+    # check (log(4/delta)); neither verified against the paper's text, so the stricter one applies
+    limit = math.log(n / (16 * math.log(4 / delta)))
+    assert limit < math.log(n / (16 * math.log(2 / delta)))
     assert fmt21_epsilon(limit * (1 - 1e-9), n, delta).valid
     r = fmt21_epsilon(limit * (1 + 1e-9), n, delta)
-    assert not r.valid and r.epsilon is None and "log(n / (16 log(2/delta)))" in r.failed_condition
-    # n too small for any epsilon0: n <= 16 log(2/delta)
+    assert not r.valid and r.epsilon is None and "log(n / (16 log(4/delta)))" in r.failed_condition
+    # between the two readings: refused (the authors' code returns eps0 there, "not a valid parameter regime")
+    assert not fmt21_epsilon(0.5 * (limit + math.log(n / (16 * math.log(2 / delta)))), n, delta).valid
+    # n too small for any epsilon0: n <= 16 log(4/delta)
     assert not fmt21_epsilon(0.01, 100, 1e-6).valid
+
+
+# values of Hoeffding(LDPMechanism()).get_delta(eps, eps0, n) in BorjaBalle/amplification-by-shuffling
+# (shuffleddp/amplification_bounds.py + mechanisms.py, commit 1778a0dd), the privacy-blanket authors' reference
+# code, run on the fetched snapshot (outside the project)
+@pytest.mark.parametrize("eps, e0, n, reference", [
+    (0.5, 2.0, 10_000, 0.004817855795648099),
+    (1.0, 3.0, 20_000, 0.28127146249504087),
+    (0.3, 1.0, 5000, 4.7781351107275985e-09),
+])
+def test_bbgn19_matches_authors_reference_code(eps, e0, n, reference):
+    r = bbgn19_delta(eps, e0, n)
+    assert reference * (1 - 1e-12) <= r.delta <= reference * (1 + 1e-11)
+
+
+# Erlingsson(...).get_eps in the same repository (constant 12; it accepts eps0 <= 0.5 and delta <= 0.01, we require
+# the strict inequalities)
+@pytest.mark.parametrize("e0, n, delta, reference", [(0.4, 10_000, 1e-6, 0.17841226506479227),
+                                                     (0.1, 1000, 0.009, 0.08235996728004524)])
+def test_efmrtt19_matches_reference_code(e0, n, delta, reference):
+    r = efmrtt19_epsilon(e0, n, delta)
+    assert r.valid and reference <= r.epsilon <= reference * (1 + 1e-14)
+    assert not efmrtt19_epsilon(0.5, 1000, delta).valid and not efmrtt19_epsilon(0.4, 1000, 0.01).valid
+
+
+@pytest.mark.parametrize("bound", BOUNDS)
+def test_unverified_statements_are_flagged(bound):
+    # none of the three statements was checked against the paper's own text: the product must say so
+    r = amplification_epsilon(bound, epsilon0=1.0, n=10**6, delta=1e-6)
+    assert r.verified is False and r.statement.startswith("unverified")
+    assert "@" in r.provenance and "unverified" in r.reference
+    d = r.to_dict()
+    assert d["verified"] is False and d["provenance"] == r.provenance
+    m = max_epsilon0(bound, epsilon=1.0, delta=1e-6, n=10**6)
+    if m.amplified:
+        assert m.verified is False and any(x.startswith("unverified") for x in m.notes)
+    # no amplification: the trivial (epsilon, 0) guarantee needs no paper
+    small = max_epsilon0(bound, epsilon=1.0, delta=1e-6, n=10)
+    assert not small.amplified and small.verified is True
+    assert not any(x.startswith("unverified") for x in small.notes)
+
+
+def test_compare_rows_carry_the_unverified_note():
+    from sufficientdp.calibration.compare import compare_approaches
+
+    c = compare_approaches(bits=1, population=10**6, epsilon=1.0, delta=1e-6, certified=False,
+                           exact_max_population=10)
+    row = c.row("shuffle-fmt21")
+    assert any(x.startswith("unverified") for x in row.notes)
 
 
 @pytest.mark.parametrize("eps, e0, n", [(0.5, 2.0, 100_000), (0.1, 0.5, 5000), (0.05, 3.0, 10**6), (1.0, 1.5, 50)])
@@ -125,7 +179,8 @@ def test_fmt21_and_bbgn19_dominate_exact_shuffled_rr_full_scan():
         assert _exact_delta(100, e0, r.epsilon, True) <= delta
 
 
-@pytest.mark.parametrize("n, e0s, deltas", [(300, (0.2, 0.45, 1.0, 2.0), (0.009, 1e-4)), (1000, (0.2, 0.45), (0.009,))])
+@pytest.mark.parametrize("n, e0s, deltas", [(300, (0.2, 0.45, 1.0, 2.0), (0.009, 1e-4)),
+                                            (1000, (0.2, 0.45), (0.009,))])
 def test_all_bounds_dominate_exact_shuffled_rr_grid(n, e0s, deltas):
     checked = {b: 0 for b in BOUNDS}
     for e0 in e0s:
@@ -222,6 +277,6 @@ def test_invalid_inputs_raise_parameter_error(call):
 
 def test_to_dict():
     d = fmt21_epsilon(1.0, 10**5, 1e-6).to_dict()
-    assert d["kind"] == "bound" and d["valid"] is True and "Thm 3.1" in d["reference"]
+    assert d["kind"] == "bound" and d["valid"] is True and "Thm 3.1" in d["reference"] and d["verified"] is False
     d = max_epsilon0("bbgn19", epsilon=1.0, delta=1e-6, n=10**5).to_dict()
     assert isinstance(d["notes"], list) and d["kind"] == "bound"

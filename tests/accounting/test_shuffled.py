@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 
 from sufficientdp._errors import ParameterError
+from sufficientdp.accounting.amplification import efmrtt19_epsilon, fmt21_epsilon
 from sufficientdp.accounting.shuffled import (
     MAX_PROFILE_ATOMS,
     homogeneous_histogram_pld,
     shuffled_rr_pld,
     shuffled_rr_profile,
+    shuffled_rr_worst_bracket,
     shuffled_rr_worst_profile,
 )
 from sufficientdp.ratio.exact import homogeneous_ratio_distribution, ratio_distribution
@@ -153,6 +155,123 @@ def test_worst_profile_subset_is_labelled() -> None:
     with pytest.raises(ParameterError, match="max_scan"):
         shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=0.1)
 
+
+
+# --- worst case at any n: exact scan or rigorous bracket ---------------------------------------------------------------
+@pytest.mark.parametrize("n,q,eps", [(20, 0.2, 0.5), (35, 0.1, 0.1), (40, 0.3, 0.3), (101, 0.15, 0.2)])
+def test_worst_bracket_exact_path_matches_single_bit_worst_tail(n: int, q: float, eps: float) -> None:
+    r = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)
+    ref = single_bit_worst_tail(n=n, q=q, epsilon=eps)  # exact log-domain scan, every m, both directions
+    prof = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps)
+    assert r.kind == "exact" and r.upper_source == "exact full scan"
+    assert r.delta_lower == r.delta_upper and r.eta_lower == r.eta_upper
+    assert r.delta_upper == pytest.approx(ref.delta, rel=1e-9) == pytest.approx(float(prof.delta[0]), rel=1e-9)
+    assert r.eta_upper == pytest.approx(ref.eta, rel=1e-9) == pytest.approx(float(prof.eta[0]), rel=1e-9)
+    # the representative (m, direction) attains it
+    pld = shuffled_rr_pld(n=n, m=r.worst_m, q=q, direction=r.worst_direction, tail_tol=0.0)
+    assert float(pld.delta(eps)) == pytest.approx(r.delta_upper, rel=1e-9)
+    d = r.to_dict()
+    assert {"delta_lower", "delta_upper", "eta_lower", "eta_upper", "kind", "worst_m", "scanned",
+            "upper_source"} <= set(d)
+
+
+def test_worst_bracket_exact_path_keeps_the_interior_worst_m() -> None:
+    # n = 20, q = 0.2, eps = 0.5: worst m = 1, not an end point (same as single_bit_worst_tail)
+    r = shuffled_rr_worst_bracket(n=20, q=0.2, epsilon=0.5)
+    assert r.worst_m == 1 == single_bit_worst_tail(n=20, q=0.2, epsilon=0.5).details["argmax_m_delta"]
+
+
+@pytest.mark.parametrize("n,q,eps", [(300, 0.2, 0.3), (300, 0.05, 0.5), (300, 0.2, 1.0), (300, 0.35, 0.05),
+                                     (1000, 0.2, 0.1), (1000, 0.3, 0.2), (300, 0.3, 0.8)])
+def test_worst_bracket_contains_the_exact_worst_case(n: int, q: float, eps: float) -> None:
+    exact = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)  # full scan, every m (checked above)
+    assert exact.kind == "exact"
+    br = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps, full_scan_max=n - 1)  # forces the bracket path
+    assert br.kind == "bracket" and "not every m" in br.scanned
+    assert br.delta_lower <= exact.delta_upper <= br.delta_upper
+    assert br.eta_lower <= exact.eta_upper <= br.eta_upper
+    assert 0.0 <= br.delta_lower <= br.delta_upper <= 1.0 and 0.0 <= br.eta_lower <= br.eta_upper <= 1.0
+    # the ends are scanned, so the lower end reaches the exact worst when it sits there
+    if exact.worst_m < 16:
+        assert br.delta_lower == pytest.approx(exact.delta_upper, rel=1e-6)
+    bounds = br.details["delta_upper_bounds"]
+    assert br.delta_upper == pytest.approx(max(br.delta_lower, min(v for v in bounds.values() if v is not None)))
+
+
+def test_full_scan_with_negligible_values_is_a_bracket_when_truncation_dominates() -> None:
+    # n = 1000, q = 0.3, eps = 0.5: every pair's delta is ~1e-59 or less, below the 1e-30 truncation; only 64 pairs
+    # (nearest the ends) are recomputed untruncated, so the scan reports an honest bracket with a tiny upper end
+    r = shuffled_rr_worst_bracket(n=1000, q=0.3, epsilon=0.5)
+    assert r.kind == "bracket" and "tail_tol" in r.upper_source
+    assert r.details["pairs_recomputed_untruncated"] == 64
+    exact_m0 = shuffled_rr_profile(n=1000, m=0, q=0.3, epsilon=0.5, tail_tol=0.0)  # untruncated, exact
+    assert r.delta_lower == pytest.approx(float(exact_m0.delta[0]), rel=1e-9)
+    assert r.delta_lower <= r.delta_upper < 1e-30 and r.eta_lower <= r.eta_upper < 1e-29
+
+def test_worst_bracket_each_upper_bound_dominates_the_exact_worst_case() -> None:
+    # every rigorous bound, not only the smallest, must hold for the exact worst case (independent of which wins)
+    for n, q, eps in [(300, 0.2, 1.0), (1000, 0.2, 0.1), (1000, 0.3, 0.5), (1000, 0.1, 1.5)]:
+        exact = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)
+        br = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps, full_scan_max=1, ends=1, samples=0)
+        for name, v in br.details["delta_upper_bounds"].items():
+            if v is not None:
+                assert exact.delta_upper <= v, name
+
+
+def test_eta_from_delta_inequality_on_exact_plds() -> None:
+    # eta(eps) <= delta(eps') / (1 - e^(eps' - eps)) for eps' < eps, on exact (untruncated) PLDs, both directions
+    for n, m, q in [(10, 0, 0.2), (10, 4, 0.1), (60, 1, 0.25), (60, 30, 0.05), (200, 0, 0.3)]:
+        for direction in ("add", "remove"):
+            pld = shuffled_rr_pld(n=n, m=m, q=q, direction=direction, tail_tol=0.0)
+            for eps in (0.05, 0.2, 0.5, 1.0, 2.0):
+                eta = float(pld.eta(eps))
+                for f in (0.1, 0.5, 0.9, 0.99):
+                    e1 = f * eps
+                    assert eta <= float(pld.delta(e1)) / -math.expm1(e1 - eps) * (1 + 1e-12) + 1e-300
+
+
+def test_amplification_inversions_are_monotone_in_delta() -> None:
+    # feasibility "theorem valid and eps(delta) <= eps" is an up-set in delta on a fine grid (so the smallest
+    # feasible probe found by the bracket is close to optimal; its validity does not depend on this)
+    grid = np.exp(-np.linspace(700, 1e-6, 3000))
+    for fn in (fmt21_epsilon, efmrtt19_epsilon):
+        for eps0, n, eps in [(1.0, 10_000, 0.2), (0.4, 5_000, 0.3), (3.0, 10**6, 0.05), (0.3, 2000, 0.1)]:
+            ok = [bool(r.valid and r.epsilon is not None and r.epsilon <= eps)
+                  for r in (fn(eps0, n, float(d)) for d in grid)]
+            if fn is efmrtt19_epsilon:  # valid only for delta < 1/100: an interval, monotone below 1/100
+                ok = [o for o, d in zip(ok, grid, strict=True) if d < 0.01]
+            first = ok.index(True) if True in ok else len(ok)
+            assert all(ok[first:])
+
+
+def test_worst_bracket_pure_dp_region_and_large_n() -> None:
+    q = 0.2  # eps0 = log 4
+    r = shuffled_rr_worst_bracket(n=5000, q=q, epsilon=1.5, full_scan_max=10, ends=2, samples=2)
+    assert r.eta_upper == 0.0 and r.delta_upper == 0.0 and r.delta_lower == 0.0
+    assert "pure DP" in r.upper_source
+    big = shuffled_rr_worst_bracket(n=10**5, q=0.25, epsilon=0.01, ends=2, samples=2)
+    assert big.kind == "bracket" and 0 < big.delta_lower <= big.delta_upper < 1
+    assert big.eta_lower <= big.eta_upper and big.worst_m in (0, 1, 99_997, 99_998)
+
+
+def test_worst_bracket_progress_callback() -> None:
+    calls: list[tuple[int, int]] = []
+    shuffled_rr_worst_bracket(n=10, q=0.2, epsilon=0.5, progress=lambda d, t: calls.append((d, t)))
+    assert calls[-1] == (5, 5) and len(calls) == 5  # representatives m = 0..4 cover m = 0..9
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [({"n": 0}, "n must"), ({"q": 0.5}, "q must"), ({"q": float("nan")}, "q must"), ({"epsilon": 0.0}, "epsilon"),
+     ({"epsilon": -1.0}, "epsilon"), ({"epsilon": float("inf")}, "epsilon"), ({"epsilon": True}, "epsilon"),
+     ({"full_scan_max": 0}, "full_scan_max"), ({"ends": 0}, "ends"), ({"samples": -1}, "samples"),
+     ({"n": 2.5}, "n must")],
+)
+def test_invalid_worst_bracket(kwargs: dict[str, object], match: str) -> None:
+    args: dict[str, object] = {"n": 10, "q": 0.2, "epsilon": 0.5}
+    args.update(kwargs)
+    with pytest.raises(ParameterError, match=match):
+        shuffled_rr_worst_bracket(**args)  # type: ignore[arg-type]
 
 # --- homogeneous L-bit histogram ---------------------------------------------------------------------------------------
 def _eta_delta_from_ratio_dist(dist, eps: float) -> tuple[float, float]:  # type: ignore[no-untyped-def]

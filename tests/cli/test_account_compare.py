@@ -63,8 +63,32 @@ def test_account_shuffled_rr_against_brute_force(capsys):
     truth, _ = _shuffled_rr_brute(8, Fraction(1, 5), 0.5)
     assert d["kind"] == "exact"
     assert d["delta"] == pytest.approx(float(truth), rel=1e-9)
-    assert {"delta", "eta", "worst_m", "kind", "population", "q", "epsilon"} <= set(d)
+    assert {"delta", "eta", "worst_m", "kind", "population", "q", "epsilon", "delta_lower", "eta_lower",
+            "upper_source"} <= set(d)
+    assert d["delta_lower"] == d["delta"] and d["eta_lower"] == d["eta"] and d["upper_source"] == "exact full scan"
     assert 0 <= d["worst_m"] < 8 and 0 <= d["delta"] <= d["eta"] <= 1
+
+
+def test_account_shuffled_rr_bracket_contains_brute_force(capsys):
+    # --full-scan-max below n forces the bracket: lower (scanned m) <= exact worst (brute force) <= upper (rigorous)
+    d = run_json(capsys, "account", "--mechanism", "shuffled-rr", "--population", "8", "--q", "0.2",
+                 "--epsilon", "0.5", "--full-scan-max", "4")
+    truth, _ = _shuffled_rr_brute(8, Fraction(1, 5), 0.5)
+    assert d["kind"] == "bracket"
+    assert d["delta_lower"] <= float(truth) * (1 + 1e-12) and float(truth) <= d["delta"]
+    assert d["eta_lower"] <= d["eta"] <= 1 and d["upper_source"].startswith("delta:")
+    code, out, _ = run(capsys, "account", "--mechanism", "shuffled-rr", "--population", "8", "--q", "0.2",
+                       "--epsilon", "0.5", "--full-scan-max", "4")
+    assert code == 0 and out.startswith("bracket:") and "delta_lower" in out
+    code, out, _ = run(capsys, "account", "--mechanism", "shuffled-rr", "--population", "8", "--q", "0.2",
+                       "--epsilon", "0.5")
+    assert code == 0 and out.startswith("exact:")
+
+
+def test_account_shuffled_rr_large_n_is_a_bracket(capsys):
+    d = run_json(capsys, "account", "--mechanism", "shuffled-rr", "--population", "5000", "--q", "0.25",
+                 "--epsilon", "0.05", "--full-scan-max", "100")
+    assert d["kind"] == "bracket" and 0 <= d["delta_lower"] <= d["delta"] <= 1 and d["eta_lower"] <= d["eta"]
 
 
 def test_account_rr_closed_form(capsys):
@@ -125,6 +149,8 @@ def test_compare_json_and_text(capsys):
     ["account", "--mechanism", "shuffled-rr", "--q", "0.2", "--epsilon", "1"],  # no --population
     ["account", "--mechanism", "shuffled-rr", "--population", "5", "--q", "0.7", "--epsilon", "1"],
     ["account", "--mechanism", "shuffled-rr", "--population", "5", "--q", "0.2", "--epsilon", "0"],
+    ["account", "--mechanism", "shuffled-rr", "--population", "5", "--q", "0.2", "--epsilon", "1",
+     "--full-scan-max", "0"],
     ["account", "--mechanism", "rr", "--epsilon", "1"],  # no --q
     ["account", "--mechanism", "bit-vector-rr", "--q", "0.2", "--epsilon", "1"],  # no --bits
     ["account", "--mechanism", "bit-vector-rr", "--q", "0.2", "--bits", "2", "--differing", "3", "--epsilon", "1"],

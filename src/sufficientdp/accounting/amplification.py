@@ -4,33 +4,36 @@ Setting (all three papers): n people each apply an ``epsilon0``-LDP local random
 local DP) and a trusted shuffler releases the multiset of the n outputs. Neighbouring datasets differ in one
 person's datum (replacement). The shuffled release is then ``(epsilon, delta)``-DP with ``epsilon`` much smaller
 than ``epsilon0`` once n is large. Every function here returns an :class:`AmplificationBound` with
-``kind="bound"``: a rigorous upper bound on the shuffled epsilon (or delta) *inside the theorem's validity range*;
-outside it the result has ``valid=False`` and names the condition that failed (no number is extrapolated).
+``kind="bound"``: an upper bound on the shuffled epsilon (or delta) *inside the stated validity range*, *if the
+statement is what the paper proves*; outside the range the result has ``valid=False`` and names the condition that
+failed (no number is extrapolated).
 
-Bounds (the statement each function evaluates is written in its docstring):
+**Verification status (read this first).** None of the three statements has been checked against the papers' own
+text: the full texts of arXiv:1811.12469, arXiv:1903.02837 and arXiv:2012.12803 were not reachable with the tools
+available (stored web pages hold only the opening of each paper; no copy of the theorem pages was found). Each
+result therefore carries ``verified=False`` and a ``provenance`` naming what it *was* checked against: the authors'
+own reference code (BBGN, FMT) or third-party implementations/restatements (EFMRTT). Theorem numbers are as given
+by those sources, not read from the papers. Independently of the papers, the tests check every bound against the
+*exact* privacy profile of shuffled binary randomized response (:mod:`sufficientdp.ratio.single_bit`), which any
+valid bound for all ``epsilon0``-LDP randomizers must dominate; that check can refute a bound, not prove one.
+
+Bounds (the statement each function evaluates, and its sources, are in its docstring):
 
 * :func:`efmrtt19_epsilon` — Erlingsson, Feldman, Mironov, Raghunathan, Talwar, Thakurta, "Amplification by
-  shuffling: from local to central differential privacy via anonymity", SODA 2019 (arXiv:1811.12469), Theorem 7
-  (the shuffled-sequence theorem): ``epsilon = 12 epsilon0 sqrt(log(1/delta)/n)`` for ``epsilon0 < 1/2``,
-  ``delta < 1/100``, ``n >= 1000``.
+  shuffling: from local to central differential privacy via anonymity", SODA 2019 (arXiv:1811.12469), simplified
+  form of the amplification theorem (Theorem 7 per third-party sources): ``epsilon = 12 epsilon0
+  sqrt(log(1/delta)/n)`` for ``epsilon0 < 1/2``, ``delta < 1/100``, ``n >= 1000``. Unverified against the paper.
 * :func:`bbgn19_delta` / :func:`bbgn19_epsilon` — Balle, Bell, Gascón, Nissim, "The privacy blanket of the
-  shuffle model", CRYPTO 2019 (arXiv:1903.02837): the privacy-blanket bound (their Theorem 3.1, blanket
-  decomposition with total-variation similarity ``gamma``) with Hoeffding's inequality on the privacy amplification
-  random variable, instantiated with the *generic* parameters every ``epsilon0``-LDP randomizer satisfies:
-  ``gamma >= e**-epsilon0`` and range ``b = (e**eps + 1)(e**epsilon0 - e**-epsilon0)``.
+  shuffle model", CRYPTO 2019 (arXiv:1903.02837): the numerical privacy-blanket bound with Hoeffding's inequality,
+  instantiated with the *generic* parameters of an ``epsilon0``-LDP randomizer (``gamma >= e**-epsilon0``, range
+  ``b = (e**eps + 1)(e**epsilon0 - e**-epsilon0)``), exactly as the authors' reference code evaluates it. Theorem
+  number unverified; formula verified against the authors' code only.
 * :func:`fmt21_epsilon` — Feldman, McMillan, Talwar, "Hiding among the clones: a simple and nearly optimal analysis
-  of privacy amplification by shuffling", FOCS 2021 (arXiv:2012.12803), Theorem 3.1 (the closed form, stated for
-  adaptively chosen randomizers, hence also for one fixed randomizer).
+  of privacy amplification by shuffling", FOCS 2021 (arXiv:2012.12803), closed form (Theorem 3.1 per restatements),
+  evaluated as the authors' reference implementation evaluates it. Verified against the authors' code only.
 
-Provenance of the constants. The papers' PDFs are not in this repository. The formulas were checked against
-the authors' reference implementation ``apple/ml-shuffling-amplification`` (``computeamplification.py``,
-``closedformanalysis``) for FMT, against the published restatements of FMT Theorem 3.1, and against the
-reference code of the privacy-blanket bounds (classes ``Erlingsson`` and ``Hoeffding`` with the generic
-``LDPMechanism``: ``gamma = e**-eps0``, range ``(e**eps + 1)(e**eps0 - e**-eps0)``) for EFMRTT and BBGN.
 Where two readings differ we take the larger epsilon and the stricter condition (see each function), so the
-result stays an upper bound under either reading. The tests check every bound against the *exact* privacy
-profile of shuffled binary randomized response (:mod:`sufficientdp.ratio.single_bit`), which any valid bound for
-all ``epsilon0``-LDP randomizers must dominate.
+result stays an upper bound under either reading.
 
 Inversion: :func:`max_epsilon0` finds the largest ``epsilon0`` at which a bound certifies ``(epsilon, delta)`` at
 n (bisection; returns the feasible end, checked). :func:`flip_probability_for_epsilon0` maps a per-person
@@ -66,20 +69,44 @@ __all__ = [
 BOUNDS = ("efmrtt19", "bbgn19", "fmt21")
 
 _REFERENCES = {
-    "efmrtt19": "Erlingsson, Feldman, Mironov, Raghunathan, Talwar, Thakurta, SODA 2019 (arXiv:1811.12469), Thm 7",
-    "bbgn19": ("Balle, Bell, Gascon, Nissim, CRYPTO 2019 (arXiv:1903.02837), privacy blanket Thm 3.1 + Hoeffding, "
-               "generic epsilon0-LDP parameters"),
-    "fmt21": "Feldman, McMillan, Talwar, FOCS 2021 (arXiv:2012.12803), Thm 3.1",
+    "efmrtt19": ("Erlingsson, Feldman, Mironov, Raghunathan, Talwar, Thakurta, SODA 2019 (arXiv:1811.12469), "
+                 "Thm 7 (number per third-party sources; unverified)"),
+    "bbgn19": ("Balle, Bell, Gascon, Nissim, CRYPTO 2019 (arXiv:1903.02837), privacy blanket + Hoeffding, generic "
+               "epsilon0-LDP parameters (theorem number unverified)"),
+    "fmt21": ("Feldman, McMillan, Talwar, FOCS 2021 (arXiv:2012.12803), Thm 3.1 (number per restatements; "
+              "unverified)"),
 }
 
 _STATEMENTS = {
-    "efmrtt19": "epsilon = 12 epsilon0 sqrt(log(1/delta)/n), for epsilon0 < 1/2, delta < 1/100, n >= 1000",
-    "bbgn19": ("delta <= b^2/(4 a gamma n) * (1 - gamma (1 - exp(-2 a^2/b^2)))^n with a = e^eps - 1, "
-               "gamma = e^-epsilon0, b = (e^eps + 1)(e^epsilon0 - e^-epsilon0), for 0 < eps < epsilon0"),
-    "fmt21": ("epsilon = log(1 + (e^epsilon0 - 1)/(e^epsilon0 + 1) * (8 sqrt(e^epsilon0 log(4/delta)/n) "
-              "+ 8 e^epsilon0/n)), for epsilon0 <= log(n/(16 log(2/delta))) (evaluated with the reference "
-              "implementation's refinement, never smaller)"),
+    "efmrtt19": ("unverified against the paper's text: epsilon = 12 epsilon0 sqrt(log(1/delta)/n), for "
+                 "epsilon0 < 1/2, delta < 1/100, n >= 1000 (as restated by implementations)"),
+    "bbgn19": ("unverified against the paper's text: delta <= b^2/(4 a gamma n) * "
+               "(1 - gamma (1 - exp(-2 a^2/b^2)))^n with a = e^eps - 1, gamma = e^-epsilon0, "
+               "b = (e^eps + 1)(e^epsilon0 - e^-epsilon0), for 0 < eps < epsilon0 (as evaluated by the authors' "
+               "reference code)"),
+    "fmt21": ("unverified against the paper's text: epsilon = log(1 + (e^epsilon0 - 1)/(e^epsilon0 + 1) * "
+              "(8 sqrt(e^epsilon0 log(4/delta)/n) + 8 e^epsilon0/n)), for epsilon0 <= log(n/(16 log(4/delta))) "
+              "(stricter of the restated log(2/delta) and the authors' code's log(4/delta); evaluated with the "
+              "authors' implementation's refinement, never smaller)"),
 }
+
+#: What each statement was actually checked against (none against the paper's own text).
+_PROVENANCE = {
+    "efmrtt19": ("implementations only: BorjaBalle/amplification-by-shuffling@"
+                 "1778a0dd16405cb10d780d5f1878ed0b1fb76f2e shuffleddp/amplification_bounds.py class Erlingsson "
+                 "(12*eps0*sqrt(log(1/delta)/n); eps0 <= 0.5, n >= 1000, delta <= 0.01) and rootcoder007/morie "
+                 "shuffle_model (cites Thm 7, arXiv:1811.12469v2 p. 11: n >= 1000, 0 < eps0 < 1/2, "
+                 "0 < delta < 1/100)"),
+    "bbgn19": ("authors' reference code only: BorjaBalle/amplification-by-shuffling@"
+               "1778a0dd16405cb10d780d5f1878ed0b1fb76f2e shuffleddp/amplification_bounds.py "
+               "Hoeffding.get_delta with shuffleddp/mechanisms.py LDPMechanism (get_gamma lower bound e^-eps0, "
+               "get_range_l)"),
+    "fmt21": ("authors' reference implementation only: apple/ml-shuffling-amplification@"
+              "993d285a546114bf8c70c33d053dca322a755707 computeamplification.py closedformanalysis"),
+}
+
+#: Whether the statement was checked against the paper's own text. False for all three (see the module docstring).
+_VERIFIED = {"efmrtt19": False, "bbgn19": False, "fmt21": False}
 
 
 def _up(x: float, ulps: int = 4) -> float:
@@ -101,9 +128,12 @@ class AmplificationBound:
         delta: the shuffled delta (None when not applicable).
         valid: whether the theorem's conditions hold at these parameters.
         failed_condition: the condition that failed (None if valid).
-        kind: always ``"bound"``: an upper bound, rounded up.
+        kind: always ``"bound"``: an upper bound, rounded up (if the statement is what the paper proves).
         reference: paper and theorem.
-        statement: the formula and its validity range.
+        statement: the formula and its validity range, prefixed ``"unverified: ..."`` unless ``verified``.
+        verified: whether the statement was checked against the paper's own text (False for all three bounds
+            here: do not present the number as a verified guarantee).
+        provenance: what the statement *was* checked against (repository, path, commit).
     """
 
     bound: str
@@ -116,6 +146,8 @@ class AmplificationBound:
     kind: str = "bound"
     reference: str = ""
     statement: str = ""
+    verified: bool = False
+    provenance: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -126,7 +158,8 @@ def _result(bound: str, epsilon0: float, n: int, epsilon: float | None, delta: f
             failed: str | None) -> AmplificationBound:
     return AmplificationBound(bound=bound, epsilon0=epsilon0, n=n, epsilon=epsilon if failed is None else None,
                               delta=delta, valid=failed is None, failed_condition=failed,
-                              reference=_REFERENCES[bound], statement=_STATEMENTS[bound])
+                              reference=_REFERENCES[bound], statement=_STATEMENTS[bound],
+                              verified=_VERIFIED[bound], provenance=_PROVENANCE[bound])
 
 
 def _check_common(epsilon0: Any, n: Any, delta: Any) -> tuple[float, int, float]:
@@ -136,10 +169,18 @@ def _check_common(epsilon0: Any, n: Any, delta: Any) -> tuple[float, int, float]
 
 # ---------------------------------------------------------------------------------------------------- EFMRTT 2019
 def efmrtt19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
-    """Erlingsson et al. (SODA 2019), Theorem 7: ``epsilon = 12 epsilon0 sqrt(log(1/delta) / n)``.
+    """Erlingsson et al. (SODA 2019), simple amplification bound ``epsilon = 12 epsilon0 sqrt(log(1/delta) / n)``.
 
-    Validity (the theorem's hypotheses): ``epsilon0 < 1/2``, ``delta < 1/100`` and ``n >= 1000``. The theorem covers
-    the shuffled sequence of (possibly adaptively chosen) ``epsilon0``-LDP randomizers.
+    **Unverified against the paper's text** (``verified=False``). The statement as restated by the sources we could
+    read: Theorem 7 of arXiv:1811.12469 (for the shuffled sequence of possibly adaptively chosen ``epsilon0``-LDP
+    randomizers) gives a general bound
+    ``epsilon <= epsilon1 sqrt(2 n log(1/delta)) + n epsilon1 (e^epsilon1 - 1)``,
+    ``epsilon1 = 2 e^(2 epsilon0) (e^epsilon0 - 1) / n``, and, for ``n >= 1000``, ``0 < epsilon0 < 1/2`` and
+    ``0 < delta < 1/100``, the simple form evaluated here. Sources: rootcoder007/morie ``shuffle_model`` (states it
+    read Theorem 7 from p. 11 of arXiv:1811.12469v2) and the privacy-blanket authors' code
+    BorjaBalle/amplification-by-shuffling@1778a0d ``shuffleddp/amplification_bounds.py`` class ``Erlingsson``
+    (same constant 12, conditions ``eps0 <= 0.5``, ``n >= 1000``, ``delta <= 0.01``). We apply the stricter, strict
+    inequalities ``epsilon0 < 1/2`` and ``delta < 1/100``. Only the simple form is implemented.
 
     Args:
         epsilon0: local DP level, > 0.
@@ -150,7 +191,7 @@ def efmrtt19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBoun
         An :class:`AmplificationBound` (``valid=False`` outside the theorem's range).
 
     References:
-        arXiv:1811.12469, Theorem 7; restated in FMT 2021 Table 1.
+        arXiv:1811.12469 (Theorem 7 per the sources above; theorem text not checked).
 
     Example:
         >>> r = efmrtt19_epsilon(0.4, 10_000, 1e-6)
@@ -182,27 +223,45 @@ def _fmt21_value(epsilon0: float, n: int, delta: float) -> float:
     return _up(max(printed, refined))
 
 
+def _fmt21_limit(n: int, delta: float) -> float:
+    """Largest epsilon0 the FMT closed form is applied to: ``log(n / (16 log(4/delta)))`` (-inf if n too small).
+
+    Restatements of Theorem 3.1 print ``log(n / (16 log(2/delta)))``; the authors' ``closedformanalysis`` declares
+    ``epsilon0 > log(n / (16 log(4/delta)))`` "not a valid parameter regime" and returns epsilon0. Neither was
+    checked against the paper's text, so we apply the stricter one (``log(4/delta)``), valid under either reading.
+    """
+    arg = n / (16.0 * math.log(4.0 / delta))
+    return math.log(arg) if arg > 1.0 else -math.inf
+
+
 def fmt21_condition(epsilon0: float, n: int, delta: float) -> str | None:
-    """The failed hypothesis of FMT Theorem 3.1 at these parameters, or None if it applies."""
-    limit_arg = n / (16.0 * math.log(2.0 / delta))
-    if limit_arg <= 1.0 or not epsilon0 <= math.log(limit_arg):
-        lim = math.log(limit_arg) if limit_arg > 0 else -math.inf
-        return f"epsilon0 <= log(n / (16 log(2/delta))) = {lim:.6g} (got {epsilon0:g})"
+    """The failed validity condition of the FMT closed form at these parameters, or None if it applies.
+
+    The condition is ``0 < epsilon0 <= log(n / (16 log(4/delta)))`` (see :func:`_fmt21_limit` for why ``4/delta``).
+    """
+    lim = _fmt21_limit(n, delta)
+    if not epsilon0 <= lim:
+        return (f"epsilon0 <= log(n / (16 log(4/delta))) = {lim:.6g} (got {epsilon0:g}; stricter of the restated "
+                "log(2/delta) and the authors' code's log(4/delta))")
     return None
 
 
 def fmt21_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
-    """Feldman, McMillan, Talwar (FOCS 2021), Theorem 3.1 closed form.
+    """Feldman, McMillan, Talwar (FOCS 2021), closed form (Theorem 3.1 per restatements).
 
-    For ``epsilon0 <= log(n / (16 log(2/delta)))`` the shuffled output is ``(epsilon, delta)``-DP with::
+    **Unverified against the paper's text** (``verified=False``). As restated by third parties (e.g. the OpenDP
+    smartnoise shuffle-amplification code and several notes), Theorem 3.1 says: for ``epsilon0 <= log(n / (16
+    log(2/delta)))`` the shuffled output of n (possibly adaptively chosen) ``epsilon0``-DP local randomizers is
+    ``(epsilon, delta)``-DP with::
 
         epsilon <= log(1 + (e^eps0 - 1)/(e^eps0 + 1) * (8 sqrt(e^eps0 log(4/delta)) / sqrt(n) + 8 e^eps0 / n))
 
-    The authors' reference implementation (``apple/ml-shuffling-amplification``, ``closedformanalysis``) uses the
-    factor ``(1 - e^-eps0)/(1 + e^(-eps0 - eps'))`` with ``eps' = log(1 + a + c)`` instead of
-    ``(1 - e^-eps0)/(1 + e^-eps0)``; it is never smaller, and we report the larger of the two (safe under either
-    reading). The condition is the theorem's (``log(2/delta)``); the implementation checks the stricter
-    ``log(4/delta)`` only to pick a starting point for its numerical search.
+    Verified against the authors' reference implementation only: apple/ml-shuffling-amplification@993d285
+    ``computeamplification.py`` ``closedformanalysis``. That function uses the factor
+    ``(1 - e^-eps0)/(1 + e^(-eps0 - eps'))`` with ``eps' = log(1 + a + c)`` instead of ``(1 - e^-eps0)/(1 +
+    e^-eps0)``; it is never smaller, and we report the larger of the two (safe under either reading). It also
+    refuses ``epsilon0 > log(n / (16 log(4/delta)))`` ("not a valid parameter regime"), stricter than the restated
+    ``log(2/delta)``; we apply the stricter condition.
 
     Args:
         epsilon0: local DP level, > 0.
@@ -213,7 +272,8 @@ def fmt21_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
         An :class:`AmplificationBound` (``valid=False`` outside the theorem's range).
 
     References:
-        arXiv:2012.12803, Theorem 3.1; apple/ml-shuffling-amplification ``computeamplification.py``.
+        arXiv:2012.12803 (Theorem 3.1 per restatements; theorem text not checked); apple/ml-shuffling-amplification
+        ``computeamplification.py`` at commit 993d285a546114bf8c70c33d053dca322a755707.
 
     Example:
         >>> r = fmt21_epsilon(1.0, 100_000, 1e-6)
@@ -247,7 +307,13 @@ def _bbgn19_log_delta(epsilon: float, epsilon0: float, n: int) -> float:
 
 
 def bbgn19_delta(epsilon: float, epsilon0: float, n: int) -> AmplificationBound:
-    """Balle, Bell, Gascón, Nissim (CRYPTO 2019): privacy-blanket delta bound for a generic epsilon0-LDP randomizer.
+    """Balle, Bell, Gascón, Nissim (CRYPTO 2019): privacy-blanket delta bound for a generic eps0-LDP randomizer.
+
+    **Unverified against the paper's text** (``verified=False``; theorem number unknown). The expression below is
+    exactly what the authors' reference code evaluates (BorjaBalle/amplification-by-shuffling@1778a0d,
+    ``shuffleddp/amplification_bounds.py`` ``Hoeffding.get_delta`` with ``shuffleddp/mechanisms.py``
+    ``LDPMechanism``: ``gamma`` lower bound ``e^-eps0`` in both ``1/(gamma n)`` and the binomial term, range with
+    upper bound ``gamma <= 1``; the repository README says it implements the bounds proved in arXiv:1903.02837).
 
     The blanket theorem bounds ``delta(eps) <= E[(sum_{i <= M} L_i)_+] / (gamma n)`` with ``M ~ Bin(n, gamma)`` and
     L_i i.i.d. privacy amplification variables of mean ``-(e^eps - 1)`` and range ``b``; Hoeffding's inequality
@@ -267,7 +333,7 @@ def bbgn19_delta(epsilon: float, epsilon0: float, n: int) -> AmplificationBound:
         An :class:`AmplificationBound` with ``delta`` (capped at 1) and ``epsilon`` = the input.
 
     References:
-        arXiv:1903.02837 (privacy blanket, Hoeffding bound, generic randomizers).
+        arXiv:1903.02837 (privacy blanket, Hoeffding bound, generic randomizers; theorem text not checked).
 
     Example:
         >>> r = bbgn19_delta(0.5, 2.0, 100_000)
@@ -350,7 +416,12 @@ class Epsilon0Result:
             ``(epsilon, 0)``-DP after shuffling, so this is always safe to use.
         amplified: whether ``usable_epsilon0 > epsilon`` (the bound helped).
         kind: ``"bound"``.
-        notes: why there is no amplification, if so.
+        notes: why there is no amplification, if so; and, when the amplified value rests on a statement not
+            checked against the paper's text, a note starting ``"unverified: "``.
+        verified: whether the guarantee for ``usable_epsilon0`` rests only on verified statements: True when there
+            is no amplification (the trivial ``(epsilon, 0)`` guarantee), else the bound's own status (False for
+            all three bounds here).
+        provenance: what the bound's statement was checked against (see :class:`AmplificationBound`).
     """
 
     bound: str
@@ -362,6 +433,8 @@ class Epsilon0Result:
     amplified: bool
     kind: str = "bound"
     notes: tuple[str, ...] = ()
+    verified: bool = False
+    provenance: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -405,8 +478,7 @@ def max_epsilon0(bound: str, *, epsilon: float, delta: float, n: int) -> Epsilon
     if bound == "efmrtt19":
         hi = math.nextafter(0.5, 0.0)
     elif bound == "fmt21":
-        arg = n / (16.0 * math.log(2.0 / delta))
-        hi = math.log(arg) if arg > 1.0 else 0.0
+        hi = max(_fmt21_limit(n, delta), 0.0)
     else:
         hi = 64.0
     found: float | None = None
@@ -437,8 +509,14 @@ def max_epsilon0(bound: str, *, epsilon: float, delta: float, n: int) -> Epsilon
     if found is not None and found <= epsilon:
         notes.append(f"{bound}: the bound certifies only epsilon0 = {found:.6g} <= epsilon; the trivial "
                      "guarantee (epsilon0 = epsilon) is better.")
+    amplified = usable > epsilon
+    if amplified and not _VERIFIED[bound]:
+        notes.append(f"unverified: the {bound} statement ({_REFERENCES[bound]}) was not checked against the "
+                     f"paper's text; checked against {_PROVENANCE[bound]}. Treat epsilon0 = {usable:.6g} as "
+                     "resting on an unverified formula, not a verified guarantee.")
     return Epsilon0Result(bound=bound, epsilon=epsilon, delta=delta, n=n, epsilon0=found, usable_epsilon0=usable,
-                          amplified=usable > epsilon, notes=tuple(notes))
+                          amplified=amplified, notes=tuple(notes), verified=_VERIFIED[bound] or not amplified,
+                          provenance=_PROVENANCE[bound])
 
 
 def flip_probability_for_epsilon0(epsilon0: float, bits: int, reports: int = 1) -> float:

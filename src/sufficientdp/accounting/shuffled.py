@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -50,10 +51,12 @@ from .pld import PrivacyLossDistribution, _check_epsilon
 
 __all__ = [
     "MAX_PROFILE_ATOMS",
+    "ShuffledRRBracket",
     "ShuffledRRProfile",
     "homogeneous_histogram_pld",
     "shuffled_rr_pld",
     "shuffled_rr_profile",
+    "shuffled_rr_worst_bracket",
     "shuffled_rr_worst_profile",
 ]
 
@@ -297,7 +300,14 @@ def shuffled_rr_pld(*, n: int, m: int, q: float, direction: str = "remove",
     else:
         lp, lq_, drop_p, drop_q = lam1, lam, drop_m1, drop_m
     # both pmfs are positive on 0..n (0 < q < 1/2): every loss is finite; losses straight from the log pmfs
-    return PrivacyLossDistribution(losses=lp - lq_, probabilities=np.exp(lp), infinity_mass=min(1.0, drop_p),
+    probs = np.exp(lp)
+    inf_mass = min(1.0, drop_p)
+    total = float(probs.sum()) + inf_mass
+    if abs(total - 1.0) > 1e-12:
+        # at n ~ 1e6 the log pmfs carry ~1e-9 relative rounding (gammaln of arguments ~1e7 has ulp ~2e-9), enough to
+        # trip the PLD's 1e-9 normalisation check; rescale the kept atoms (a change of the same ~1e-9 relative order)
+        probs = probs * ((1.0 - inf_mass) / float(probs.sum()))
+    return PrivacyLossDistribution(losses=lp - lq_, probabilities=probs, infinity_mass=inf_mass,
                                    neg_infinity_mass=min(1.0, drop_q))
 
 
@@ -475,22 +485,321 @@ def _pick(values: NDArray[np.float64], rows: list[tuple[int, str]]
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# worst case over m at any n: exact scan, or a rigorous bracket
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Grid of ``eps' / eps`` used by the eta upper bound ``eta(eps) <= delta(eps') / (1 - e^(eps' - eps))``.
+_ETA_GRID = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98)
+#: Relative gap between a pair's truncated value and its truncated value minus the dropped mass under which the
+#: pair counts as resolved (exact to floating-point accuracy).
+_RESOLVED_REL = 1e-12
+#: In a full scan, at most this many pairs whose truncation matters are recomputed untruncated (``tail_tol=0``).
+_REFINE_MAX = 64
+_EPS_ULP = 2.220446049250313e-16
+
+
+def _round_up(x: float, ulps: int = 4) -> float:
+    for _ in range(ulps):
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShuffledRRBracket:
+    """Worst-case ``delta(eps)`` and ``eta(eps)`` of shuffled binary RR over all neighbours, exact or bracketed.
+
+    ``kind="exact"``: every pair ``(m, m+1)``, both directions, was evaluated exactly (to floating-point accuracy)
+    and ``delta_lower == delta_upper``, ``eta_lower == eta_upper``. ``kind="bracket"``: the lower ends are the
+    exact worst over the scanned ``m`` only (a valid lower bound on the worst case), the upper ends are rigorous
+    upper bounds valid for every ``m`` (``upper_source`` names them). The safe numbers are the upper ends.
+
+    Attributes:
+        delta_lower, delta_upper: bracket on the worst hockey-stick ``delta(eps)``.
+        eta_lower, eta_upper: bracket on the worst tail ``eta(eps) = P[L > eps]``.
+        kind: ``"exact"`` or ``"bracket"``.
+        worst_m: the ``m`` of the largest scanned lower ``delta`` (representative: the ``"add"`` pair at ``m`` is the
+            ``"remove"`` pair at ``n - 1 - m``), ``-1`` if every scanned value is 0.
+        worst_direction: ``"add"``, ``"remove"`` or ``""`` for ``worst_m``.
+        worst_m_eta: likewise for ``eta``.
+        scanned: which ``m`` were evaluated.
+        upper_source: what the upper ends come from.
+        n, q, epsilon: the configuration.
+        details: extras (JSON-ready): per-bound deltas, pairs evaluated, the eps' used for ``eta_upper``.
+    """
+
+    delta_lower: float
+    delta_upper: float
+    eta_lower: float
+    eta_upper: float
+    kind: str
+    worst_m: int
+    worst_direction: str
+    worst_m_eta: int
+    scanned: str
+    upper_source: str
+    n: int
+    q: float
+    epsilon: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["details"] = dict(self.details)
+        return d
+
+
+@dataclass(slots=True)
+class _Row:
+    m: int  # representative m (the mirrored "add" pair for a remove pair with m > n - 1 - m)
+    direction: str
+    d_up: float
+    d_lo: float
+    e_up: float
+    e_lo: float
+
+    def resolved(self) -> bool:
+        return (self.d_up - self.d_lo <= _RESOLVED_REL * self.d_up
+                and self.e_up - self.e_lo <= _RESOLVED_REL * self.e_up)
+
+
+#: Relative margin by which scanned values are lowered before serving as lower bounds in the bracket path: the log
+#: pmfs at n ~ 1e6 carry ~1e-9 relative rounding (gammaln of arguments ~1e7), a hundredfold below this.
+_LOWER_REL = 1e-7
+
+
+def _row(n: int, m: int, q: float, eps: float, direction: str, tol: float, rel: float = 0.0) -> _Row:
+    """One pair: the truncated values (upper bounds) and the same minus the dropped ``P``-mass (lower bounds).
+
+    ``rel`` lowers the lower values by that relative margin (rounding of the log pmfs at large n).
+    """
+    pld = shuffled_rr_pld(n=n, m=m, q=q, direction=direction, tail_tol=tol)
+    d, e, drop = float(pld.delta(eps)), float(pld.eta(eps)), float(pld.infinity_mass)
+    if drop == 0.0 and rel == 0.0:
+        return _Row(m, direction, d, d, e, e)
+    return _Row(m, direction, d, max(0.0, d - drop) * (1.0 - rel), e, max(0.0, e - drop) * (1.0 - rel))
+
+
+def _scan(n: int, q: float, eps: float, reps: list[int], tol: float,
+          progress: Callable[[int, int], None] | None, rel: float = 0.0) -> list[_Row]:
+    """Both directions at each representative ``m <= (n - 1) / 2`` (covers ``m`` and ``n - 1 - m``)."""
+    rows: list[_Row] = []
+    for i, m in enumerate(reps):
+        for d in _DIRECTIONS:
+            rows.append(_row(n, m, q, eps, d, tol, rel))
+        if progress is not None:
+            progress(i + 1, len(reps))
+    return rows
+
+
+def _argmax(rows: list[_Row], key: str) -> tuple[float, int, str]:
+    best, arg, direction = 0.0, -1, ""
+    for r in sorted(rows, key=lambda r: r.m):  # ties keep the smallest m
+        v = getattr(r, key)
+        if v > best * (1.0 + 1e-12) or (best == 0.0 and v > 0.0):
+            best, arg, direction = v, r.m, r.direction
+    return best, arg, direction
+
+
+def _smallest_feasible_delta(ok: Callable[[float], bool]) -> float | None:
+    """Smallest probed ``delta`` in (0, 1) with ``ok(delta)`` (a bisection on log delta; the result is checked).
+
+    A coarse grid of ``log delta`` finds the first feasible point from below, then a bisection narrows the step
+    to it. The value returned is always one at which ``ok`` holds, so it is a rigorous certificate whether or not
+    ``ok`` is monotone (monotonicity only affects how small the answer is; the tests check it).
+    """
+    grid = [math.exp(-x) for x in np.linspace(700.0, 1e-9, 401)]
+    first = next((i for i, d in enumerate(grid) if ok(d)), None)
+    if first is None:
+        return None
+    hi = grid[first]
+    if first == 0:
+        return hi
+    lo = grid[first - 1]
+    for _ in range(80):
+        mid = math.exp(0.5 * (math.log(lo) + math.log(hi)))
+        if not lo < mid < hi:
+            break
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _delta_upper_all_m(*, n: int, q: float, epsilon: float) -> dict[str, float | None]:
+    """Rigorous upper bounds on ``delta(epsilon)`` valid for every neighbouring pair (None if not applicable).
+
+    * ``local-rr``: data processing. The count is ``B + S'`` with ``B`` the changed person's report and ``S'`` the
+      others' count, independent and identically distributed under both neighbours, so ``delta`` is at most that of
+      one randomized response: ``max(0, p - e^eps q)``.
+    * ``bbgn19``: :func:`~sufficientdp.accounting.amplification.bbgn19_delta` with ``epsilon0 = log(p/q)``.
+    * ``fmt21`` / ``efmrtt19``: the smallest probed ``delta`` at which the theorem is valid and certifies an epsilon
+      ``<= epsilon``; since ``delta(eps)`` is non-increasing in ``eps``, that ``delta`` bounds ``delta(epsilon)``.
+    """
+    from .amplification import bbgn19_delta, efmrtt19_epsilon, fmt21_epsilon
+
+    p = 1.0 - q
+    eps0 = math.log1p(-q) - math.log(q)
+    ex = math.exp(epsilon)
+    local = p - ex * q
+    local = max(0.0, local + 8.0 * _EPS_ULP * (p + ex * q))  # rounding slack, upwards
+    out: dict[str, float | None] = {"local-rr": min(1.0, local)}
+    out["bbgn19"] = bbgn19_delta(epsilon, eps0, n).delta
+    for name, fn in (("fmt21", fmt21_epsilon), ("efmrtt19", efmrtt19_epsilon)):
+        def ok(delta: float, fn: Callable[[float, int, float], Any] = fn) -> bool:
+            r = fn(eps0, n, delta)
+            return bool(r.valid and r.epsilon is not None and r.epsilon <= epsilon)
+
+        out[name] = _smallest_feasible_delta(ok)
+    return out
+
+
+def _best(bounds: dict[str, float | None]) -> tuple[float, str]:
+    valid = {k: v for k, v in bounds.items() if v is not None}
+    name = min(valid, key=lambda k: (valid[k], k))
+    return float(valid[name]), name
+
+
+def _eta_upper_all_m(*, n: int, q: float, epsilon: float) -> tuple[float, float | None, str]:
+    """Rigorous ``eta(epsilon)`` upper bound for every pair, from delta upper bounds at ``eps' < epsilon``.
+
+    For any pair and ``eps' < eps``: ``delta(eps') = E_P[(1 - e^(eps' - L))_+] >= E_P[(1 - e^(eps' - L)) 1{L > eps}]
+    >= P[L > eps] (1 - e^(eps' - eps))`` (the ``+inf`` atom contributes 1 >= the factor), so
+    ``eta(eps) <= delta(eps') / (1 - e^(eps' - eps))``; minimised over a grid of ``eps'``. For ``eps >= epsilon0``
+    every loss is ``<= epsilon0 <= eps`` (pure DP, data processing), so ``eta = 0``.
+    """
+    eps0 = math.log1p(-q) - math.log(q)
+    if epsilon >= _round_up(eps0, 16):
+        return 0.0, None, "pure DP: every loss <= epsilon0 = log(p/q) <= epsilon"
+    best, best_eps, best_src = 1.0, None, "no rigorous bound below 1 applies: trivial upper end 1"
+    for f in _ETA_GRID:
+        e1 = epsilon * f
+        d1, src = _best(_delta_upper_all_m(n=n, q=q, epsilon=e1))
+        den = -math.expm1(e1 - epsilon) * (1.0 - 8.0 * _EPS_ULP)  # rounded down
+        val = min(1.0, _round_up(d1 / den))
+        if val < best:
+            best, best_eps, best_src = val, e1, f"delta(eps') / (1 - e^(eps' - eps)) with {src} at eps' = {e1:.6g}"
+    return best, best_eps, best_src
+
+
+def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max: int = 2_000, ends: int = 16,
+                              samples: int = 24, progress: Callable[[int, int], None] | None = None
+                              ) -> ShuffledRRBracket:
+    """Worst ``delta(eps)`` and ``eta(eps)`` of shuffled binary RR over every neighbouring pair: exact or bracketed.
+
+    * ``n <= full_scan_max``: every pair ``(A_n(m), A_n(m+1))``, ``m = 0..n-1``, both directions (each
+      representative ``m <= (n-1)/2`` in both directions, by the mirror symmetry), each first with a ``1e-30``
+      truncation. Pairs where the truncation is not negligible (dropped mass above ``1e-12`` relative, which
+      happens only when the value itself is below about ``1e-18``) are recomputed untruncated, at most 64 of them,
+      those nearest the ends first. If all that could matter are resolved: ``kind="exact"``, lower == upper.
+      Otherwise ``kind="bracket"`` with the truncated full scan (each value an upper bound) as the upper end.
+    * ``n > full_scan_max``: the ``ends`` smallest and largest ``m`` and ``samples`` geometrically spaced interior
+      ``m`` (with their mirrors), both directions. Lower end: the exact worst over those pairs (truncated value
+      minus its dropped mass, lowered by 1e-7 relative for the log pmfs' rounding), a valid lower bound on the worst case (the worst ``m`` is usually near an end but
+      that is not proved, so it is not assumed). Upper end: the smallest rigorous bound valid for *every* pair
+      (``local-rr`` data processing, ``bbgn19``, ``fmt21``, ``efmrtt19``; see :func:`_delta_upper_all_m`), never
+      below the lower end; ``eta`` upper from ``eta(eps) <= delta(eps') / (1 - e^(eps' - eps))``, ``eps' < eps``.
+      ``kind="bracket"``.
+
+    Args:
+        n: people, >= 1.
+        q: flip probability in (0, 0.5).
+        epsilon: finite, > 0.
+        full_scan_max: largest n scanned in full (default 2000; about 2 s there), >= 1.
+        ends: how many m at each end are scanned in the bracket path, >= 1.
+        samples: how many geometrically spaced interior m are scanned in the bracket path, >= 0.
+        progress: optional ``progress(done, total)`` callback over the representative m scanned.
+
+    Returns:
+        A :class:`ShuffledRRBracket`.
+
+    Raises:
+        ParameterError: any argument out of range.
+
+    References:
+        seed 000 §3.1 (A_n(m)); amplification bounds in :mod:`sufficientdp.accounting.amplification`.
+
+    Example:
+        >>> r = shuffled_rr_worst_bracket(n=20, q=0.2, epsilon=0.5)
+        >>> r.kind, r.worst_m, round(r.delta_upper, 6)  # = single_bit_worst_tail(n=20, q=0.2, epsilon=0.5)
+        ('exact', 1, 0.024494)
+    """
+    n = check_int("n", n, minimum=1)
+    q = check_open_interval("q", q, 0.0, 0.5)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0.0 < float(epsilon) < math.inf:
+        raise ParameterError(f"epsilon must be finite and > 0, i.e. in (0, inf); got {epsilon!r}")
+    eps = float(epsilon)
+    full_scan_max = check_int("full_scan_max", full_scan_max, minimum=1)
+    ends = check_int("ends", ends, minimum=1)
+    samples = check_int("samples", samples, minimum=0)
+    tol = 1e-30
+    half = (n - 1) // 2
+    details: dict[str, Any] = {"tail_tol": tol}
+    if n <= full_scan_max:
+        reps = list(range(half + 1))
+        rows = _scan(n, q, eps, reps, tol, progress)
+        # recompute untruncated the unresolved pairs that could still be the worst
+        refined = 0
+        for _ in range(2):
+            lo_d, lo_e = max(r.d_lo for r in rows), max(r.e_lo for r in rows)
+            todo = sorted((i for i, r in enumerate(rows) if not r.resolved() and (r.d_up > lo_d or r.e_up > lo_e)),
+                          key=lambda i: min(rows[i].m, n - 1 - rows[i].m))
+            for i in todo[: _REFINE_MAX - refined]:
+                rows[i] = _row(n, rows[i].m, q, eps, rows[i].direction, 0.0)
+                refined += 1
+        lo_d, lo_e = max(r.d_lo for r in rows), max(r.e_lo for r in rows)
+        open_rows = [r for r in rows if not r.resolved() and (r.d_up > lo_d or r.e_up > lo_e)]
+        details.update(pairs_evaluated=len(rows), pairs_recomputed_untruncated=refined)
+        scanned = "all m = 0..n-1, both directions"
+        if not open_rows:
+            d_best, m_d, dir_d = _argmax(rows, "d_up")
+            e_best, m_e, _ = _argmax(rows, "e_up")
+            return ShuffledRRBracket(
+                delta_lower=d_best, delta_upper=d_best, eta_lower=e_best, eta_upper=e_best, kind="exact",
+                worst_m=m_d, worst_direction=dir_d, worst_m_eta=m_e, scanned=scanned,
+                upper_source="exact full scan", n=n, q=q, epsilon=eps, details=details)
+        scan_up_d, scan_up_e = max(r.d_up for r in rows), max(r.e_up for r in rows)
+        scan_source = f"full scan truncated at tail_tol = {tol:g} (every value an upper bound)"
+    else:
+        interior = np.geomspace(ends, max(ends, half), samples) if samples and half > ends else np.array([])
+        reps = sorted(set(range(min(ends, half + 1))) | {int(round(x)) for x in interior if ends <= x <= half})
+        rows = _scan(n, q, eps, reps, tol, progress, _LOWER_REL)
+        details.update(pairs_evaluated=len(rows), representatives=reps, lower_relative_margin=_LOWER_REL)
+        scanned = (f"m = 0..{min(ends, half + 1) - 1} and their mirrors n-{min(ends, half + 1)}..n-1, plus "
+                   f"{len(reps) - min(ends, half + 1)} geometrically spaced interior m in [{ends}, {half}] and "
+                   "their mirrors, both directions (not every m: the lower end is a lower bound)")
+        scan_up_d = scan_up_e = math.inf
+        scan_source = ""
+    d_lo, m_d, dir_d = _argmax(rows, "d_lo")
+    e_lo, m_e, _ = _argmax(rows, "e_lo")
+    bounds = _delta_upper_all_m(n=n, q=q, epsilon=eps)
+    d_amp, d_src = _best(bounds)
+    e_amp, e_eps, e_src = _eta_upper_all_m(n=n, q=q, epsilon=eps)
+    d_up, d_up_src = (scan_up_d, scan_source) if scan_up_d <= d_amp else (d_amp, d_src)
+    e_up, e_up_src = (scan_up_e, scan_source) if scan_up_e <= e_amp else (e_amp, e_src)
+    if d_up_src == "fmt21" or d_up_src == "efmrtt19":
+        d_up_src += " (inverted in delta, checked)"
+    if e_up >= 1.0 and d_up >= 1.0:
+        d_up_src = e_up_src = "no rigorous bound applies: trivial upper end 1"
+    details.update(delta_upper_bounds=bounds, eta_upper_eps_prime=e_eps,
+                   epsilon0=math.log1p(-q) - math.log(q))
+    return ShuffledRRBracket(
+        delta_lower=d_lo, delta_upper=max(d_lo, d_up), eta_lower=e_lo, eta_upper=max(e_lo, e_up), kind="bracket",
+        worst_m=m_d, worst_direction=dir_d, worst_m_eta=m_e, scanned=scanned,
+        upper_source=f"delta: {d_up_src}; eta: {e_up_src}", n=n, q=q, epsilon=eps, details=details)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # anonymized L-bit histogram, homogeneous configuration
 # ---------------------------------------------------------------------------------------------------------------
 
 
 def _profiles(total: int, parts: int) -> NDArray[np.int64]:
-    """All non-negative integer vectors of length ``parts`` summing to ``total`` (rows)."""
-    rows = np.zeros((1, 0), dtype=np.int64)
-    left = np.array([total], dtype=np.int64)
-    for _ in range(parts - 1):
-        reps = left + 1
-        parent = np.repeat(np.arange(left.size), reps)
-        offsets = np.cumsum(reps) - reps
-        vals = np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(offsets, reps)
-        rows = np.column_stack([rows[parent], vals])
-        left = left[parent] - vals
-    return np.column_stack([rows, left])
+    """All non-negative integer vectors of length ``parts`` summing to ``total`` (rows, lexicographic)."""
+    from ..ratio.exact import _compositions
+
+    return _compositions(total, parts)
 
 
 def _log_multinomial(counts: NDArray[np.int64], log_probs: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -62,6 +62,8 @@ class ComparisonRow:
         guarantee: what the row promises, in words.
         epsilon0: per-person local epsilon implied by q over kL bits (``k L log(p/q)``), where q exists.
         notes: caveats.
+        verified: False when the row rests on a published statement not yet checked against the paper's own
+            text (the shuffle-amplification bounds; see :mod:`sufficientdp.accounting.amplification`).
     """
 
     approach: str
@@ -72,6 +74,7 @@ class ComparisonRow:
     guarantee: str
     epsilon0: float | None = None
     notes: tuple[str, ...] = field(default=())
+    verified: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -186,14 +189,14 @@ def shuffled_rr_exact_q(n: int, epsilon: float, delta: float, *, rel_tol: float 
 
 # ------------------------------------------------------------------------------------------ the comparison
 def _row(approach: str, q: float | None, *, population: int, reports: int, bits: int, kind: str, guarantee: str,
-         notes: list[str]) -> ComparisonRow:
+         notes: list[str], verified: bool = True) -> ComparisonRow:
     if q is None:
         return ComparisonRow(approach=approach, q=None, sd=None, sd_per_sqrt_n=None, kind=kind,
-                             guarantee=guarantee, notes=tuple(notes))
+                             guarantee=guarantee, notes=tuple(notes), verified=verified)
     s = sigma_per_sqrt_n(q, reports)
     e0 = bits * reports * (math.log1p(-q) - math.log(q))
     return ComparisonRow(approach=approach, q=q, sd=s * math.sqrt(population), sd_per_sqrt_n=s, kind=kind,
-                         guarantee=guarantee, epsilon0=e0, notes=tuple(notes))
+                         guarantee=guarantee, epsilon0=e0, notes=tuple(notes), verified=verified)
 
 
 def compare_approaches(
@@ -250,7 +253,7 @@ def compare_approaches(
         raise ParameterError(f"beta must be a finite number >= 0, i.e. in [0, inf); got {beta!r}")
     beta = float(beta)
     exact_max_population = check_int("exact_max_population", exact_max_population, minimum=1)
-    kw = {"population": population, "reports": reports, "bits": bits}
+    kw: dict[str, Any] = {"population": population, "reports": reports, "bits": bits}
     rows: list[ComparisonRow] = []
 
     q_loc = local_q(bits, epsilon, reports)
@@ -270,8 +273,10 @@ def compare_approaches(
         rows.append(_row(f"shuffle-{b}", q, kind="bound",
                          guarantee=f"(epsilon, delta)-DP for every pair of neighbouring collections (replacement of "
                                    f"one person), shuffled, by the {b} amplification bound"
-                                   + ("" if r.amplified else "; here no amplification: equals local DP"),
-                         notes=notes, **kw))
+                                   + ("" if r.amplified else "; here no amplification: equals local DP")
+                                   + ("" if r.verified else " (unverified statement: not checked against the "
+                                                            "paper's text)"),
+                         notes=notes, verified=r.verified, **kw))
 
     exact_g = "exact: (epsilon, delta)-DP of shuffled binary RR, worst over all neighbouring counts, both directions"
     if bits != 1 or reports != 1:

@@ -4,15 +4,19 @@ Mechanisms:
 
 * ``shuffled-rr`` — n people, one bit each, binary randomized response with flip probability q, output the count
   of ones (the shuffled release). Neighbouring collections differ in one person's bit; delta and eta are the worst
-  over the others' ones-count m and both directions (:func:`sufficientdp.ratio.single_bit.single_bit_worst_tail`,
-  exact, scans every m: O(n^2), refused above n = 20000).
+  over the others' ones-count m and both directions
+  (:func:`sufficientdp.accounting.shuffled.shuffled_rr_worst_bracket`): for n <= ``--full-scan-max`` (default 2000)
+  every m is scanned and the numbers are exact (kind ``"exact"``); above, the exact worst over the end and sampled
+  m is a lower bound and the smallest rigorous bound valid for every m (data processing, BBGN19, FMT21, EFMRTT19)
+  the upper end (kind ``"bracket"``). ``delta`` and ``eta`` are the upper ends (the safe numbers);
+  ``delta_lower`` / ``eta_lower`` the lower ends.
 * ``rr`` — local binary randomized response (one person, no crowd).
 * ``bit-vector-rr`` — local L-bit randomized response, neighbours differing in ``--differing`` bits (default all L,
   the worst case).
 * ``gaussian`` — the Gaussian mechanism with standard deviation ``--sigma`` on a sensitivity-1 query.
 
-All numbers are exact (kind ``"exact"``): delta is the hockey-stick divergence ``E[(1 - e^(eps - loss))_+]`` and
-eta the tail ``P[loss > eps]`` of the privacy loss, both at ``--epsilon``.
+All other numbers are exact (kind ``"exact"``): delta is the hockey-stick divergence ``E[(1 - e^(eps - loss))_+]``
+and eta the tail ``P[loss > eps]`` of the privacy loss, both at ``--epsilon``.
 """
 
 from __future__ import annotations
@@ -32,18 +36,20 @@ def _require(args: argparse.Namespace, *names: str) -> None:
             raise ParameterError(f"--mechanism {args.mechanism} requires --{name}")
 
 
-def account(args: argparse.Namespace) -> dict[str, Any]:
+def account(args: argparse.Namespace, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """The JSON object printed by the command (the math is in the core modules)."""
     mech = args.mechanism
     out: dict[str, Any] = {"mechanism": mech, "epsilon": args.epsilon, "kind": "exact"}
     if mech == "shuffled-rr":
         _require(args, "population", "q")
-        from ..ratio.single_bit import single_bit_worst_tail
+        from ..accounting.shuffled import shuffled_rr_worst_bracket
 
-        r = single_bit_worst_tail(n=args.population, q=args.q, epsilon=args.epsilon)
-        out.update(population=args.population, q=args.q, delta=r.delta, eta=r.eta,
-                   worst_m=r.details["argmax_m_delta"], worst_m_eta=r.details["argmax_m_eta"],
-                   log_delta=r.details["log_delta"], log_eta=r.details["log_eta"],
+        r = shuffled_rr_worst_bracket(n=args.population, q=args.q, epsilon=args.epsilon,
+                                      full_scan_max=args.full_scan_max, progress=progress)
+        out.update(population=args.population, q=args.q, kind=r.kind, delta=r.delta_upper, eta=r.eta_upper,
+                   delta_lower=r.delta_lower, eta_lower=r.eta_lower, worst_m=r.worst_m,
+                   worst_direction=r.worst_direction, worst_m_eta=r.worst_m_eta, scanned=r.scanned,
+                   upper_source=r.upper_source,
                    neighbours="one person's bit differs; worst over the others' ones-count m, both directions")
         return out
     from ..accounting import mechanisms as mx
@@ -71,16 +77,26 @@ def account(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from .main import _emit
+    from .main import _emit, _step_progress
 
     if args.mechanism in ("shuffled-rr",) and args.epsilon is not None and not args.epsilon > 0:
         raise ParameterError(f"epsilon must be finite and > 0, i.e. in (0, inf); got {args.epsilon!r}")
-    out = account(args)
+    bar = _step_progress(not (args.json or args.quiet), "account (scanning m)", unit="m")
+    try:
+        out = account(args, progress=bar)
+    finally:
+        bar.close()
     if args.json:
         _emit(out)
         return 0
+    if args.mechanism == "shuffled-rr":
+        if out["kind"] == "exact":
+            print("exact: every m scanned, both directions (delta and eta are the exact worst case)")
+        else:
+            print("bracket: delta and eta are rigorous upper bounds for every m; delta_lower and eta_lower are the "
+                  "exact worst over the scanned m only")
     for key, value in out.items():
-        print(f"{key:<12} {value}")
+        print(f"{key:<14} {value}")
     return 0
 
 
@@ -88,7 +104,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     """Add the ``account`` subcommand."""
     from .main import _float, _positive_int
 
-    p = sub.add_parser("account", help="exact delta and eta of a mechanism at epsilon (shuffled RR, RR, ...)")
+    p = sub.add_parser("account", help="delta and eta of a mechanism at epsilon (exact; shuffled RR above --full-scan-max: a bracket)")
     p.add_argument("--mechanism", choices=MECHANISMS, required=True,
                    help="shuffled-rr (n people, count of ones), rr, bit-vector-rr (--bits), gaussian (--sigma)")
     p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="epsilon at which to evaluate")
@@ -98,5 +114,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--differing", type=_positive_int("differing"), default=None,
                    help="bits in which neighbours differ (bit-vector-rr; default L, the worst case)")
     p.add_argument("--sigma", type=_float("sigma"), default=None, help="noise standard deviation (gaussian)")
+    p.add_argument("--full-scan-max", type=_positive_int("full-scan-max"), default=2000,
+                   help="shuffled-rr: scan every m (exact) up to this n; above, a rigorous bracket (default 2000)")
     common(p)
     p.set_defaults(func=_cmd)

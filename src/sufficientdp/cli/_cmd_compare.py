@@ -35,8 +35,9 @@ def _cmd(args: argparse.Namespace) -> int:
           f"delta = {c.delta:g} (approximate DP), eta = {c.eta:g} (sufficient DP)")
     print(f"{'approach':<24} {'q':>10} {'sd(d_hat)':>12} {'sd/sqrt(N)':>11} {'eps0':>9}  kind")
     for r in c.rows:
+        kind = r.kind if r.verified else f"{r.kind} (unverified)"
         print(f"{r.approach:<24} {_fmt(r.q, '10.6f')} {_fmt(r.sd, '12.4g')} {_fmt(r.sd_per_sqrt_n, '11.4f')} "
-              f"{_fmt(r.epsilon0, '9.4g')}  {r.kind}")
+              f"{_fmt(r.epsilon0, '9.4g')}  {kind}")
     print()
     for r in c.rows:
         print(f"{r.approach}: {r.guarantee}")
