@@ -6,20 +6,26 @@ the true counts come from the simulated population and the estimates only from t
 
 from __future__ import annotations
 
+import os
+import secrets
+import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ._errors import ParameterError, SufficientDPError
 from .aggregation.tally import Tally, tally_packed
 from .calibration import Calibration, calibrate
+from .calibration.calibrate import DEFAULT_ETA
 from .estimation.bits import BitEstimates, estimate_bits
 from .parameters import RandomizationParams
 from .randomization._packing import pack_bits
 from .randomization._sources import as_source
 from .randomization.randomizer import Randomizer
 
-__all__ = ["DemoResult", "run_demo", "skewed_population"]
+__all__ = ["CollectorDemoResult", "DemoResult", "run_collector_demo", "run_demo", "skewed_population"]
 
 
 def skewed_population(population: int, bits: int, rng: np.random.Generator) -> np.ndarray:
@@ -106,3 +112,333 @@ def run_demo(*, population: int = 100_000, bits: int = 16, epsilon: float = 1.0,
     est = estimate_bits(t, q=params.effective_q, reports=params.reports)
     return DemoResult(calibration=cal, params=params, truth=truth_data.sum(axis=0).astype(np.int64), tally=t,
                       estimates=est, randomness=source.name)
+
+
+# ------------------------------------------------------------------------------------------ collector demo
+#: Most people the collector demo simulates (each one makes three HTTP requests).
+MAX_COLLECTOR_POPULATION = 100_000
+#: Largest L the collector demo accepts (the server calibrates q inside the request: keep it short).
+MAX_COLLECTOR_BITS = 16
+#: Simulated people reporting at the same time.
+WORKERS = 4
+#: Late arrivals after the first release, whose reports alone are too few for a second one.
+LATE_PEOPLE = 10
+
+
+@dataclass(frozen=True, slots=True)
+class CollectorDemoResult:
+    """What the collector demo did: the campaign, the release, the truth and the two refusals.
+
+    Attributes:
+        campaign: the campaign object served by the collector (without the token key's modulus).
+        release: the release object (per-bit ``count``, ``estimate``, ``lower``, ``upper``, ``std_error``).
+        truth: true number of people with each bit set, among the ``population`` people released.
+        frequencies: the true bit frequencies the population was drawn from.
+        population: people who reported before the release.
+        late_people: people who reported after it (too few for a second release).
+        crowd_refusal, credential_refusal: ``{"refused", "status", "code", "message"}`` of the second release
+            and of a second report under an already used credential.
+        randomness: the Reporters' random source (``numpy-generator`` when seeded: simulation only).
+        url: where the collector listened (stopped since).
+        database: the kept database URL, or None for the deleted temporary one.
+        seconds: wall-clock time of the run.
+    """
+
+    campaign: dict[str, Any]
+    release: dict[str, Any]
+    truth: np.ndarray
+    frequencies: np.ndarray
+    population: int
+    late_people: int
+    crowd_refusal: dict[str, Any]
+    credential_refusal: dict[str, Any]
+    randomness: str
+    url: str
+    database: str | None
+    seconds: float
+
+    @property
+    def covered(self) -> np.ndarray:
+        """Whether each true count lies in the release's confidence interval."""
+        est = self.release["estimates"]
+        lower = np.array([e["lower"] for e in est], dtype=float)
+        upper = np.array([e["upper"] for e in est], dtype=float)
+        return (lower <= self.truth) & (self.truth <= upper)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: ``campaign``, ``release`` (estimates with ``true`` and ``covered``), ``checks``."""
+        release = dict(self.release)
+        rows = [dict(e) for e in release["estimates"]]
+        for r, t, c, f in zip(rows, self.truth, self.covered, self.frequencies):
+            r["true"] = int(t)
+            r["frequency"] = float(f)
+            r["covered"] = bool(c)
+        release["estimates"] = rows
+        return {
+            "campaign": self.campaign,
+            "release": release,
+            "checks": {
+                "covered": int(self.covered.sum()),
+                "bits": len(rows),
+                "crowd_threshold": self.crowd_refusal,
+                "rate_limit": self.credential_refusal,
+            },
+            "population": self.population,
+            "late_people": self.late_people,
+            "randomness": self.randomness,
+            "url": self.url,
+            "database": self.database,
+            "seconds": self.seconds,
+        }
+
+    def render(self) -> str:
+        """Human-readable report."""
+        c = self.campaign
+        r = self.release
+        k = int(c["reports_per_person"])
+        how = "calibrated by the collector, certified" if c["calibrated"] else "given, checked by the collector"
+        guarantee = textwrap.wrap(f"guarantee: {c['guarantee']}", width=113)
+        lines = [
+            (f"sufficientdp demo --collector: campaign {c['id']} on a loopback collector, L = {c['bits']} bits, "
+             f"k = {k}, N_min = {c['crowd_size']}, rate limit: {c['rate_limit']}"),
+            (f"  q = {c['q']:.10g} = {c['q_numerator']}/2^{c['precision']} ({how}); epsilon = {c['epsilon']:g}, "
+             f"target eta = {c['eta']:g}, certified eta at q = {c['eta_at_q']:.6g}"),
+            *("  " + line for line in guarantee),
+            (f"{self.population} simulated people each fetched the campaign, obtained {k} blind-signature "
+             f"token(s) with their own credential and sent {k} locally randomized report(s) "
+             f"(randomness: {self.randomness})"),
+            f"release {r['id']}: {r['reports']} reports = {r['people']:g} people; {100 * r['level']:g}% intervals",
+            "",
+            f"{'bit':>4} {'freq':>6} {'true':>7} {'estimate':>10} {'CI':>22} {'in CI':>6}",
+        ]
+        for e, t, f, ok in zip(r["estimates"], self.truth, self.frequencies, self.covered):
+            ci = f"[{e['lower']:.1f}, {e['upper']:.1f}]"
+            lines.append(f"{e['bit']:>4} {f:>6.3f} {int(t):>7} {e['estimate']:>10.1f} {ci:>22} "
+                         f"{'yes' if ok else 'NO':>6}")
+        n_bits = len(r["estimates"])
+        lines.append(f"{int(self.covered.sum())} of {n_bits} true counts inside their intervals "
+                     f"(expected about {r['level'] * n_bits:.1f})")
+        lines.append("")
+        for label, ref in ((f"second release after {self.late_people} late people", self.crowd_refusal),
+                           ("a repeated credential", self.credential_refusal)):
+            verdict = f"refused ({ref['status']} {ref['code']})" if ref["refused"] else "NOT refused"
+            lines.append(f"{label}: {verdict}: {ref['message']}")
+        where = f"database kept at {self.database}" if self.database is not None else "temporary database deleted"
+        lines.append(f"done in {self.seconds:.1f} s; collector at {self.url} stopped; {where}")
+        return "\n".join(lines)
+
+
+def _missing_extras() -> None:
+    """Raise a one-line ImportError naming the extras if the service or client dependencies are missing."""
+    import importlib.util
+
+    missing = [m for m in ("fastapi", "uvicorn", "httpx", "cryptography") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ImportError("demo --collector needs the 'service' and 'client' extras (missing: "
+                          f"{', '.join(missing)}): pip install 'sufficientdp[service,client]'")
+
+
+class _LoopbackCollector:
+    """The collector app served by uvicorn on 127.0.0.1 at a free port, in a background thread."""
+
+    def __init__(self, app: Any) -> None:
+        import socket
+        import threading
+
+        import uvicorn
+
+        self.app = app
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.socket.bind(("127.0.0.1", 0))  # the socket is handed to uvicorn: no race for the port
+        self.port = int(self.socket.getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        # log_config=None leaves the process's logging alone; the access log is off (docs/collector.md).
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, access_log=False, log_config=None,
+                                server_header=False, proxy_headers=False, lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]},
+                                       name=f"sufficientdp-demo-collector-{self.port}", daemon=True)
+
+    def __enter__(self) -> _LoopbackCollector:
+        import time
+
+        self.thread.start()
+        deadline = time.monotonic() + 30.0
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise SufficientDPError(f"the loopback collector did not start on port {self.port}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        if self.thread.is_alive():
+            self.thread.join(timeout=30.0)
+        self.socket.close()
+        self.app.state.storage.close()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _refusal(status: int | None, code: str, message: str) -> dict[str, Any]:
+    return {"refused": status is not None and 400 <= status < 500, "status": status, "code": code,
+            "message": message}
+
+
+def _http_error(resp: Any) -> SufficientDPError:
+    """The collector's error answer as a one-line error (``CollectorError`` carries status and code)."""
+    from .client.reporter import CollectorError
+
+    try:
+        err = resp.json()["error"]
+        code, message = str(err["code"]), str(err["message"])
+    except (ValueError, KeyError, TypeError):
+        code, message = "", f"HTTP {resp.status_code}"
+    return CollectorError(f"the collector refused ({resp.status_code} {code}): {message}", status=resp.status_code,
+                          code=code)
+
+
+def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float = 1.0, eta: float | None = None,
+                       crowd_size: int = 300, reports: int = 1, q: float | None = None, seed: int | None = None,
+                       database: str | None = None, progress: Any = None,
+                       status: Callable[[str], None] | None = None) -> CollectorDemoResult:
+    """Run the collection flow of the HTTP collector end to end on loopback.
+
+    Starts the collector (:func:`sufficientdp.service.create_app`) with uvicorn on 127.0.0.1 in a background
+    thread, on a temporary SQLite database (deleted afterwards) unless ``database`` is given; creates a campaign
+    (rate limit ``tokens``; q calibrated by the collector with the certified method unless given); lets
+    ``population`` simulated people with known true bit frequencies (:func:`skewed_population`) each report
+    through their own :class:`sufficientdp.client.Reporter` and credential; makes a release; then shows that a
+    second release from :data:`LATE_PEOPLE` late people (fewer than N_min) is refused (``crowd_too_small``) and
+    that a repeated credential is refused (``token_already_issued``). The collector is stopped before returning.
+
+    Args:
+        population: people reporting before the release, in [crowd_size, 100000].
+        bits: L, in [1, 16] (the collector calibrates q inside the request: about 3 s for L = 4, N_min = 300).
+        epsilon: privacy level, > 0.
+        eta: target ``P[R > e^epsilon]`` at N_min (default 0.001).
+        crowd_size: N_min, in [2, population].
+        reports: k, reports per person.
+        q: flip probability in (0, 0.5) to check instead of calibrating, or None.
+        seed: seeds the simulation (``skewed_population(n, L, default_rng(seed))``) and gives person i the
+            generator ``default_rng(SeedSequence(seed).spawn(n)[i])`` (simulation only); None draws the reports from
+            the CSPRNG. Token nonces and blinding factors always come from :mod:`secrets`.
+        database: a database URL to keep (``sqlite:///demo.db``, ``postgresql://...``), or None.
+        progress: optional ``progress(done, total)`` callback while the people submit.
+        status: optional callback receiving one-line messages on the stages (after the arguments are checked).
+
+    Returns:
+        A :class:`CollectorDemoResult`.
+
+    Raises:
+        ParameterError: an argument out of range (population below the crowd size, ...).
+        ImportError: the ``service`` / ``client`` extras are missing.
+        SufficientDPError: the collector refused a step that should succeed (e.g. ``target_not_met`` for q).
+    """
+    import tempfile
+    import time
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from ._validation import check_int
+    from .collection.campaign import Campaign
+
+    start = time.monotonic()
+    population = check_int("population", population, minimum=2, maximum=MAX_COLLECTOR_POPULATION)
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_COLLECTOR_BITS)
+    spec = Campaign(name="sufficientdp demo", bits=bits, epsilon=epsilon, crowd_size=crowd_size,
+                    reports_per_person=reports, q=q, rate_limit="tokens", eta=DEFAULT_ETA if eta is None else eta)
+    if population < spec.crowd_size:
+        raise ParameterError(f"population must be at least the crowd size N_min = {spec.crowd_size} (a release "
+                             f"needs k * N_min reports); got {population}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ParameterError(f"seed must be None or an integer >= 0; got {seed!r}")
+    if database is not None and (not isinstance(database, str) or not database.strip()):
+        raise ParameterError(f"database must be a database URL or file path; got {database!r}")
+    _missing_extras()
+
+    import httpx
+
+    from .client.reporter import CollectorError, Reporter, _default_client
+    from .service.app import create_app
+
+    late = min(LATE_PEOPLE, spec.crowd_size - 1)
+    sim_rng = np.random.default_rng(seed)
+    values = skewed_population(population + late, bits, sim_rng)
+    frequencies = 0.6 * 0.75 ** np.arange(bits)
+    if bits >= 2:  # bit 1 copies bit 0 for a third of the people
+        frequencies[1] = (2 * frequencies[1] + frequencies[0]) / 3
+    person_rngs: list[Any] = ([np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(population
+                                                                                                    + late)]
+                              if seed is not None else [None] * (population + late))
+    admin = secrets.token_hex(16)
+    headers = {"authorization": f"Bearer {admin}"}
+
+    def person(i: int) -> Any:
+        reporter = Reporter(url, cid, credential=f"demo-person-{i}", client=client, rng=person_rngs[i],
+                            backoff=0.05)
+        try:
+            return reporter.report(values[i])
+        finally:
+            reporter.close()
+
+    with tempfile.TemporaryDirectory(prefix="sufficientdp-demo-", ignore_cleanup_errors=True) as tmp:
+        db_url = database if database is not None else os.path.join(tmp, "collector.db")
+        try:
+            app = create_app(db_url, admin_token=admin)
+        except (SufficientDPError, ImportError):
+            raise
+        except Exception as exc:  # sqlite3 / psycopg errors: one line naming the URL
+            raise ParameterError(f"database: cannot open {db_url!r}: {type(exc).__name__}: {exc}") from None
+        # One HTTP client for all simulated people, as the Reporter's default one (no keep-alive, no cookies, no
+        # redirects; building one per person costs ~50 ms of TLS set-up that a loopback demo does not use).
+        with (_LoopbackCollector(app) as collector, _default_client(10.0) as client,
+              httpx.Client(base_url=collector.url, timeout=600.0) as ops):
+            url = collector.url
+            if status is not None:
+                how = "checks the given q" if spec.q is not None else "calibrates q, certified: a few seconds"
+                status(f"collector listening on {url}; creating the campaign (the collector {how}) ...")
+            # 1. The campaign (q = null: the collector calibrates it, certified, inside the request).
+            resp = ops.post("/v1/campaigns", headers=headers, json={
+                "name": spec.name, "bits": spec.bits, "epsilon": spec.epsilon, "eta": spec.eta,
+                "crowd_size": spec.crowd_size, "reports_per_person": spec.reports_per_person, "q": spec.q,
+                "rate_limit": spec.rate_limit})
+            if resp.status_code != 201:
+                raise _http_error(resp)
+            campaign = resp.json()
+            cid = campaign["id"]
+            # 2. The people report, each through its own Reporter and credential.
+            # Several people at a time (HTTP and the database's fsync release the GIL); each Reporter has its
+            # own generator, so the reports do not depend on the order in which people are served.
+            pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="sufficientdp-demo-person")
+            try:
+                for done, future in enumerate(as_completed([pool.submit(person, i) for i in range(population)])):
+                    future.result()
+                    if progress is not None:
+                        progress(done + 1, population)
+            finally:  # on an error or Ctrl-C, people not yet started do not report
+                pool.shutdown(wait=True, cancel_futures=True)
+            # 3. The release covers every pending report.
+            resp = ops.post(f"/v1/campaigns/{cid}/releases", headers=headers)
+            if resp.status_code != 201:
+                raise _http_error(resp)
+            release = resp.json()
+            # 4. A few late people are too few for a second release; a used credential gets no new tokens.
+            for i in range(population, population + late):
+                person(i)
+            resp = ops.post(f"/v1/campaigns/{cid}/releases", headers=headers)
+            err = resp.json().get("error", {}) if resp.status_code != 201 else {}
+            crowd = _refusal(resp.status_code, err.get("code", ""), err.get("message", "a second release was made"))
+            try:
+                person(0)
+                cred = _refusal(200, "", "a second report under credential demo-person-0 was accepted")
+            except CollectorError as exc:
+                cred = _refusal(exc.status, exc.code, str(exc).split("): ", 1)[-1])
+    campaign.pop("token_key", None)
+    return CollectorDemoResult(
+        campaign=campaign, release=release, truth=values[:population].sum(axis=0).astype(np.int64),
+        frequencies=frequencies, population=population, late_people=late, crowd_refusal=crowd,
+        credential_refusal=cred, randomness=as_source(person_rngs[0]).name, url=url, database=database,
+        seconds=time.monotonic() - start)

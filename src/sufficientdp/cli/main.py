@@ -338,12 +338,49 @@ def _cmd_worst_case(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------------- demo
 def _cmd_demo(args: argparse.Namespace) -> int:
+    if args.collector:
+        return _cmd_demo_collector(args)
+    from .._errors import ParameterError
     from ..demo import run_demo
 
+    only = [flag for flag, value in (("--crowd-size", args.crowd_size), ("--q", args.q), ("--database", args.database))
+            if value is not None]
+    if only:
+        raise ParameterError(f"{only[0]} applies only with --collector")
+    population = 100_000 if args.population is None else args.population
+    bits = 16 if args.bits is None else args.bits
+    beta = 3.0 if args.beta is None else args.beta
+    method = "certified" if args.method is None else args.method
     bar = _step_progress(not (args.json or args.quiet), "calibrate (certified search)")
     try:
-        result = run_demo(population=args.population, bits=args.bits, epsilon=args.epsilon, beta=args.beta,
-                          reports=args.reports, seed=args.seed, method=args.method, eta=args.eta, progress=bar)
+        result = run_demo(population=population, bits=bits, epsilon=args.epsilon, beta=beta,
+                          reports=args.reports, seed=args.seed, method=method, eta=args.eta, progress=bar)
+    finally:
+        bar.close()
+    if args.json:
+        _emit(result.to_dict())
+    else:
+        print(result.render())
+    return 0
+
+
+def _cmd_demo_collector(args: argparse.Namespace) -> int:
+    from .._errors import ParameterError
+    from ..demo import run_collector_demo
+
+    if args.method is not None or args.beta is not None:
+        flag = "--method" if args.method is not None else "--beta"
+        raise ParameterError(f"{flag} applies only to the in-memory demo; the collector calibrates q with the "
+                                "certified method (or give --q)")
+    show = not (args.json or args.quiet)
+    bar = _step_progress(show, "people reporting", "people")
+    try:
+        result = run_collector_demo(
+            population=1000 if args.population is None else args.population,
+            bits=4 if args.bits is None else args.bits, epsilon=args.epsilon, eta=args.eta,
+            crowd_size=300 if args.crowd_size is None else args.crowd_size, reports=args.reports, q=args.q,
+            seed=args.seed, database=args.database, progress=bar,
+            status=(lambda message: print(message, file=sys.stderr)) if show else None)
     finally:
         bar.close()
     if args.json:
@@ -465,15 +502,29 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.set_defaults(func=_cmd_worst_case)
 
-    p = sub.add_parser("demo", help="simulate, calibrate, randomize, aggregate and estimate end to end")
-    p.add_argument("--population", type=_positive_int("population"), default=100_000)
-    p.add_argument("--bits", type=_positive_int("bits"), default=16)
+    p = sub.add_parser("demo", help="simulate, calibrate, randomize, aggregate and estimate end to end",
+                       description="In memory by default. --collector runs the collection flow instead: a loopback "
+                                   "collector, a campaign, simulated people reporting through the client Reporter "
+                                   "with tokens, a release, and the crowd-threshold and rate-limit refusals.")
+    p.add_argument("--collector", action="store_true",
+                   help="run the HTTP collection flow on 127.0.0.1 (extras 'service' and 'client')")
+    p.add_argument("--population", type=_positive_int("population"), default=None,
+                   help="people (default 100000; 1000 with --collector)")
+    p.add_argument("--bits", type=_positive_int("bits"), default=None, help="L (default 16; 4 with --collector)")
     p.add_argument("--epsilon", type=_float("epsilon"), default=1.0)
-    p.add_argument("--beta", type=_float("beta"), default=3.0)
+    p.add_argument("--beta", type=_float("beta"), default=None, help="multiple of sd (default 3; in-memory only)")
     p.add_argument("--reports", type=_positive_int("reports"), default=1)
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible simulation (default: CSPRNG)")
-    p.add_argument("--method", choices=METHODS, default="certified", help="calibration method")
+    p.add_argument("--method", choices=METHODS, default=None,
+                   help="calibration method (default certified; in-memory only)")
     p.add_argument("--eta", type=_float("eta"), default=None, help="target eta (default 0.001)")
+    p.add_argument("--crowd-size", type=_positive_int("crowd-size"), default=None,
+                   help="--collector: N_min, the fewest people a release covers (default 300)")
+    p.add_argument("--q", type=_float("q"), default=None,
+                   help="--collector: flip probability to check instead of calibrating it")
+    p.add_argument("--database", default=None,
+                   help="--collector: keep the collector's database at this URL (default: a temporary SQLite "
+                        "file, deleted)")
     common(p)
     p.set_defaults(func=_cmd_demo)
 
