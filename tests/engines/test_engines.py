@@ -11,6 +11,9 @@ from sufficientdp import DataError, ParameterError
 from sufficientdp.engines import ENGINES, tally_file
 from sufficientdp.io import write_reports
 
+# The embedded engines; Spark's agreement with them is tested in test_spark_engine.py (one shared session there).
+EMBEDDED = tuple(e for e in ENGINES if e != "spark")
+
 pytest.importorskip("duckdb")
 pytest.importorskip("pyarrow")
 
@@ -28,7 +31,7 @@ def test_engines_agree_on_random_files(tmp_path, ext, bits, n):
     reports = (rng.random((n, bits)) < rng.random(bits)).astype(np.uint8)
     path = tmp_path / f"reports{ext}"
     write_reports(path, reports)
-    results = {engine: tally_file(path, engine=engine) for engine in ENGINES}
+    results = {engine: tally_file(path, engine=engine) for engine in EMBEDDED}
     (ref, ref_names), (t, names) = results["numpy"], results["duckdb"]
     assert names == ref_names == [f"bit{j}" for j in range(bits)]
     assert t.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)
@@ -40,7 +43,7 @@ def test_engines_agree_on_random_files(tmp_path, ext, bits, n):
         assert t.vector_histogram.tolist() == np.bincount(codes, minlength=1 << bits).tolist()
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", EMBEDDED)
 @pytest.mark.parametrize("full_histogram", [True, False])
 def test_full_histogram_flag(tmp_path, engine, full_histogram):
     path = tmp_path / "r.parquet"
@@ -51,7 +54,7 @@ def test_full_histogram_flag(tmp_path, engine, full_histogram):
         assert t.vector_histogram.tolist() == np.bincount(1 << np.arange(18), minlength=1 << 18).tolist()
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", EMBEDDED)
 def test_full_histogram_refused_above_20_bits(tmp_path, engine):
     path = tmp_path / "r.csv"
     write_reports(path, np.zeros((2, 21), dtype=np.uint8))
@@ -59,7 +62,7 @@ def test_full_histogram_refused_above_20_bits(tmp_path, engine):
         tally_file(path, engine=engine, full_histogram=True)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", EMBEDDED)
 @pytest.mark.parametrize("cell", ["2", "-1", "0.5", "1.0", "x", ""])
 def test_bad_csv_value_raises_data_error(tmp_path, engine, cell):
     path = tmp_path / "r.csv"
@@ -77,7 +80,7 @@ def test_duckdb_csv_accepts_what_int_accepts(tmp_path):
     assert t.bit_counts.tolist() == [3, 1]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", EMBEDDED)
 @pytest.mark.parametrize("values", [[1.0, 0.5], [1, 3], [1, None], [True, None], [0.0, float("nan")]])
 def test_bad_parquet_value_raises_data_error(tmp_path, engine, values):
     import pyarrow as pa
@@ -89,7 +92,7 @@ def test_bad_parquet_value_raises_data_error(tmp_path, engine, values):
         tally_file(path, engine=engine)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", EMBEDDED)
 def test_parquet_string_column_raises_data_error(tmp_path, engine):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -100,7 +103,7 @@ def test_parquet_string_column_raises_data_error(tmp_path, engine):
         tally_file(path, engine=engine)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", EMBEDDED)
 def test_parquet_bool_and_float_columns_agree(tmp_path, engine):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -113,7 +116,7 @@ def test_parquet_bool_and_float_columns_agree(tmp_path, engine):
         "bits": 2, "reports": 3, "bit_counts": [2, 2], "weight_histogram": [0, 2, 1], "vector_histogram": [0, 1, 1, 1]}
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", EMBEDDED)
 def test_missing_file_and_bad_extension(tmp_path, engine):
     with pytest.raises(DataError, match="does not exist"):
         tally_file(tmp_path / "nope.csv", engine=engine)
@@ -121,9 +124,17 @@ def test_missing_file_and_bad_extension(tmp_path, engine):
         tally_file(tmp_path / "r.txt", engine=engine)
 
 
-@pytest.mark.parametrize("engine", ["spark", "NumPy", "", None, 1])
+@pytest.mark.parametrize("engine", ["sparkle", "NumPy", "", None, 1])
 def test_unknown_engine_raises_parameter_error(tmp_path, engine):
     path = tmp_path / "r.csv"
     write_reports(path, np.ones((1, 2), dtype=np.uint8))
     with pytest.raises(ParameterError, match="engine"):
+        tally_file(path, engine=engine)
+
+
+@pytest.mark.parametrize("engine", EMBEDDED)
+def test_zero_byte_csv_is_an_error(engine, tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_bytes(b"")
+    with pytest.raises(DataError, match="is empty"):
         tally_file(path, engine=engine)

@@ -200,18 +200,19 @@ def _uniform_permutation(n: int, source: Any) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------------- aggregate
 def _tally_file(path: str, quiet: bool, full_histogram: bool | None = None,
-                engine: str = "numpy") -> tuple[Tally, list[str]]:
+                engine: str = "numpy", spark_master: str = "local[*]") -> tuple[Tally, list[str]]:
     from ..engines import tally_file
 
     bar = _step_progress(not quiet, "aggregate", "rows")
     try:
-        return tally_file(path, engine=engine, full_histogram=full_histogram, progress=bar)
+        return tally_file(path, engine=engine, full_histogram=full_histogram, progress=bar,
+                          spark_master=spark_master)
     finally:
         bar.close()
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    t, names = _tally_file(args.input, args.json or args.quiet, engine=args.engine)
+    t, names = _tally_file(args.input, args.json or args.quiet, engine=args.engine, spark_master=args.spark_master)
     d = t.to_dict(include_vector_histogram=args.histogram)
     d["columns"] = names
     if args.json:
@@ -457,8 +458,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("aggregate", help="tally a file of randomized reports")
     p.add_argument("--input", required=True, help="CSV or Parquet file")
     p.add_argument("--histogram", action="store_true", help="include the full 2^L histogram (L <= 16) in --json")
-    p.add_argument("--engine", choices=("numpy", "duckdb"), default="numpy",
-                   help="numpy (in memory, chunked) or duckdb (SQL over the file; extra 'duckdb')")
+    p.add_argument("--engine", choices=("numpy", "duckdb", "spark"), default="numpy",
+                   help="numpy (in memory, chunked), duckdb (SQL over the file; extra 'duckdb') or spark "
+                        "(extra 'spark', Java 17+)")
+    p.add_argument("--spark-master", default="local[*]",
+                   help="Spark master for --engine spark (default local[*]; e.g. spark://host:7077, yarn)")
     common(p)
     p.set_defaults(func=_cmd_aggregate)
 

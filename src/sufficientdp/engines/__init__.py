@@ -1,10 +1,14 @@
-"""Aggregation engines: the same :class:`~sufficientdp.aggregation.tally.Tally` of a report file, computed by numpy
-or by DuckDB (STYLE.md: one ``engine=`` argument picks the computation strategy; every engine gives the same result).
+"""Aggregation engines: the same :class:`~sufficientdp.aggregation.tally.Tally` of a report file, computed by
+numpy, DuckDB or Spark (STYLE.md: one ``engine=`` argument picks the computation strategy; every engine gives the
+same result).
 
 * ``"numpy"`` — :func:`sufficientdp.io.read_reports` loads the file, :func:`sufficientdp.aggregation.tally.tally`
   counts it (core dependencies only; Parquet needs ``sufficientdp[parquet]``).
 * ``"duckdb"`` — :func:`~sufficientdp.engines.duckdb_engine.tally_file_duckdb` counts in SQL over the file without
   loading it into memory (``pip install 'sufficientdp[duckdb]'``).
+* ``"spark"`` — :func:`~sufficientdp.engines.spark_engine.tally_file_spark` counts with PySpark, locally or on a
+  cluster (``pip install 'sufficientdp[spark]'`` and Java 17+); data already in Spark:
+  :func:`~sufficientdp.engines.spark_engine.tally_dataframe_spark`. See docs/spark.md.
 """
 
 from __future__ import annotations
@@ -19,24 +23,29 @@ from ..aggregation.tally import Tally, tally_packed
 from ..io import read_reports
 from ..randomization._packing import pack_bits, words_per_report
 from .duckdb_engine import tally_file_duckdb
+from .spark_engine import tally_dataframe_spark, tally_file_spark
 
-__all__ = ["ENGINES", "tally_file", "tally_file_duckdb"]
+__all__ = ["ENGINES", "tally_dataframe_spark", "tally_file", "tally_file_duckdb", "tally_file_spark"]
 
-ENGINES = ("numpy", "duckdb")
+ENGINES = ("numpy", "duckdb", "spark")
 
 #: Rows packed and tallied at a time by the numpy engine (bounds the memory of the packed copy).
 CHUNK_ROWS = 1 << 18
 
 
 def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_histogram: bool | None = None,
-               progress: Callable[[int, int], None] | None = None) -> tuple[Tally, list[str]]:
+               progress: Callable[[int, int], None] | None = None,
+               spark_master: str = "local[*]") -> tuple[Tally, list[str]]:
     """Tally a CSV or Parquet report file (one 0/1 column per bit) with the chosen engine.
 
     Args:
         path: ``.csv``, ``.parquet`` or ``.pq`` file.
         engine: one of :data:`ENGINES`.
         full_histogram: compute the 2^L vector histogram; default: when L <= 16. Allowed only for L <= 20.
-        progress: optional callback ``progress(rows_done, rows_total)`` (numpy engine; called per chunk).
+        progress: optional callback ``progress(rows_done, rows_total)`` (numpy engine: called per chunk; spark
+            engine: called once at the end; duckdb engine: not called).
+        spark_master: Spark master URL for ``engine="spark"`` when no session is active (``local[*]``,
+            ``spark://host:7077``, ``yarn``, ...; docs/spark.md).
 
     Returns:
         The :class:`Tally` and the column names; identical for every engine.
@@ -56,6 +65,8 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
         raise ParameterError(f"engine must be one of {', '.join(map(repr, ENGINES))}; got {engine!r}")
     if engine == "duckdb":
         return tally_file_duckdb(path, full_histogram=full_histogram)
+    if engine == "spark":
+        return tally_file_spark(path, full_histogram=full_histogram, progress=progress, master=spark_master)
     reports, names = read_reports(path)
     bits = reports.shape[1]
     total = tally_packed(np.zeros((0, words_per_report(bits)), dtype=np.uint64), bits,

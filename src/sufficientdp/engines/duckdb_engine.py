@@ -82,6 +82,8 @@ def tally_file_duckdb(path: str | os.PathLike[str], *,
     p = Path(path)
     if not p.is_file():
         raise DataError(f"input file {str(path)!r} does not exist")
+    if fmt == "csv" and p.stat().st_size == 0:  # as the numpy engine (DuckDB would invent one empty column)
+        raise DataError(f"{str(path)!r} is empty; expected a header row with one column per bit")
     duckdb = _duckdb()
     if fmt == "parquet":
         source = f"read_parquet({_literal(str(p))})"
