@@ -46,3 +46,34 @@ def test_errors(tmp_path):
     empty.write_text("")
     with pytest.raises(DataError, match="is empty"):
         read_reports(empty)
+
+
+def test_iter_reports_streams_parquet_in_batches_equal_to_read_reports(tmp_path):
+    pytest.importorskip("pyarrow")
+    from sufficientdp.io import iter_reports
+
+    rng = np.random.default_rng(5)
+    data = (rng.random((1000, 9)) < 0.4).astype(np.uint8)
+    for ext in (".parquet", ".csv"):
+        path = tmp_path / f"r{ext}"
+        write_reports(path, data)
+        batches = list(iter_reports(path, batch_rows=128))
+        assert all(b.shape[0] <= 128 for b, _ in batches)
+        whole, names = read_reports(path)
+        np.testing.assert_array_equal(np.concatenate([b for b, _ in batches]), whole)
+        np.testing.assert_array_equal(whole, data)
+        assert batches[0][1] == names
+
+
+def test_iter_reports_names_column_and_absolute_row_of_a_bad_value(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from sufficientdp.io import iter_reports
+
+    col = np.zeros(1000, dtype=np.int64)
+    col[777] = 2
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"ok": np.ones(1000, dtype=np.int64), "bad_col": col}), path, row_group_size=100)
+    with pytest.raises(DataError, match=r"'bad_col'.*row 777"):
+        list(iter_reports(path, batch_rows=100))

@@ -19,7 +19,7 @@ import numpy as np
 from ._errors import DataError, ParameterError
 from .randomization.encoders import encode_bits
 
-__all__ = ["detect_format", "read_reports", "write_reports", "write_table"]
+__all__ = ["detect_format", "iter_reports", "read_reports", "write_reports", "write_table"]
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -41,6 +41,66 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
+def _column_bits(values: np.ndarray, name: str, path: Any, offset: int, type_text: str) -> np.ndarray:
+    """One Parquet column as uint8 0/1, or a DataError naming the column (and the row of a bad value)."""
+    if values.dtype.kind == "b":
+        return values.astype(np.uint8)
+    if values.dtype.kind not in "iuf":
+        raise DataError(f"column {name!r} of {str(path)!r} must hold 0/1 numbers; got type {type_text}")
+    bad = (values != 0) & (values != 1)  # NaN is bad too
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"column {name!r} of {str(path)!r} must hold only 0 and 1; got {values[i]!r} at row "
+                        f"{offset + i}")
+    return values.astype(np.uint8)
+
+
+def _parquet_batches(p: Path, path: Any, batch_rows: int) -> Any:
+    """Yield ``(uint8 array, names)`` per batch of at most ``batch_rows`` rows (at least one, possibly empty)."""
+    pa = _pyarrow()
+    pf = pa.parquet.ParquetFile(p)
+    names = list(pf.schema_arrow.names)
+    if not names:
+        raise DataError(f"{str(path)!r} has no columns")
+    offset = 0
+    yielded = False
+    for batch in pf.iter_batches(batch_size=min(batch_rows, 1 << 30)):
+        out = np.empty((batch.num_rows, len(names)), dtype=np.uint8)
+        for j, name in enumerate(names):
+            col = batch.column(j)
+            if col.null_count:
+                raise DataError(f"column {name!r} of {str(path)!r} has missing values")
+            out[:, j] = _column_bits(np.asarray(col.to_numpy(zero_copy_only=False)), name, path, offset,
+                                     str(col.type))
+        offset += batch.num_rows
+        yielded = True
+        yield out, names
+    if not yielded:
+        for j, name in enumerate(names):
+            t = pf.schema_arrow.field(j).type
+            if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
+                raise DataError(f"column {name!r} of {str(path)!r} must hold 0/1 numbers; got type {t}")
+        yield np.zeros((0, len(names)), dtype=np.uint8), names
+
+
+def iter_reports(path: str | os.PathLike[str], batch_rows: int = 1 << 18) -> Any:
+    """Yield ``(uint8 array of at most batch_rows reports, column names)``: Parquet streams row groups; CSV is
+    read whole and sliced. Same validation and errors as :func:`read_reports`.
+    """
+    fmt = detect_format(path)
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"input file {str(path)!r} does not exist")
+    if fmt == "parquet":
+        yield from _parquet_batches(p, path, batch_rows)
+        return
+    arr, names = read_reports(path)
+    if arr.shape[0] == 0:
+        yield arr, names
+    for start in range(0, arr.shape[0], batch_rows):
+        yield arr[start:start + batch_rows], names
+
+
 def read_reports(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
     """Read a report file; returns the ``(n, L)`` uint8 array and the column names.
 
@@ -52,19 +112,10 @@ def read_reports(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
     if not p.is_file():
         raise DataError(f"input file {str(path)!r} does not exist")
     if fmt == "parquet":
-        pa = _pyarrow()
-        table = pa.parquet.read_table(p)
-        names = list(table.column_names)
-        if not names:
-            raise DataError(f"{str(path)!r} has no columns")
-        cols = []
-        for name in names:
-            col = table.column(name)
-            if col.null_count:
-                raise DataError(f"column {name!r} of {str(path)!r} has missing values")
-            cols.append(np.asarray(col.to_numpy(zero_copy_only=False)))
-        arr = np.column_stack(cols) if table.num_rows else np.zeros((0, len(names)), dtype=np.uint8)
-        return encode_bits(arr, len(names)), names
+        batches = list(_parquet_batches(p, path, 1 << 62))
+        names = batches[0][1]
+        arr = np.concatenate([b for b, _ in batches]) if len(batches) > 1 else batches[0][0]
+        return arr, names
     fast = _read_csv_pyarrow(p)
     if fast is not None:
         return fast

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._errors import ParameterError
 from ..aggregation.tally import Tally, tally_packed
-from ..io import read_reports
+from ..io import detect_format, iter_reports
 from ..randomization._packing import pack_bits, words_per_report
 from .duckdb_engine import tally_file_duckdb
 from .spark_engine import tally_dataframe_spark, tally_file_spark
@@ -31,6 +31,18 @@ ENGINES = ("numpy", "duckdb", "spark")
 
 #: Rows packed and tallied at a time by the numpy engine (bounds the memory of the packed copy).
 CHUNK_ROWS = 1 << 18
+
+
+def _row_count(path: str | os.PathLike[str]) -> int:
+    """Rows of a Parquet file from its metadata (0 when unknown, e.g. for CSV), for progress bars."""
+    if detect_format(path) != "parquet":
+        return 0
+    try:
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except Exception:  # noqa: BLE001 - only a progress total; the reader reports real errors
+        return 0
 
 
 def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_histogram: bool | None = None,
@@ -67,13 +79,19 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
         return tally_file_duckdb(path, full_histogram=full_histogram)
     if engine == "spark":
         return tally_file_spark(path, full_histogram=full_histogram, progress=progress, master=spark_master)
-    reports, names = read_reports(path)
-    bits = reports.shape[1]
-    total = tally_packed(np.zeros((0, words_per_report(bits)), dtype=np.uint64), bits,
-                         full_histogram=full_histogram)
-    for start in range(0, reports.shape[0], CHUNK_ROWS):
-        stop = min(reports.shape[0], start + CHUNK_ROWS)
-        total = total.merge(tally_packed(pack_bits(reports[start:stop]), bits, full_histogram=full_histogram))
+    total: Tally | None = None
+    names: list[str] = []
+    done = 0
+    total_rows = _row_count(path)
+    for chunk, names in iter_reports(path, CHUNK_ROWS):
+        bits = chunk.shape[1]
+        if total is None:
+            total = tally_packed(np.zeros((0, words_per_report(bits)), dtype=np.uint64), bits,
+                                 full_histogram=full_histogram)
+        if chunk.shape[0]:
+            total = total.merge(tally_packed(pack_bits(chunk), bits, full_histogram=full_histogram))
+        done += chunk.shape[0]
         if progress is not None:
-            progress(stop, reports.shape[0])
+            progress(done, max(total_rows, done))
+    assert total is not None  # iter_reports yields at least once
     return total, names
