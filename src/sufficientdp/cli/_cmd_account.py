@@ -86,9 +86,13 @@ def _cmd(args: argparse.Namespace) -> int:
         out = account(args, progress=bar)
     finally:
         bar.close()
+    from ..accounting.pbdp import ETA_DELTA_EXPLANATION
+
+    out["explanation"] = ETA_DELTA_EXPLANATION
     if args.json:
         _emit(out)
         return 0
+    explanation = out.pop("explanation")
     if args.mechanism == "shuffled-rr":
         if out["kind"] == "exact":
             print("exact: every m scanned, both directions (delta and eta are the exact worst case)")
@@ -97,6 +101,8 @@ def _cmd(args: argparse.Namespace) -> int:
                   "exact worst over the scanned m only")
     for key, value in out.items():
         print(f"{key:<14} {value}")
+    print()
+    print(explanation)
     return 0
 
 
