@@ -212,13 +212,36 @@ def _tally_file(path: str, quiet: bool, full_histogram: bool | None = None,
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    t, names = _tally_file(args.input, args.json or args.quiet, engine=args.engine, spark_master=args.spark_master)
+    if (args.input is None) == (args.database is None):
+        raise _UsageError("aggregate: give exactly one of --input FILE and --database URL")
+    source: dict[str, Any] = {}
+    if args.database is None:
+        if args.campaign is not None or args.release is not None:
+            raise _UsageError("aggregate: --campaign and --release go with --database, not --input")
+        t, names = _tally_file(args.input, args.json or args.quiet, engine=args.engine,
+                               spark_master=args.spark_master)
+    else:
+        from ..engines import COLLECTOR_ENGINES, tally_collector
+
+        if args.campaign is None:
+            raise _UsageError("aggregate: --database needs --campaign ID")
+        if args.engine not in COLLECTOR_ENGINES:
+            raise _UsageError(f"aggregate: --database works with --engine {' or '.join(COLLECTOR_ENGINES)}; "
+                              f"got {args.engine}")
+        # Only released reports are counted (every release of the campaign, or --release), never pending ones.
+        t = tally_collector(args.database, args.campaign, release_id=args.release, engine=args.engine)
+        names = [f"bit{j}" for j in range(t.bits)]
+        source = {"campaign": args.campaign, "release": args.release}
     d = t.to_dict(include_vector_histogram=args.histogram)
     d["columns"] = names
+    d.update(source)
     if args.json:
         _emit(d)
         return 0
-    print(f"{t.reports} reports, {t.bits} bits")
+    head = f"{t.reports} reports, {t.bits} bits"
+    if source:
+        head += f" (campaign {args.campaign}, " + (f"release {args.release})" if args.release else "all releases)")
+    print(head)
     width = max(len(n) for n in names)
     for name, c in zip(names, t.bit_counts):
         print(f"  {name:<{width}}  {int(c)}")
@@ -455,12 +478,17 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.set_defaults(func=_cmd_randomize)
 
-    p = sub.add_parser("aggregate", help="tally a file of randomized reports")
-    p.add_argument("--input", required=True, help="CSV or Parquet file")
+    p = sub.add_parser("aggregate", help="tally a file of randomized reports or a collector's released reports")
+    p.add_argument("--input", default=None, help="CSV or Parquet file (or --database)")
+    p.add_argument("--database", default=None,
+                   help="collector database (sqlite:///path.db, a file path, or postgresql:// with --engine "
+                        "numpy); counts released reports only")
+    p.add_argument("--campaign", default=None, help="campaign id (with --database)")
+    p.add_argument("--release", default=None, help="one release id (with --database; default: all releases)")
     p.add_argument("--histogram", action="store_true", help="include the full 2^L histogram (L <= 16) in --json")
     p.add_argument("--engine", choices=("numpy", "duckdb", "spark"), default="numpy",
-                   help="numpy (in memory, chunked), duckdb (SQL over the file; extra 'duckdb') or spark "
-                        "(extra 'spark', Java 17+)")
+                   help="numpy (in memory, chunked), duckdb (SQL over the file or the SQLite database; extra "
+                        "'duckdb') or spark (files only; extra 'spark', Java 17+)")
     p.add_argument("--spark-master", default="local[*]",
                    help="Spark master for --engine spark (default local[*]; e.g. spark://host:7077, yarn)")
     common(p)

@@ -9,25 +9,40 @@ same result).
 * ``"spark"`` — :func:`~sufficientdp.engines.spark_engine.tally_file_spark` counts with PySpark, locally or on a
   cluster (``pip install 'sufficientdp[spark]'`` and Java 17+); data already in Spark:
   :func:`~sufficientdp.engines.spark_engine.tally_dataframe_spark`. See docs/spark.md.
+
+:func:`tally_collector` gives the same :class:`Tally` of the *released* reports stored by the collector service
+(docs/collector.md), with ``engine="numpy"`` (through the storage layer: SQLite or PostgreSQL) or ``"duckdb"``
+(SQL over the SQLite file: :func:`~sufficientdp.engines.duckdb_engine.tally_collector_duckdb`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from .._errors import ParameterError
+from .._errors import DataError, ParameterError
 from ..aggregation.tally import Tally, tally_packed
 from ..io import detect_format, iter_reports
 from ..randomization._packing import pack_bits, words_per_report
-from .duckdb_engine import tally_file_duckdb
+from .duckdb_engine import sqlite_path, tally_collector_duckdb, tally_file_duckdb
 from .spark_engine import tally_dataframe_spark, tally_file_spark
 
-__all__ = ["ENGINES", "tally_dataframe_spark", "tally_file", "tally_file_duckdb", "tally_file_spark"]
+__all__ = [
+    "COLLECTOR_ENGINES",
+    "ENGINES",
+    "tally_collector",
+    "tally_collector_duckdb",
+    "tally_dataframe_spark",
+    "tally_file",
+    "tally_file_duckdb",
+    "tally_file_spark",
+]
 
 ENGINES = ("numpy", "duckdb", "spark")
+#: Engines of :func:`tally_collector`.
+COLLECTOR_ENGINES = ("numpy", "duckdb")
 
 #: Rows packed and tallied at a time by the numpy engine (bounds the memory of the packed copy).
 CHUNK_ROWS = 1 << 18
@@ -95,3 +110,114 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
             progress(done, max(total_rows, done))
     assert total is not None  # iter_reports yields at least once
     return total, names
+
+
+def tally_collector(database_url: str, campaign_id: str, *, release_id: str | None = None,
+                    engine: str = "duckdb", full_histogram: bool | None = None) -> Tally:
+    """Tally the released reports of a campaign stored by the collector service (docs/collector.md).
+
+    Only **released** reports are aggregated: those of ``release_id``, or those of every release of the campaign
+    when it is None. Pending reports never are — a tally of them would publish counts over a crowd that has not
+    reached the release threshold k·N_min, bypassing the crowd guarantee the collector enforces. Releases are
+    disjoint, so the tally of all releases is the sum of the per-release tallies.
+
+    Args:
+        database_url: the collector's database: ``sqlite:///path.db``, a plain SQLite file path, or (numpy
+            engine only) a ``postgresql://`` URL.
+        campaign_id: the campaign.
+        release_id: one release of that campaign, or None for all of them.
+        engine: ``"duckdb"`` (SQL over the SQLite file, ``pip install 'sufficientdp[duckdb]'``) or ``"numpy"``
+            (reads through :mod:`sufficientdp.service.storage`; SQLite or PostgreSQL).
+        full_histogram: compute the 2^L vector histogram; default: when L <= 16. Allowed only for L <= 20.
+
+    Returns:
+        The :class:`Tally` of the stored packed reports (bit j in byte j // 8 at position j % 8); identical for
+        both engines.
+
+    Raises:
+        ParameterError: unknown ``engine``, unsupported URL (or ``postgresql://`` with ``engine="duckdb"``), or
+            ``full_histogram`` for L > 20.
+        DataError: missing SQLite file, unknown campaign or release (the message names it), or a stored report
+            that is not ⌈L/8⌉ bytes with zero padding bits.
+        ImportError: duckdb or its sqlite_scanner extension is unavailable (``engine="duckdb"``), psycopg for
+            PostgreSQL.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from sufficientdp.service.storage import open_storage, pack_reports
+        >>> url = "sqlite:///" + str(pathlib.Path(tempfile.mkdtemp()) / "c.db")
+        >>> s = open_storage(url)
+        >>> s.create_campaign("c1", {"id": "c1", "bits": 2}, None)
+        >>> s.submit("c1", pack_reports(np.array([[1, 0], [1, 1], [0, 0]])), [None] * 3)
+        (3, 0)
+        >>> _ = s.release("c1", threshold=3, bits=2, day="2024-01-01", build=lambda rid, t: {"id": rid})
+        >>> _ = s.submit("c1", pack_reports(np.array([[1, 1]])), [None])  # pending: not counted
+        >>> s.close()
+        >>> tally_collector(url, "c1", engine="numpy").to_dict(include_vector_histogram=True)
+        {'bits': 2, 'reports': 3, 'bit_counts': [2, 1], 'weight_histogram': [1, 1, 1], 'vector_histogram': [1, 1, 0, 1]}
+    """
+    if not isinstance(engine, str) or engine not in COLLECTOR_ENGINES:
+        raise ParameterError(f"engine must be one of {', '.join(map(repr, COLLECTOR_ENGINES))}; got {engine!r}")
+    if not isinstance(campaign_id, str) or not campaign_id:
+        raise ParameterError(f"campaign_id must be a non-empty string; got {campaign_id!r}")
+    if release_id is not None and (not isinstance(release_id, str) or not release_id):
+        raise ParameterError(f"release_id must be None or a non-empty string; got {release_id!r}")
+    if engine == "duckdb":
+        return tally_collector_duckdb(database_url, campaign_id, release_id=release_id,
+                                      full_histogram=full_histogram)
+    return _tally_collector_numpy(database_url, campaign_id, release_id, full_histogram)
+
+
+def _tally_collector_numpy(database_url: str, campaign_id: str, release_id: str | None,
+                           full_histogram: bool | None) -> Tally:
+    from ..aggregation.tally import MAX_HISTOGRAM_BITS
+    from ..service.storage import open_storage, tally_report_bytes
+
+    path = sqlite_path(database_url)
+    if path is not None and not os.path.isfile(path):  # open_storage would create an empty database
+        raise DataError(f"database file {path!r} does not exist")
+    storage = open_storage(database_url)
+    try:
+        record = storage.get_campaign(campaign_id)
+        if record is None:
+            raise DataError(f"unknown campaign {campaign_id!r} in {path or 'the database'!r}")
+        bits = int(record.spec["bits"])
+        if full_histogram is None:
+            full_histogram = bits <= 16
+        if full_histogram and bits > MAX_HISTOGRAM_BITS:
+            raise ParameterError(f"full_histogram needs bits in [1, {MAX_HISTOGRAM_BITS}]; got bits={bits}")
+        n_bytes = -(-bits // 8)
+        pad_mask = (0xFF << (bits % 8)) & 0xFF if bits % 8 else 0
+        # The storage layer has no query for released reports; its transaction helpers are package-internal.
+        with storage._tx(write=False) as cur:
+            if release_id is not None:
+                found = storage._x(cur, "SELECT 1 FROM releases WHERE id = ? AND campaign_id = ?",
+                                   (release_id, campaign_id)).fetchone()
+                if found is None:
+                    raise DataError(f"unknown release {release_id!r} of campaign {campaign_id!r}")
+                storage._x(cur, "SELECT report FROM reports WHERE campaign_id = ? AND release_id = ?",
+                           (campaign_id, release_id))
+            else:
+                storage._x(cur, "SELECT report FROM reports WHERE campaign_id = ? AND release_id IS NOT NULL",
+                           (campaign_id,))
+            bad = 0
+
+            def chunks() -> Iterator[list[bytes]]:
+                nonlocal bad
+                while rows := cur.fetchmany(CHUNK_ROWS):
+                    good = []
+                    for r in rows:
+                        b = bytes(r[0])
+                        if len(b) != n_bytes or b[-1] & pad_mask:
+                            bad += 1
+                        else:
+                            good.append(b)
+                    yield good
+
+            t = tally_report_bytes(chunks(), bits, full_histogram=full_histogram)
+    finally:
+        storage.close()
+    if bad:
+        raise DataError(f"{bad} stored report(s) of campaign {campaign_id!r} are not {n_bytes}-byte packed "
+                        f"{bits}-bit reports with zero padding")
+    return t

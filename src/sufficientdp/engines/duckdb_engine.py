@@ -13,10 +13,19 @@ missing; a :class:`~sufficientdp._errors.DataError` names the first offending co
 and accepted exactly when Python's ``int()`` would give 0 or 1 (as :func:`sufficientdp.io.read_reports` does);
 Parquet columns must be integer, floating-point or boolean (as :func:`~sufficientdp.randomization.encode_bits`
 requires).
+
+:func:`tally_collector_duckdb` counts the released reports of a collector database (docs/collector.md) in SQL,
+reading the SQLite file through DuckDB's ``sqlite_scanner`` extension. That extension is not part of the duckdb
+wheel and DuckDB would normally download it; here it is loaded from a local file only — the
+``duckdb-extension-sqlite-scanner`` package (pulled in by the ``duckdb`` extra on Linux x86_64/aarch64, macOS arm64
+and Windows x64; built for exactly one DuckDB version, hence ``duckdb>=1.5,<1.6``), or else an extension already
+installed in DuckDB's local extension directory. Nothing is downloaded, and unsigned extensions stay refused, so
+the file must carry DuckDB's signature.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -27,7 +36,7 @@ from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally
 from ..io import detect_format
 
-__all__ = ["tally_file_duckdb"]
+__all__ = ["sqlite_path", "tally_collector_duckdb", "tally_file_duckdb"]
 
 # A CSV cell Python's int() reads as 0 or 1: optional blanks, optional sign ("-" only before zeros), leading zeros.
 _CSV_BIT = r"\s*(\+?0*1|[+-]?0+)\s*"
@@ -144,3 +153,166 @@ def tally_file_duckdb(path: str | os.PathLike[str], *,
     if fmt == "csv":
         names = [n.strip() for n in names]
     return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weights, vector_histogram=vh), names
+
+
+# --------------------------------------------------------------------------------------------- collector database
+_EXTENSION_PACKAGE = "duckdb_extension_sqlite_scanner"
+
+
+def sqlite_path(database_url: str) -> str | None:
+    """The SQLite file a collector database URL names (as :func:`~sufficientdp.service.storage.open_storage`
+    reads it), or None for a ``postgresql://`` URL.
+
+    Raises:
+        ParameterError: not a ``sqlite:///`` URL, a file path or a ``postgresql://`` URL; or an empty path.
+
+    Example:
+        >>> sqlite_path("sqlite:///data/collector.db"), sqlite_path("postgresql://db/c")
+        ('data/collector.db', None)
+    """
+    if not isinstance(database_url, str) or not database_url:
+        raise ParameterError(f"database must be a sqlite:/// path or a postgresql:// URL; got {database_url!r}")
+    if database_url.startswith(("postgresql://", "postgres://")):
+        return None
+    if database_url.startswith("sqlite:///"):
+        path = database_url[len("sqlite:///"):]
+    elif "://" in database_url:
+        raise ParameterError("database must be a sqlite:/// path, a file path or a postgresql:// URL; "
+                             f"got {database_url!r}")
+    else:
+        path = database_url
+    if not path or path == ":memory:":
+        raise ParameterError(f"database must name an SQLite file (sqlite:///path.db); got {database_url!r}")
+    return path
+
+
+def _load_sqlite_extension(con: Any, duckdb: Any) -> None:
+    """LOAD ``sqlite_scanner`` from a local file (never downloaded); ImportError explaining what is missing."""
+    version = str(con.execute("PRAGMA version").fetchone()[0])  # library version, e.g. "v1.5.5"
+    try:
+        import importlib
+
+        package = importlib.import_module(_EXTENSION_PACKAGE)
+    except ImportError:
+        package = None
+    tried = []
+    if package is not None:
+        folders = [Path(p) / "extensions" for p in package.__path__]
+        for folder in folders:
+            candidate = folder / version / "sqlite_scanner.duckdb_extension"
+            if candidate.is_file():
+                try:
+                    con.execute(f"LOAD {_literal(str(candidate))}")
+                    return
+                except duckdb.Error as exc:
+                    tried.append(f"{candidate}: {str(exc).splitlines()[0]}")
+        built = sorted({p.name for folder in folders if folder.is_dir() for p in folder.iterdir()})
+        if not tried:
+            tried.append(f"duckdb-extension-sqlite-scanner has builds for {', '.join(built) or 'no version'}, "
+                         f"not for the installed duckdb {version}")
+    else:
+        tried.append("duckdb-extension-sqlite-scanner is not installed")
+    try:
+        con.execute("LOAD sqlite_scanner")  # only from DuckDB's local extension directory (autoinstall is off)
+        return
+    except duckdb.Error as exc:
+        tried.append(f"no local sqlite_scanner in DuckDB's extension directory ({str(exc).splitlines()[0]})")
+    raise ImportError(
+        "engine='duckdb' reads SQLite through DuckDB's sqlite_scanner extension, which the duckdb wheel does not "
+        "bundle and which is not downloaded here: " + "; ".join(tried) + ". Install it with pip install "
+        "'sufficientdp[duckdb]' (Linux x86_64/aarch64, macOS arm64, Windows x64), or use engine='numpy'")
+
+
+def _bit_index(j: int) -> int:
+    """Position of report bit j in ``CAST(report AS BIT)``: bytes in order, each byte most significant bit first,
+    while the packing puts bit j in byte j // 8 at position j % 8 counted from the least significant bit."""
+    return 8 * (j // 8) + 7 - j % 8
+
+
+def tally_collector_duckdb(database_url: str, campaign_id: str, *, release_id: str | None = None,
+                           full_histogram: bool | None = None) -> Tally:
+    """Tally the released reports of a campaign in an SQLite collector database with DuckDB.
+
+    Only released reports are counted — those of ``release_id``, or of every release of the campaign when it is
+    None — never pending ones: counting those would publish counts of a crowd that has not passed the release
+    threshold k·N_min (docs/collector.md). The file is read through ``sqlite_scanner`` (read-only ``ATTACH``),
+    loaded from a local file only (module docstring). The counts are those of
+    :func:`sufficientdp.aggregation.tally.tally` on the unpacked reports: ``bit_counts`` sums bit j =
+    ``get_bit(CAST(report AS BIT), 8·⌊j/8⌋ + 7 − j mod 8)``; ``weight_histogram`` groups by ``bit_count``;
+    ``vector_histogram`` groups by Σ_j bit_j·2^j.
+
+    Args:
+        database_url: ``sqlite:///path.db`` or a plain file path (PostgreSQL: use ``engine="numpy"``).
+        campaign_id: the campaign.
+        release_id: one release of that campaign, or None for all its releases.
+        full_histogram: compute the 2^L vector histogram; default: when L <= 16. Allowed only for L <= 20.
+
+    Returns:
+        The :class:`Tally`, identical to ``tally_collector(..., engine="numpy")``.
+
+    Raises:
+        ImportError: duckdb or its sqlite_scanner extension is not available locally.
+        ParameterError: a ``postgresql://`` or otherwise unsupported URL, or ``full_histogram`` for L > 20.
+        DataError: missing or unreadable file, unknown campaign or release, or a stored report that is not
+            ⌈L/8⌉ bytes with zero padding bits.
+    """
+    path = sqlite_path(database_url)
+    if path is None:
+        raise ParameterError("engine='duckdb' reads SQLite collector databases only; use engine='numpy' for "
+                             f"{database_url!r}")
+    if not Path(path).is_file():
+        raise DataError(f"database file {path!r} does not exist")
+    duckdb = _duckdb()
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
+                                             "autoload_known_extensions": False})
+    try:
+        _load_sqlite_extension(con, duckdb)
+        try:
+            con.execute(f"ATTACH {_literal(path)} AS collector (TYPE sqlite, READ_ONLY)")
+            row = con.execute("SELECT spec FROM collector.campaigns WHERE id = ?", [campaign_id]).fetchone()
+        except duckdb.Error as exc:
+            raise DataError(f"cannot read collector database {path!r}: {str(exc).splitlines()[0]}") from None
+        if row is None:
+            raise DataError(f"unknown campaign {campaign_id!r} in {path!r}")
+        bits = int(json.loads(row[0])["bits"])
+        if full_histogram is None:
+            full_histogram = bits <= 16
+        if full_histogram and bits > MAX_HISTOGRAM_BITS:
+            raise ParameterError(f"full_histogram needs bits in [1, {MAX_HISTOGRAM_BITS}]; got bits={bits}")
+        if release_id is not None:
+            found = con.execute("SELECT 1 FROM collector.releases WHERE id = ? AND campaign_id = ?",
+                                [release_id, campaign_id]).fetchone()
+            if found is None:
+                raise DataError(f"unknown release {release_id!r} of campaign {campaign_id!r}")
+            where, params = "campaign_id = ? AND release_id = ?", [campaign_id, release_id]
+        else:
+            where, params = "campaign_id = ? AND release_id IS NOT NULL", [campaign_id]
+        n_bytes = -(-bits // 8)
+        # A row of the wrong length becomes NULL (the cast of an empty blob would fail); it is counted as bad.
+        source = (f"(SELECT CASE WHEN octet_length(report) = {n_bytes} THEN CAST(report AS BIT) END AS b "
+                  f"FROM collector.reports WHERE {where})")
+        bit = [f"get_bit(b, {_bit_index(j)})" for j in range(bits)]
+        padding = [f"get_bit(b, {_bit_index(j)})" for j in range(bits, 8 * n_bytes)]
+        bad = "b IS NULL" + "".join(f" OR {p} <> 0" for p in padding)
+        row0 = con.execute(f"SELECT count(*), count(*) FILTER (WHERE {bad}), "
+                           + ", ".join(f"sum({x})" for x in bit) + f" FROM {source}", params).fetchone()
+        n, n_bad = int(row0[0]), int(row0[1])
+        if n_bad:
+            raise DataError(f"{n_bad} stored report(s) of campaign {campaign_id!r} are not {n_bytes}-byte packed "
+                            f"{bits}-bit reports with zero padding")
+        counts = np.array([int(x or 0) for x in row0[2:]], dtype=np.int64)
+        weights = np.zeros(bits + 1, dtype=np.int64)
+        for w, c in con.execute(f"SELECT bit_count(b) AS w, count(*) FROM {source} GROUP BY w", params).fetchall():
+            weights[int(w)] = int(c)
+        vh = None
+        if full_histogram:
+            code = " + ".join(f"{x} * {1 << j}" for j, x in enumerate(bit))
+            vh = np.zeros(1 << bits, dtype=np.int64)
+            for v, c in con.execute(f"SELECT {code} AS code, count(*) FROM {source} GROUP BY code",
+                                    params).fetchall():
+                vh[int(v)] = int(c)
+    except duckdb.Error as exc:
+        raise DataError(f"cannot read collector database {path!r}: {str(exc).splitlines()[0]}") from None
+    finally:
+        con.close()
+    return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weights, vector_histogram=vh)
