@@ -18,6 +18,7 @@ from sufficientdp._errors import ParameterError
 from sufficientdp.accounting import binary_randomized_response, max_power
 from sufficientdp.census.allocation import GEO_LEVELS
 from sufficientdp.census.scenarios import (
+    PAPER_GAP_CANDIDATE,
     PAPER_LEVELS,
     SCENARIOS,
     Scenario,
@@ -26,6 +27,7 @@ from sufficientdp.census.scenarios import (
     dgm_power,
     gaussian_power,
     get_scenario,
+    paper_gap_candidate_rho,
     posterior_bounds,
 )
 from sufficientdp.semantics.frequentist import pure_dp_power_bound, zcdp_power_bound
@@ -255,7 +257,8 @@ SC_ORACLE = {
     "H": _rho({"BLOCK"}, {"VOTINGAGE", "HISPANIC"}),
 }
 # digest §5.2: [VERIFIED] A 0.111501, B 0.925958; straightforward sums C-H (paper prints 0.952, 0.945, 1.32,
-# 0.555, 0.969, 0.968: [INCONSISTENT], cause unresolved).
+# 0.555, 0.969, 0.968: [INCONSISTENT]; best candidate: the US-level 26/241 and 189/241 queries, see
+# test_scenarios_c_to_h_gap_candidate_us_vhc_and_hhgq_vhc_0_057945 — it does not explain D and F).
 SC_DIGITS = {"ALL": "2.6300", "A": "0.1115", "B": "0.9260", "C": "1.0103", "D": "1.0022", "E": "1.3787",
              "F": "0.6116", "G": "1.0265", "H": "1.0258"}
 PAPER_RHO = {"ALL": "2.63", "A": "0.1115", "B": "0.926", "C": "0.952", "D": "0.945", "E": "1.32", "F": "0.555",
@@ -271,6 +274,66 @@ def test_scenario_rho_exact(name):
     rep = analyze_scenario(name)
     assert rep.matches_paper_rho is (name in ("ALL", "A", "B"))
     assert any("INCONSISTENT" in n for n in rep.notes) is (name not in ("ALL", "A", "B"))
+
+
+# 004 Table 5, US column: VOTINGAGE x HISPANIC x CENRACE 26/241, HHGQ x VOTINGAGE x HISPANIC x CENRACE 189/241.
+US_241 = F("2.56") * F(104, 4099) * (F(26, 241) + F(189, 241))
+# Sums without those two queries, as the paper would have had to compute them, and whether they round to the print.
+WITHOUT_US_241 = {"C": ("0.952345", True), "D": ("0.944206", False), "E": ("1.320739", True),
+                  "F": ("0.553646", False), "G": ("0.968566", True), "H": ("0.967840", True)}
+
+
+@pytest.mark.parametrize("name", list(WITHOUT_US_241))
+def test_scenarios_c_to_h_gap_candidate_us_vhc_and_hhgq_vhc_0_057945(name):
+    """004 §8.2.3-8.2.8 printed rho vs exact sums: the paper is inconsistent; the named candidate is reported.
+
+    The gap (0.0566-0.0587) is nearly the rho* of the two US-level queries with Table 5 denominator 241,
+    2.56 x 104/4099 x 215/241 = 0.057945; without them C, E, G, H round to the print, D and F do not. 004 §8.1
+    sums "the rho* values at the national level" and §8.2.5 counts "all queries involving race at the tract, county,
+    state, and national levels", so the exact (larger) sum stays the product's value.
+    """
+    assert f"{float(US_241):.6f}" == "0.057945"
+    assert PAPER_GAP_CANDIDATE == (("VOTINGAGE x HISPANIC x CENRACE", "US"),
+                                   ("HHGQ x VOTINGAGE x HISPANIC x CENRACE", "US"))
+    sc = get_scenario(name)
+    gap = SC_ORACLE[name] - F(sc.paper_rho)
+    assert F("0.0565") < gap < F("0.0587")
+    got = paper_gap_candidate_rho(name)
+    assert got == SC_ORACLE[name] - US_241
+    value, fits = WITHOUT_US_241[name]
+    assert f"{float(got):.6f}" == value
+    assert (f"{float(got):.{len(sc.paper_rho.split('.')[1])}f}" == sc.paper_rho) is fits
+    # the product keeps the larger exact sum and names the candidate
+    rep = analyze_scenario(name)
+    assert rep.rho_exact == SC_ORACLE[name] > got
+    note = rep.notes[-1]
+    assert "INCONSISTENT" in note and "US-level VOTINGAGE x HISPANIC x CENRACE (rho* 0.007007)" in note
+    assert "HHGQ x VOTINGAGE x HISPANIC x CENRACE (rho* 0.050938)" in note and "0.057945" in note
+    assert ("which rounds to the printed value" if fits else "still does not round") in note
+
+
+def test_gap_is_not_one_measurement_nor_any_small_set():
+    # No single (query, level) rho* lies within the gap range, and no set of <= 3 measured (query, level) pairs,
+    # left out of every scenario that contains it, reproduces all of C-H (and keeps A and B) to the printed digits.
+    from itertools import combinations
+
+    from sufficientdp.census.allocation import PRODUCTION_2020
+
+    ms = [m for m in PRODUCTION_2020.measurements() if m.measured]
+    assert not [m for m in ms if F("0.0560") <= m.rho_star <= F("0.0590")]
+    names = "ABCDEFGH"
+    aff = {n: {(m.query.name, m.level) for m in get_scenario(n).affected()} for n in names}
+    rho = {(m.query.name, m.level): float(m.rho_star) for m in ms}
+    windows = {}
+    for n in names:
+        p = PAPER_RHO[n]
+        half = 0.5 * 10 ** -len(p.split(".")[1])
+        windows[n] = (float(SC_ORACLE[n]) - float(p) - half, float(SC_ORACLE[n]) - float(p) + half)
+    keys = [k for k in rho if k[1] in ("US", "STATE", "COUNTY", "TRACT")]  # A and B pin CBG and BLOCK
+    for size in (1, 2, 3):
+        for drop in combinations(keys, size):
+            assert not all(windows[n][0] <= sum(rho[k] for k in drop if k in aff[n]) <= windows[n][1]
+                           for n in names), drop
 
 
 def test_scenario_a_split_person_housing():

@@ -22,6 +22,17 @@ every person query that crosses it, at every level. The printed ``rho`` of scena
 the printed Tables 3–5 (census-semantics-digest.md §5.2, [INCONSISTENT]); the exact sum is reported, with the
 paper's value beside it. The exact sums are larger, i.e. the safe direction.
 
+The gap (0.0566–0.0587) is best explained by :data:`PAPER_GAP_CANDIDATE`: the two **US-level** cells of Table 5
+with denominator 241, ``VOTINGAGE x HISPANIC x CENRACE`` (26/241, ``rho*`` = 0.007007) and ``HHGQ x VOTINGAGE x
+HISPANIC x CENRACE`` (189/241, 0.050938), together ``2.56 x 104/4099 x 215/241 = 0.057945``. Every scenario C–H
+contains both; leaving them out reproduces C, E, G, H to the printed digits but still misses D (0.9442 vs 0.945)
+and F (0.5536 vs 0.555), and no set of at most three (query, level) measurements reproduces all six — so the paper
+is inconsistent, not our reading. The same two queries at the STATE level (2/241 and 230/4097, 0.057951) are
+numerically indistinguishable. The paper's own words include them: §8.1 sums "the rho* values at the national
+level", and §8.2.5 counts "all queries involving race at the tract, county, state, and national levels". Leaving
+them out would understate risk, so the product keeps the larger exact sum; :func:`paper_gap_candidate_rho` gives
+the excluded-reading value for comparison only.
+
 References:
     /work/shared/papers/004_47af1ee980af8d2f.txt §6.1 (eq. 4, Table 1), §6.3 (Theorem 6.3, Table 2), §7.4,
     §8.2 (scenarios A–H, Table 6), §8.3 (power formula); census-semantics-digest.md §3, §4, §5.
@@ -48,6 +59,7 @@ from ..semantics.frequentist import zcdp_power_bound
 from .allocation import ATTRIBUTES, GEO_LEVELS, PRODUCTION_2020, Allocation, QueryRho
 
 __all__ = [
+    "PAPER_GAP_CANDIDATE",
     "PAPER_LEVELS",
     "SCENARIOS",
     "DgmPower",
@@ -60,12 +72,21 @@ __all__ = [
     "dgm_power",
     "gaussian_power",
     "get_scenario",
+    "paper_gap_candidate_rho",
     "posterior_bounds",
 ]
 
 #: Significance levels tabulated by the paper (004 Tables 1, 2, 6 and §8.2).
 PAPER_LEVELS: tuple[float, ...] = (0.01, 0.05, 0.10)
 
+#: (query, level) measurements whose omission best explains why the paper's printed rho of scenarios C–H is
+#: smaller than the exact sum (module docstring; census-semantics-digest.md §5.2): the US-level cells 26/241 and
+#: 189/241 of 004 Table 5, rho* = 2.56 x 104/4099 x 215/241 = 0.057945 together. Diagnostic only — the paper's
+#: accounting rule (§8.1, §8.2.5) includes them, and so does every rho this module reports.
+PAPER_GAP_CANDIDATE: tuple[tuple[str, str], ...] = (
+    ("VOTINGAGE x HISPANIC x CENRACE", "US"),
+    ("HHGQ x VOTINGAGE x HISPANIC x CENRACE", "US"),
+)
 
 
 # ---------------------------------------------------------------------------------------------------- scenarios
@@ -166,6 +187,24 @@ SCENARIOS: dict[str, Scenario] = {
                  reference="004 §8.2.8 (powers not printed: 'very similar to Scenario C')"),
     )
 }
+
+
+def paper_gap_candidate_rho(scenario: Scenario | str, allocation: Allocation = PRODUCTION_2020) -> Fraction:
+    """The scenario's ``rho`` with :data:`PAPER_GAP_CANDIDATE` left out — for comparison with the paper only.
+
+    This is **not** a privacy guarantee: it understates the scenario's ``rho`` (the left-out queries do change
+    under the scenario's neighbours, 004 §8.1 and §8.2.5). It shows how close the paper's printed value comes to
+    the exact sum minus the candidate.
+
+    Example:
+        >>> f"{float(paper_gap_candidate_rho('C')):.4f}", get_scenario("C").paper_rho   # 004 §8.2.3
+        ('0.9523', '0.952')
+    """
+    sc = get_scenario(scenario) if isinstance(scenario, str) else scenario
+    if not isinstance(sc, Scenario):
+        raise ParameterError(f"scenario must be a Scenario or a name; got {type(scenario).__name__}")
+    drop = set(PAPER_GAP_CANDIDATE)
+    return sum((m.rho_star for m in sc.affected(allocation) if (m.query.name, m.level) not in drop), Fraction(0))
 
 
 def get_scenario(name: str) -> Scenario:
@@ -483,8 +522,22 @@ def analyze_scenario(scenario: Scenario | str, levels: ArrayLike = PAPER_LEVELS,
              "the discrete Gaussian used by TopDown; zcdp_bound: rigorous upper bound for any rho-zCDP mechanism "
              "(004 Theorem 6.3)"]
     if sc.paper_rho is not None and _round_decimal(rho, sc.paper_rho) != sc.paper_rho:
-        notes.append(f"the paper prints rho = {sc.paper_rho} for scenario {sc.name}; the exact sum over the "
-                     f"printed Tables 3-5 is {_round_decimal(rho, '0.0000')} (census-semantics-digest.md §5.2, "
-                     "[INCONSISTENT]); the larger, exact value is used")
+        drop = set(PAPER_GAP_CANDIDATE)
+        cand_q = [m for m in queries if (m.query.name, m.level) in drop]
+        cand = sum((m.rho_star for m in cand_q), Fraction(0))
+        gap = _round_decimal(rho - Fraction(sc.paper_rho), "0.0000")
+        note = (f"the paper prints rho = {sc.paper_rho} for scenario {sc.name}; the exact sum over the printed "
+                f"Tables 3-5 is {_round_decimal(rho, '0.0000')} (gap {gap}; census-semantics-digest.md §5.2, "
+                "[INCONSISTENT])")
+        if cand_q:
+            rest = rho - cand
+            fits = _round_decimal(rest, sc.paper_rho) == sc.paper_rho
+            note += ("; candidate explanation: the paper left out the US-level "
+                     + " and ".join(f"{m.query.name} (rho* {_round_decimal(m.rho_star, '0.000000')})" for m in cand_q)
+                     + f", together {_round_decimal(cand, '0.000000')}; without them rho = "
+                     f"{_round_decimal(rest, '0.0000')}, which "
+                     + ("rounds to the printed value" if fits else "still does not round to the printed value")
+                     + "; 004 §8.1 and §8.2.5 count national-level queries, so they are kept")
+        notes.append(note + "; the larger, exact value is used (never understate risk)")
     return ScenarioReport(scenario=sc, rho_exact=rho, queries=queries, powers=powers,
                           posterior=posterior_bounds(rho, deltas), notes=tuple(notes))
