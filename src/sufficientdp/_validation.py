@@ -90,3 +90,12 @@ def check_real_array(name: str, value: Any, *, low: float, high: float, closed_l
     if arr.size == 0 or not bool(np.all(ok)):
         raise ParameterError(message)
     return arr
+
+
+def check_nonnegative_finite(name: str, value: Any) -> float:
+    """Return ``value`` as a float if it is finite and ``>= 0``."""
+    range_text = "[0, inf)"
+    fvalue = _as_float(name, value, range_text)
+    if not (0.0 <= fvalue < math.inf):
+        raise ParameterError(f"{name} must be finite and >= 0, i.e. in {range_text}; got {_describe(value)}")
+    return fvalue

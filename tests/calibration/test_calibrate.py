@@ -108,7 +108,7 @@ def test_phi_round_trip(q):
         ({"population": 0}, "population must be an integer >= 1; got 0"),
         ({"epsilon": -1}, "epsilon must be finite and > 0"),
         ({"epsilon": math.nan}, "epsilon must be a real number"),
-        ({"beta": -1}, "beta must be a finite number >= 0"),
+        ({"beta": -1}, "beta must be finite and >= 0"),
         ({"method": "magic"}, "method must be one of certified, mc, exact, local, paper-sigma, paper-simplified; got 'magic'"),
         ({"reports": 0}, "reports must be an integer >= 1; got 0"),
     ],

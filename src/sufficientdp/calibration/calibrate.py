@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .._errors import ParameterError
-from .._validation import check_int, check_positive_finite
+from .._validation import check_int, check_nonnegative_finite, check_positive_finite
 from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
 from ._solve import smallest_q_satisfying
 
@@ -236,9 +236,7 @@ def calibrate(
     population = check_int("population", population, minimum=1)
     epsilon = check_positive_finite("epsilon", epsilon)
     reports = check_int("reports", reports, minimum=1)
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (0.0 <= float(beta) < math.inf):
-        raise ParameterError(f"beta must be a finite number >= 0, i.e. in [0, inf); got {beta!r}")
-    beta = float(beta)
+    beta = check_nonnegative_finite("beta", beta)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     l_eff = effective_bits(bits, max_weight)

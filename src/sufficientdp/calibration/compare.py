@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom
 
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
 from ..accounting.amplification import BOUNDS, flip_probability_for_epsilon0, max_epsilon0
 from .calibrate import DEFAULT_ETA, calibrate, local_q, sigma_per_sqrt_n
 
@@ -247,11 +247,7 @@ def compare_approaches(
     delta = check_open_interval("delta", delta, 0.0, 1.0)
     eta = check_open_interval("eta", eta, 0.0, 1.0)
     reports = check_int("reports", reports, minimum=1)
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (0.0 <= float(beta) < math.inf):
-        from .._errors import ParameterError
-
-        raise ParameterError(f"beta must be a finite number >= 0, i.e. in [0, inf); got {beta!r}")
-    beta = float(beta)
+    beta = check_nonnegative_finite("beta", beta)
     exact_max_population = check_int("exact_max_population", exact_max_population, minimum=1)
     kw: dict[str, Any] = {"population": population, "reports": reports, "bits": bits}
     rows: list[ComparisonRow] = []
