@@ -152,8 +152,27 @@ def test_worst_m_is_not_an_end_point() -> None:
 def test_worst_profile_subset_is_labelled() -> None:
     r = shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=[0.002], ms=[0, 1, 2])
     assert "not a worst case" in r.scanned and r.worst_m_delta[0] in (0, 1, 2)
+    assert r.kind == "lower bound" and r.to_dict()["kind"] == "lower bound"
     with pytest.raises(ParameterError, match="max_scan"):
         shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=0.1)
+
+
+@pytest.mark.parametrize("tail_tol", [0.0, 1e-30])
+def test_worst_profile_subset_is_a_lower_bound_on_the_worst_case(tail_tol: float) -> None:
+    n, q, eps = 40, 0.2, [0.1, 0.5]
+    full = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps, tail_tol=tail_tol)
+    assert full.kind == ("exact" if tail_tol == 0.0 else "bound")
+    sub = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps, ms=[0, 5, 39], tail_tol=tail_tol)
+    assert sub.kind == "lower bound"
+    assert np.all(sub.delta <= full.delta) and np.all(sub.eta <= full.eta)
+    # each value is the pair's exact value lowered only by the 1e-7 relative rounding margin
+    for i, e in enumerate(eps):
+        exact_pair = float(shuffled_rr_profile(n=n, m=int(sub.worst_m_delta[i]), q=q, epsilon=e, tail_tol=0.0).delta[0])
+        assert float(sub.delta[i]) == pytest.approx(exact_pair, rel=2e-7) and float(sub.delta[i]) <= exact_pair
+    # a subset that covers every m is the full worst case again
+    every = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps, ms=list(range(n)), tail_tol=tail_tol)
+    assert every.kind == full.kind and every.scanned.startswith("all m")
+    np.testing.assert_allclose(every.delta, full.delta, rtol=1e-12)
 
 
 
@@ -194,8 +213,17 @@ def test_worst_bracket_contains_the_exact_worst_case(n: int, q: float, eps: floa
     # the ends are scanned, so the lower end reaches the exact worst when it sits there
     if exact.worst_m < 16:
         assert br.delta_lower == pytest.approx(exact.delta_upper, rel=1e-6)
-    bounds = br.details["delta_upper_bounds"]
-    assert br.delta_upper == pytest.approx(max(br.delta_lower, min(v for v in bounds.values() if v is not None)))
+    # the rigorous upper end uses verified bounds only (today local-rr); unverified ones are reported separately
+    status = br.bound_status
+    rigorous = min(b["delta"] for b in status.values() if b["verified"] and b["delta"] is not None)
+    assert br.delta_upper == pytest.approx(max(br.delta_lower, rigorous))
+    assert status["local-rr"]["verified"] and "local-rr" in br.upper_source
+    unverified = [b["delta"] for b in status.values() if not b["verified"] and b["delta"] is not None]
+    if unverified and min(unverified) < br.delta_upper:
+        assert br.delta_upper_unverified == pytest.approx(max(br.delta_lower, min(unverified)))
+        assert br.unverified_source is not None and "not verified" in br.unverified_source
+    else:
+        assert br.delta_upper_unverified is None
 
 
 def test_full_scan_with_negligible_values_is_a_bracket_when_truncation_dominates() -> None:
@@ -216,6 +244,41 @@ def test_worst_bracket_each_upper_bound_dominates_the_exact_worst_case() -> None
         for name, v in br.details["delta_upper_bounds"].items():
             if v is not None:
                 assert exact.delta_upper <= v, name
+
+
+def test_worst_bracket_rigorous_upper_uses_verified_bounds_only() -> None:
+    # n = 1000, q = 0.2, eps = 0.1: bbgn19 (verified=False) is far below local-rr; it must not become delta_upper
+    n, q, eps = 1000, 0.2, 0.1
+    exact = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)
+    br = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps, full_scan_max=n - 1)
+    status = br.bound_status
+    assert set(status) == {"local-rr", "bbgn19", "fmt21", "efmrtt19"}
+    assert status["local-rr"]["verified"] is True
+    assert all(status[k]["verified"] is False and status[k]["provenance"] for k in ("bbgn19", "fmt21", "efmrtt19"))
+    assert br.delta_upper == pytest.approx(status["local-rr"]["delta"]) and br.upper_source.startswith("delta: local-rr")
+    assert exact.delta_upper <= br.delta_upper and exact.eta_upper <= br.eta_upper  # rigorous upper >= exact worst
+    # the tighter amplification value is reported separately, labelled unverified
+    assert br.delta_upper_unverified is not None and br.delta_upper_unverified < br.delta_upper
+    assert br.delta_upper_unverified == pytest.approx(status["bbgn19"]["delta"])
+    assert br.unverified_source is not None and br.unverified_source.startswith("delta: bbgn19")
+    assert "not verified" in br.unverified_source
+    d = br.to_dict()
+    assert {"delta_upper_unverified", "eta_upper_unverified", "unverified_source", "bound_status"} <= set(d)
+    assert d["bound_status"]["bbgn19"]["verified"] is False
+    # exact path: no bound used, nothing unverified
+    assert exact.bound_status == {} and exact.delta_upper_unverified is None and exact.unverified_source is None
+
+
+def test_worst_bracket_reads_the_verified_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    # once an amplification bound is marked verified it counts as rigorous automatically (no hard-coded names)
+    from sufficientdp.accounting import amplification
+
+    monkeypatch.setitem(amplification._VERIFIED, "bbgn19", True)
+    br = shuffled_rr_worst_bracket(n=1000, q=0.2, epsilon=0.1, full_scan_max=999)
+    assert br.bound_status["bbgn19"]["verified"] is True
+    assert br.upper_source.startswith("delta: bbgn19")
+    assert br.delta_upper == pytest.approx(max(br.delta_lower, br.bound_status["bbgn19"]["delta"]))
+    assert br.delta_upper_unverified is None or br.delta_upper_unverified < br.delta_upper
 
 
 def test_eta_from_delta_inequality_on_exact_plds() -> None:

@@ -66,6 +66,7 @@ def test_account_shuffled_rr_against_brute_force(capsys):
     assert {"delta", "eta", "worst_m", "kind", "population", "q", "epsilon", "delta_lower", "eta_lower",
             "upper_source"} <= set(d)
     assert d["delta_lower"] == d["delta"] and d["eta_lower"] == d["eta"] and d["upper_source"] == "exact full scan"
+    assert d["delta_upper_unverified"] is None and d["unverified_source"] is None and d["bound_status"] == {}
     assert 0 <= d["worst_m"] < 8 and 0 <= d["delta"] <= d["eta"] <= 1
 
 
@@ -77,9 +78,10 @@ def test_account_shuffled_rr_bracket_contains_brute_force(capsys):
     assert d["kind"] == "bracket"
     assert d["delta_lower"] <= float(truth) * (1 + 1e-12) and float(truth) <= d["delta"]
     assert d["eta_lower"] <= d["eta"] <= 1 and d["upper_source"].startswith("delta:")
+    assert d["bound_status"]["local-rr"]["verified"] is True
     code, out, _ = run(capsys, "account", "--mechanism", "shuffled-rr", "--population", "8", "--q", "0.2",
                        "--epsilon", "0.5", "--full-scan-max", "4")
-    assert code == 0 and out.startswith("bracket:") and "delta_lower" in out
+    assert code == 0 and out.startswith("bracket:") and "delta_lower" in out and "rigorous" in out
     code, out, _ = run(capsys, "account", "--mechanism", "shuffled-rr", "--population", "8", "--q", "0.2",
                        "--epsilon", "0.5")
     assert code == 0 and out.startswith("exact:")
@@ -89,6 +91,17 @@ def test_account_shuffled_rr_large_n_is_a_bracket(capsys):
     d = run_json(capsys, "account", "--mechanism", "shuffled-rr", "--population", "5000", "--q", "0.25",
                  "--epsilon", "0.05", "--full-scan-max", "100")
     assert d["kind"] == "bracket" and 0 <= d["delta_lower"] <= d["delta"] <= 1 and d["eta_lower"] <= d["eta"]
+    # the safe delta rests on verified bounds only (local-rr data processing); the tighter amplification value
+    # (bbgn19, verified=False) is reported separately with its status and provenance
+    status = d["bound_status"]
+    assert status["local-rr"]["verified"] is True and d["delta"] == pytest.approx(status["local-rr"]["delta"])
+    assert all(status[k]["verified"] is False and status[k]["provenance"] for k in ("bbgn19", "fmt21", "efmrtt19"))
+    assert d["delta_lower"] <= d["delta_upper_unverified"] < d["delta"]
+    assert d["unverified_source"].startswith("delta: bbgn19") and "not verified" in d["unverified_source"]
+    code, out, _ = run(capsys, "account", "--mechanism", "shuffled-rr", "--population", "5000", "--q", "0.25",
+                       "--epsilon", "0.05", "--full-scan-max", "100", "--quiet")
+    assert code == 0 and "unverified" in out and "delta_upper_unverified" in out
+    assert "bbgn19" in out and "unverified published statement" in out and "rigorous (verified)" in out
 
 
 def test_account_rr_closed_form(capsys):

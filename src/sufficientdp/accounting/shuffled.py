@@ -45,9 +45,10 @@ from scipy.special import gammaln, logsumexp
 from scipy.stats import binom
 
 from .._errors import ParameterError
-from .._validation import check_int, check_open_interval
+from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
 from ..ratio.single_bit import _TwoBinomial
-from .pld import PrivacyLossDistribution, _check_epsilon
+from .amplification import _up as _round_up
+from .pld import PrivacyLossDistribution
 
 __all__ = [
     "MAX_PROFILE_ATOMS",
@@ -326,7 +327,8 @@ class ShuffledRRProfile:
         worst_direction_delta, worst_direction_eta: per epsilon, ``"add"`` or ``"remove"`` (``""`` where the value
             is 0). In a full scan only "remove" pairs are computed; the remove pair at ``m > n - 1 - m`` is reported
             as the identical "add" pair at ``n - 1 - m``, and ties keep the smallest ``m``.
-        kind: ``"exact"`` (``tail_tol = 0``) or ``"bound"`` (upper bounds within ``tail_tol`` of exact).
+        kind: ``"exact"`` (``tail_tol = 0``), ``"bound"`` (upper bounds within ``tail_tol`` of exact) or, for a worst
+            profile over a proper subset of ``m``, ``"lower bound"`` (a lower bound on the worst case).
         tail_tol: the truncation tolerance used.
         scanned: which ``m`` were examined.
         details: extras (JSON-ready).
@@ -359,10 +361,8 @@ class ShuffledRRProfile:
 
 
 def _eps_array(epsilon: ArrayLike) -> NDArray[np.float64]:
-    eps = np.atleast_1d(_check_epsilon(epsilon)).astype(np.float64).ravel()
-    if eps.size == 0:
-        raise ParameterError("epsilon must contain at least one value; got an empty array")
-    return eps
+    # non-empty, finite, >= 0 ("epsilon must be finite and in [0, inf); got ...")
+    return np.atleast_1d(check_real_array("epsilon", epsilon, low=0.0, high=math.inf, closed_low=True)).ravel()
 
 
 def shuffled_rr_profile(*, n: int, m: int, q: float, epsilon: ArrayLike, tail_tol: float = 1e-30
@@ -406,8 +406,10 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
     ``n - A_n(m) ~ A_n(n - m)`` this also covers every "add" pair (the add pair at ``m`` is the mirrored remove pair
     at ``n - 1 - m``). No end point is assumed: the worst ``m`` is returned per epsilon. Cost: ``n`` PLD builds
     (each O(window * sqrt(min(m, n-m))); a few ms for ``m`` near the ends at ``n = 1e6``, about a second near the
-    middle), so full scans are refused above ``max_scan``; pass ``ms`` to scan a subset (the result then says it
-    is the worst over that subset only, not a worst case).
+    middle), so full scans are refused above ``max_scan``; pass ``ms`` to scan a subset. Unless the subset covers
+    every ``m``, the result is then only a **lower bound** on the worst case (``kind="lower bound"``): each pair's
+    value minus its truncated mass (a lower bound on that pair's exact value), lowered by ``1e-7`` relative for
+    the log pmfs' rounding at large ``n``, maximised over the subset.
 
     Args:
         n: people, >= 1.
@@ -419,7 +421,8 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
 
     Returns:
         A :class:`ShuffledRRProfile` with ``m=None``, ``worst_m_delta`` / ``worst_m_eta`` per epsilon
-        (``-1`` where the worst value is 0) and ``scanned``.
+        (``-1`` where the worst value is 0) and ``scanned``. ``kind``: ``"exact"`` (every ``m``, ``tail_tol = 0``),
+        ``"bound"`` (every ``m``, upper bounds within ``tail_tol``) or ``"lower bound"`` (a proper subset ``ms``).
 
     Raises:
         ParameterError: arguments out of range, empty ``ms``, or ``n > max_scan`` without ``ms``.
@@ -445,24 +448,38 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
         if not m_list:
             raise ParameterError("ms must contain at least one m in [0, n-1]; got an empty list")
         scanned = f"subset of {len(m_list)} values of m, both directions (not a worst case over all m)"
+    subset = len(m_list) < n  # a proper subset: the maximum over it is only a lower bound on the worst case
+    if not subset and ms is not None:
+        scanned = "all m = 0..n-1 (given as ms), both directions"
     rows: list[tuple[int, str]] = []
     d_rows: list[NDArray[np.float64]] = []
     e_rows: list[NDArray[np.float64]] = []
     for m in m_list:
         for d in (("remove",) if ms is None else _DIRECTIONS):
             pld = shuffled_rr_pld(n=n, m=m, q=q, direction=d, tail_tol=tol)
-            d_rows.append(np.atleast_1d(pld.delta(eps)))
-            e_rows.append(np.atleast_1d(pld.eta(eps)))
+            dv, ev = np.atleast_1d(pld.delta(eps)), np.atleast_1d(pld.eta(eps))
+            if subset:  # lower bounds on the pair's exact values (truncated mass removed, rounding margin)
+                drop = float(pld.infinity_mass)
+                dv = np.maximum(0.0, dv - drop) * (1.0 - _LOWER_REL)
+                ev = np.maximum(0.0, ev - drop) * (1.0 - _LOWER_REL)
+            d_rows.append(dv)
+            e_rows.append(ev)
             if ms is None and n - 1 - m < m:  # report the mirrored representative: ("add", n - 1 - m)
                 rows.append((n - 1 - m, "add"))
             else:
                 rows.append((m, d))
     best_d, arg_d, dir_d = _pick(np.array(d_rows), rows)
     best_e, arg_e, dir_e = _pick(np.array(e_rows), rows)
+    details: dict[str, Any] = {"pairs_examined": len(rows)}
+    if subset:
+        kind = "lower bound"
+        details["lower_relative_margin"] = _LOWER_REL
+    else:
+        kind = "exact" if tol == 0.0 else "bound"
     return ShuffledRRProfile(
         epsilon=eps, delta=best_d, eta=best_e, n=n, q=q, m=None, worst_m_delta=arg_d, worst_m_eta=arg_e,
-        worst_direction_delta=dir_d, worst_direction_eta=dir_e, kind="exact" if tol == 0.0 else "bound",
-        tail_tol=tol, scanned=scanned, details={"pairs_examined": len(rows)},
+        worst_direction_delta=dir_d, worst_direction_eta=dir_e, kind=kind, tail_tol=tol, scanned=scanned,
+        details=details,
     )
 
 
@@ -498,12 +515,6 @@ _REFINE_MAX = 64
 _EPS_ULP = 2.220446049250313e-16
 
 
-def _round_up(x: float, ulps: int = 4) -> float:
-    for _ in range(ulps):
-        x = math.nextafter(x, math.inf)
-    return x
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShuffledRRBracket:
     """Worst-case ``delta(eps)`` and ``eta(eps)`` of shuffled binary RR over all neighbours, exact or bracketed.
@@ -513,17 +524,32 @@ class ShuffledRRBracket:
     exact worst over the scanned ``m`` only (a valid lower bound on the worst case), the upper ends are rigorous
     upper bounds valid for every ``m`` (``upper_source`` names them). The safe numbers are the upper ends.
 
+    **Rigorous vs unverified.** ``delta_upper`` / ``eta_upper`` use only bounds whose statement is verified: the
+    data-processing bound ``local-rr`` (proved in :func:`_delta_upper_all_m`), this module's own scan, and any
+    published amplification bound whose :class:`~sufficientdp.accounting.amplification.AmplificationBound` says
+    ``verified=True`` (today none: BBGN19, FMT21 and EFMRTT19 were checked against reference code only). Tighter
+    values resting on unverified published statements are reported separately in ``delta_upper_unverified`` /
+    ``eta_upper_unverified`` (``unverified_source`` names them); they are upper bounds only *if* those statements
+    are what the papers prove, and are never the safe numbers.
+
     Attributes:
-        delta_lower, delta_upper: bracket on the worst hockey-stick ``delta(eps)``.
-        eta_lower, eta_upper: bracket on the worst tail ``eta(eps) = P[L > eps]``.
+        delta_lower, delta_upper: bracket on the worst hockey-stick ``delta(eps)`` (upper end: rigorous).
+        eta_lower, eta_upper: bracket on the worst tail ``eta(eps) = P[L > eps]`` (upper end: rigorous).
         kind: ``"exact"`` or ``"bracket"``.
         worst_m: the ``m`` of the largest scanned lower ``delta`` (representative: the ``"add"`` pair at ``m`` is the
             ``"remove"`` pair at ``n - 1 - m``), ``-1`` if every scanned value is 0.
         worst_direction: ``"add"``, ``"remove"`` or ``""`` for ``worst_m``.
         worst_m_eta: likewise for ``eta``.
         scanned: which ``m`` were evaluated.
-        upper_source: what the upper ends come from.
+        upper_source: what the rigorous upper ends come from.
         n, q, epsilon: the configuration.
+        delta_upper_unverified, eta_upper_unverified: the smallest upper end from bounds with ``verified=False``,
+            reported only when below the rigorous upper end (else None); never used for ``delta_upper`` /
+            ``eta_upper``.
+        unverified_source: what the unverified values come from (None when both are None).
+        bound_status: per upper bound considered (``local-rr``, ``bbgn19``, ``fmt21``, ``efmrtt19``): its
+            ``delta`` at ``epsilon`` (None if not applicable), ``verified`` flag and ``provenance``; empty for
+            ``kind="exact"`` (no bound used).
         details: extras (JSON-ready): per-bound deltas, pairs evaluated, the eps' used for ``eta_upper``.
     """
 
@@ -540,11 +566,16 @@ class ShuffledRRBracket:
     n: int
     q: float
     epsilon: float
+    delta_upper_unverified: float | None = None
+    eta_upper_unverified: float | None = None
+    unverified_source: str | None = None
+    bound_status: dict[str, dict[str, Any]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["bound_status"] = {k: dict(v) for k, v in self.bound_status.items()}
         d["details"] = dict(self.details)
         return d
 
@@ -627,15 +658,33 @@ def _smallest_feasible_delta(ok: Callable[[float], bool]) -> float | None:
     return hi
 
 
-def _delta_upper_all_m(*, n: int, q: float, epsilon: float) -> dict[str, float | None]:
-    """Rigorous upper bounds on ``delta(epsilon)`` valid for every neighbouring pair (None if not applicable).
+#: Provenance of the data-processing bound (a proof, not a published statement).
+_LOCAL_RR_PROVENANCE = ("proved here (data processing, see _delta_upper_all_m): the count is the changed person's "
+                        "RR report plus an independent, identically distributed rest, so delta <= max(0, p - e^eps q)")
 
-    * ``local-rr``: data processing. The count is ``B + S'`` with ``B`` the changed person's report and ``S'`` the
-      others' count, independent and identically distributed under both neighbours, so ``delta`` is at most that of
-      one randomized response: ``max(0, p - e^eps q)``.
+
+@dataclass(frozen=True, slots=True)
+class _Upper:
+    """One upper bound on ``delta(epsilon)`` for every pair: its value (None if not applicable) and status."""
+
+    value: float | None
+    verified: bool
+    provenance: str
+
+
+def _delta_upper_all_m(*, n: int, q: float, epsilon: float) -> dict[str, _Upper]:
+    """Upper bounds on ``delta(epsilon)`` valid for every neighbouring pair, each with its verification status.
+
+    * ``local-rr`` (``verified=True``, proved here): data processing. The count is ``B + S'`` with ``B`` the
+      changed person's report and ``S'`` the others' count, independent and identically distributed under both
+      neighbours, so ``delta`` is at most that of one randomized response: ``max(0, p - e^eps q)``.
     * ``bbgn19``: :func:`~sufficientdp.accounting.amplification.bbgn19_delta` with ``epsilon0 = log(p/q)``.
     * ``fmt21`` / ``efmrtt19``: the smallest probed ``delta`` at which the theorem is valid and certifies an epsilon
       ``<= epsilon``; since ``delta(eps)`` is non-increasing in ``eps``, that ``delta`` bounds ``delta(epsilon)``.
+
+    The amplification bounds carry the ``verified`` flag and ``provenance`` of their
+    :class:`~sufficientdp.accounting.amplification.AmplificationBound` (read, not assumed): a bound with
+    ``verified=False`` holds only if its published statement is what the paper proves.
     """
     from .amplification import bbgn19_delta, efmrtt19_epsilon, fmt21_epsilon
 
@@ -644,43 +693,85 @@ def _delta_upper_all_m(*, n: int, q: float, epsilon: float) -> dict[str, float |
     ex = math.exp(epsilon)
     local = p - ex * q
     local = max(0.0, local + 8.0 * _EPS_ULP * (p + ex * q))  # rounding slack, upwards
-    out: dict[str, float | None] = {"local-rr": min(1.0, local)}
-    out["bbgn19"] = bbgn19_delta(epsilon, eps0, n).delta
+    out: dict[str, _Upper] = {"local-rr": _Upper(min(1.0, local), True, _LOCAL_RR_PROVENANCE)}
+    b = bbgn19_delta(epsilon, eps0, n)
+    out["bbgn19"] = _Upper(b.delta, bool(b.verified), b.provenance)
     for name, fn in (("fmt21", fmt21_epsilon), ("efmrtt19", efmrtt19_epsilon)):
-        def ok(delta: float, fn: Callable[[float, int, float], Any] = fn) -> bool:
+        status: dict[str, Any] = {}
+
+        def ok(delta: float, fn: Callable[[float, int, float], Any] = fn, status: dict[str, Any] = status) -> bool:
             r = fn(eps0, n, delta)
+            status.update(verified=bool(r.verified), provenance=r.provenance)
             return bool(r.valid and r.epsilon is not None and r.epsilon <= epsilon)
 
-        out[name] = _smallest_feasible_delta(ok)
+        value = _smallest_feasible_delta(ok)
+        out[name] = _Upper(value, bool(status.get("verified", False)), str(status.get("provenance", "")))
     return out
 
 
-def _best(bounds: dict[str, float | None]) -> tuple[float, str]:
-    valid = {k: v for k, v in bounds.items() if v is not None}
+def _label(name: str) -> str:
+    return name + (" (inverted in delta, checked)" if name in ("fmt21", "efmrtt19") else "")
+
+
+def _best(bounds: dict[str, _Upper], verified: bool) -> tuple[float, str] | None:
+    """The smallest applicable bound with the given verification status (None if there is none)."""
+    valid = {k: b.value for k, b in bounds.items() if b.value is not None and b.verified == verified}
+    if not valid:
+        return None
     name = min(valid, key=lambda k: (valid[k], k))
     return float(valid[name]), name
 
 
-def _eta_upper_all_m(*, n: int, q: float, epsilon: float) -> tuple[float, float | None, str]:
-    """Rigorous ``eta(epsilon)`` upper bound for every pair, from delta upper bounds at ``eps' < epsilon``.
+#: One ``eta`` upper end: value, the ``eps'`` used (None if not from the delta route), source.
+_EtaEnd = tuple[float, float | None, str]
+
+
+def _eta_upper_all_m(*, n: int, q: float, epsilon: float) -> tuple[_EtaEnd, _EtaEnd | None]:
+    """``eta(epsilon)`` upper ends for every pair, from delta upper bounds at ``eps' < epsilon``.
 
     For any pair and ``eps' < eps``: ``delta(eps') = E_P[(1 - e^(eps' - L))_+] >= E_P[(1 - e^(eps' - L)) 1{L > eps}]
     >= P[L > eps] (1 - e^(eps' - eps))`` (the ``+inf`` atom contributes 1 >= the factor), so
     ``eta(eps) <= delta(eps') / (1 - e^(eps' - eps))``; minimised over a grid of ``eps'``. For ``eps >= epsilon0``
     every loss is ``<= epsilon0 <= eps`` (pure DP, data processing), so ``eta = 0``.
+
+    Returns ``(rigorous, unverified)``: the first uses only verified delta bounds; the second only bounds with
+    ``verified=False`` (None when none applies or in the pure-DP region).
     """
     eps0 = math.log1p(-q) - math.log(q)
     if epsilon >= _round_up(eps0, 16):
-        return 0.0, None, "pure DP: every loss <= epsilon0 = log(p/q) <= epsilon"
-    best, best_eps, best_src = 1.0, None, "no rigorous bound below 1 applies: trivial upper end 1"
+        return (0.0, None, "pure DP: every loss <= epsilon0 = log(p/q) <= epsilon"), None
+    rig: _EtaEnd = (1.0, None, "no rigorous bound below 1 applies: trivial upper end 1")
+    unv: _EtaEnd | None = None
+    den = {f: -math.expm1(epsilon * f - epsilon) * (1.0 - 8.0 * _EPS_ULP) for f in _ETA_GRID}  # rounded down
     for f in _ETA_GRID:
         e1 = epsilon * f
-        d1, src = _best(_delta_upper_all_m(n=n, q=q, epsilon=e1))
-        den = -math.expm1(e1 - epsilon) * (1.0 - 8.0 * _EPS_ULP)  # rounded down
-        val = min(1.0, _round_up(d1 / den))
-        if val < best:
-            best, best_eps, best_src = val, e1, f"delta(eps') / (1 - e^(eps' - eps)) with {src} at eps' = {e1:.6g}"
-    return best, best_eps, best_src
+        bounds = _delta_upper_all_m(n=n, q=q, epsilon=e1)
+        for verified in (True, False):
+            best = _best(bounds, verified)
+            if best is None:
+                continue
+            val = min(1.0, _round_up(best[0] / den[f]))
+            src = f"delta(eps') / (1 - e^(eps' - eps)) with {_label(best[1])} at eps' = {e1:.6g}"
+            if verified and val < rig[0]:
+                rig = (val, e1, src)
+            elif not verified and (unv is None or val < unv[0]):
+                unv = (val, e1, src)
+    return rig, unv
+
+
+def _unverified_end(lower: float, rigorous: float, value: float | None, source: str
+                    ) -> tuple[float | None, str | None]:
+    """An unverified upper end, reported only when below the rigorous one; flagged if below the lower end."""
+    if value is None or not value < rigorous:
+        return None, None
+    if value < lower:
+        return lower, (f"{source}; its value {value:.6g} is below the exact lower end, so that statement is refuted "
+                       "at this configuration (floored at the lower end)")
+    return value, source
+
+
+_UNVERIFIED_NOTE = ("rests on a published statement not verified against the paper's text (see bound_status "
+                    "provenance); an upper bound only if that statement is what the paper proves")
 
 
 def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max: int = 2_000, ends: int = 16,
@@ -697,10 +788,15 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
     * ``n > full_scan_max``: the ``ends`` smallest and largest ``m`` and ``samples`` geometrically spaced interior
       ``m`` (with their mirrors), both directions. Lower end: the exact worst over those pairs (truncated value
       minus its dropped mass, lowered by 1e-7 relative for the log pmfs' rounding), a valid lower bound on the worst case (the worst ``m`` is usually near an end but
-      that is not proved, so it is not assumed). Upper end: the smallest rigorous bound valid for *every* pair
-      (``local-rr`` data processing, ``bbgn19``, ``fmt21``, ``efmrtt19``; see :func:`_delta_upper_all_m`), never
-      below the lower end; ``eta`` upper from ``eta(eps) <= delta(eps') / (1 - e^(eps' - eps))``, ``eps' < eps``.
-      ``kind="bracket"``.
+      that is not proved, so it is not assumed). Upper end: the smallest *verified* bound valid for every pair
+      (today only ``local-rr`` data processing; an amplification bound counts once its ``verified`` flag is True;
+      see :func:`_delta_upper_all_m`), never below the lower end; ``eta`` upper from
+      ``eta(eps) <= delta(eps') / (1 - e^(eps' - eps))``, ``eps' < eps``. ``kind="bracket"``.
+
+    Whenever the bracket path runs, the amplification bounds with ``verified=False`` (``bbgn19``, ``fmt21``,
+    ``efmrtt19``) are evaluated too; if they are tighter they are reported as ``delta_upper_unverified`` /
+    ``eta_upper_unverified`` (with ``unverified_source``), never as the upper end. ``bound_status`` lists every
+    bound with its value, ``verified`` flag and provenance.
 
     Args:
         n: people, >= 1.
@@ -727,9 +823,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
     """
     n = check_int("n", n, minimum=1)
     q = check_open_interval("q", q, 0.0, 0.5)
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0.0 < float(epsilon) < math.inf:
-        raise ParameterError(f"epsilon must be finite and > 0, i.e. in (0, inf); got {epsilon!r}")
-    eps = float(epsilon)
+    eps = check_positive_finite("epsilon", epsilon)
     full_scan_max = check_int("full_scan_max", full_scan_max, minimum=1)
     ends = check_int("ends", ends, minimum=1)
     samples = check_int("samples", samples, minimum=0)
@@ -774,20 +868,32 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
     d_lo, m_d, dir_d = _argmax(rows, "d_lo")
     e_lo, m_e, _ = _argmax(rows, "e_lo")
     bounds = _delta_upper_all_m(n=n, q=q, epsilon=eps)
-    d_amp, d_src = _best(bounds)
-    e_amp, e_eps, e_src = _eta_upper_all_m(n=n, q=q, epsilon=eps)
-    d_up, d_up_src = (scan_up_d, scan_source) if scan_up_d <= d_amp else (d_amp, d_src)
-    e_up, e_up_src = (scan_up_e, scan_source) if scan_up_e <= e_amp else (e_amp, e_src)
-    if d_up_src == "fmt21" or d_up_src == "efmrtt19":
-        d_up_src += " (inverted in delta, checked)"
+    d_rig = _best(bounds, True)  # local-rr is always verified and applicable
+    assert d_rig is not None
+    d_unv = _best(bounds, False)
+    (e_rig, e_eps, e_src), e_unv = _eta_upper_all_m(n=n, q=q, epsilon=eps)
+    d_up, d_up_src = (scan_up_d, scan_source) if scan_up_d <= d_rig[0] else (d_rig[0], _label(d_rig[1]))
+    e_up, e_up_src = (scan_up_e, scan_source) if scan_up_e <= e_rig else (e_rig, e_src)
     if e_up >= 1.0 and d_up >= 1.0:
         d_up_src = e_up_src = "no rigorous bound applies: trivial upper end 1"
-    details.update(delta_upper_bounds=bounds, eta_upper_eps_prime=e_eps,
+    d_up, e_up = max(d_lo, d_up), max(e_lo, e_up)
+    d_uv, d_uv_src = _unverified_end(d_lo, d_up, None if d_unv is None else d_unv[0],
+                                     "" if d_unv is None else _label(d_unv[1]))
+    e_uv, e_uv_src = _unverified_end(e_lo, e_up, None if e_unv is None else e_unv[0],
+                                     "" if e_unv is None else e_unv[2])
+    unverified_source = None
+    if d_uv is not None or e_uv is not None:
+        unverified_source = (f"delta: {d_uv_src or 'none below the rigorous upper end'}; "
+                             f"eta: {e_uv_src or 'none below the rigorous upper end'}. {_UNVERIFIED_NOTE}")
+    status = {k: {"delta": b.value, "verified": b.verified, "provenance": b.provenance} for k, b in bounds.items()}
+    details.update(delta_upper_bounds={k: b.value for k, b in bounds.items()}, eta_upper_eps_prime=e_eps,
+                   eta_upper_unverified_eps_prime=None if e_uv is None or e_unv is None else e_unv[1],
                    epsilon0=math.log1p(-q) - math.log(q))
     return ShuffledRRBracket(
-        delta_lower=d_lo, delta_upper=max(d_lo, d_up), eta_lower=e_lo, eta_upper=max(e_lo, e_up), kind="bracket",
+        delta_lower=d_lo, delta_upper=d_up, eta_lower=e_lo, eta_upper=e_up, kind="bracket",
         worst_m=m_d, worst_direction=dir_d, worst_m_eta=m_e, scanned=scanned,
-        upper_source=f"delta: {d_up_src}; eta: {e_up_src}", n=n, q=q, epsilon=eps, details=details)
+        upper_source=f"delta: {d_up_src}; eta: {e_up_src}", n=n, q=q, epsilon=eps, delta_upper_unverified=d_uv,
+        eta_upper_unverified=e_uv, unverified_source=unverified_source, bound_status=status, details=details)
 
 
 # ---------------------------------------------------------------------------------------------------------------

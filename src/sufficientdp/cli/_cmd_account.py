@@ -7,9 +7,13 @@ Mechanisms:
   over the others' ones-count m and both directions
   (:func:`sufficientdp.accounting.shuffled.shuffled_rr_worst_bracket`): for n <= ``--full-scan-max`` (default 2000)
   every m is scanned and the numbers are exact (kind ``"exact"``); above, the exact worst over the end and sampled
-  m is a lower bound and the smallest rigorous bound valid for every m (data processing, BBGN19, FMT21, EFMRTT19)
-  the upper end (kind ``"bracket"``). ``delta`` and ``eta`` are the upper ends (the safe numbers);
-  ``delta_lower`` / ``eta_lower`` the lower ends.
+  m is a lower bound and the smallest *verified* bound valid for every m the upper end (kind ``"bracket"``; today
+  only data processing from one person's RR: the published amplification bounds BBGN19, FMT21, EFMRTT19 carry
+  ``verified=False`` and count only once their flag says verified). ``delta`` and ``eta`` are the rigorous upper
+  ends (the safe numbers); ``delta_lower`` / ``eta_lower`` the lower ends. Tighter values resting on unverified
+  published statements are reported separately as ``delta_upper_unverified`` / ``eta_upper_unverified`` (with
+  ``unverified_source``; null when none is tighter), and ``bound_status`` gives every bound's value, ``verified``
+  flag and provenance.
 * ``rr`` — local binary randomized response (one person, no crowd).
 * ``bit-vector-rr`` — local L-bit randomized response, neighbours differing in ``--differing`` bits (default all L,
   the worst case).
@@ -49,7 +53,9 @@ def account(args: argparse.Namespace, progress: Callable[[int, int], None] | Non
         out.update(population=args.population, q=args.q, kind=r.kind, delta=r.delta_upper, eta=r.eta_upper,
                    delta_lower=r.delta_lower, eta_lower=r.eta_lower, worst_m=r.worst_m,
                    worst_direction=r.worst_direction, worst_m_eta=r.worst_m_eta, scanned=r.scanned,
-                   upper_source=r.upper_source,
+                   upper_source=r.upper_source, delta_upper_unverified=r.delta_upper_unverified,
+                   eta_upper_unverified=r.eta_upper_unverified, unverified_source=r.unverified_source,
+                   bound_status=r.to_dict()["bound_status"],
                    neighbours="one person's bit differs; worst over the others' ones-count m, both directions")
         return out
     from ..accounting import mechanisms as mx
@@ -97,10 +103,20 @@ def _cmd(args: argparse.Namespace) -> int:
         if out["kind"] == "exact":
             print("exact: every m scanned, both directions (delta and eta are the exact worst case)")
         else:
-            print("bracket: delta and eta are rigorous upper bounds for every m; delta_lower and eta_lower are the "
-                  "exact worst over the scanned m only")
+            print("bracket: delta and eta are rigorous upper bounds for every m (verified bounds only); delta_lower "
+                  "and eta_lower are the exact worst over the scanned m only")
+            if out["delta_upper_unverified"] is not None or out["eta_upper_unverified"] is not None:
+                print("unverified: delta_upper_unverified / eta_upper_unverified rest on published statements not "
+                      "verified against the papers' text (upper bounds only if those statements hold); not the "
+                      "safe numbers")
+        status = out.pop("bound_status", {})
     for key, value in out.items():
         print(f"{key:<14} {value}")
+    if args.mechanism == "shuffled-rr" and status:
+        print("bounds (delta at epsilon; rigorous = verified):")
+        for name, b in status.items():
+            tag = "rigorous (verified)" if b["verified"] else "unverified published statement"
+            print(f"  {name:<10} {b['delta']}  {tag}; provenance: {b['provenance']}")
     print()
     print(explanation)
     return 0
