@@ -362,6 +362,7 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
     import httpx
 
     from .client.reporter import CollectorError, Reporter, _default_client
+    from .collection.tokens import TokenKey
     from .service.app import create_app
 
     late = min(LATE_PEOPLE, spec.crowd_size - 1)
@@ -376,9 +377,12 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
     admin = secrets.token_hex(16)
     headers = {"authorization": f"Bearer {admin}"}
 
+    token_key: TokenKey | None = None  # pinned from the creation response: the creator is the deployment
+
     def person(i: int) -> Any:
         reporter = Reporter(url, cid, credential=f"demo-person-{i}", client=client, rng=person_rngs[i],
-                            backoff=0.05)
+                            backoff=0.05, token_key=token_key, bits=spec.bits,
+                            max_reports_per_person=spec.reports_per_person)
         try:
             return reporter.report(values[i])
         finally:
@@ -409,6 +413,8 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
                 raise _http_error(resp)
             campaign = resp.json()
             cid = campaign["id"]
+            if campaign.get("token_key") is not None:
+                token_key = TokenKey.from_dict(campaign["token_key"])
             # 2. The people report, each through its own Reporter and credential.
             # Several people at a time (HTTP and the database's fsync release the GIL); each Reporter has its
             # own generator, so the reports do not depend on the order in which people are served.

@@ -129,6 +129,8 @@ def make(collector: FakeCollector, **kwargs: Any) -> tuple[Reporter, list[float]
     client = kwargs.pop("client", None) or httpx.Client(transport=httpx.MockTransport(collector))
     kwargs.setdefault("credential", CREDENTIAL)
     kwargs.setdefault("backoff", 0.0)
+    if collector.signer is not None and collector.rate_limit == "tokens":
+        kwargs.setdefault("token_key", collector.signer.public)  # the deployment ships the key in the app
     reporter = Reporter(BASE, CID, client=client, **kwargs)
     sleeps: list[float] = []
     reporter._sleep = sleeps.append
@@ -379,9 +381,56 @@ def test_pinned_token_key(signer: TokenSigner) -> None:
     reporter, _ = make(collector, token_key=TokenKey(n=3233, e=17))
     with pytest.raises(CollectorError, match="pinned") as info:
         reporter.report([0] * 8)
-    assert info.value.code == "campaign_mismatch"
+    assert info.value.code == "pin_mismatch"
+    assert not any(r.url.path.endswith(("/tokens", "/reports")) for r in collector.requests)
     ok, _ = make(FakeCollector(signer, k=1), token_key=signer.public)
     assert ok.report([0] * 8).accepted == 1
+
+
+def test_unpinned_token_key_is_refused_by_default(signer: TokenSigner) -> None:
+    collector = FakeCollector(signer, k=1)
+    reporter, _ = make(collector, token_key=None)
+    with pytest.raises(CollectorError, match="no token_key is pinned") as info:
+        reporter.report([0] * 8)
+    assert info.value.code == "unpinned_token_key" and info.value.parameter == "token_key"
+    assert [r.url.path for r in collector.requests] == [f"/v1/campaigns/{CID}"]  # no /tokens, no /reports
+    allowed, _ = make(FakeCollector(signer, k=1), token_key=None, allow_unpinned_token_key=True)
+    assert allowed.report([0] * 8).accepted == 1
+    # a campaign without tokens needs no key pin
+    assert make(FakeCollector(None, k=1, rate_limit="none"), credential=None)[0].report([0] * 8).accepted == 1
+
+
+@pytest.mark.parametrize("rate_limit", ["tokens", "none"])
+@pytest.mark.parametrize(
+    ("served", "pins", "parameter"),
+    [
+        ({"q": 0.01}, {"min_q": 0.2}, "q"),  # almost no noise
+        ({"q": 0.25 - 2**-32}, {"min_q": 0.25}, "q"),  # the dyadic q is compared exactly
+        ({"k": 50}, {"max_reports_per_person": 3}, "reports_per_person"),  # many noisings of one value
+        ({"bits": 16}, {"bits": 8}, "bits"),
+    ],
+)
+def test_campaign_violating_a_pin_is_refused_and_nothing_is_sent(
+    signer: TokenSigner, rate_limit: str, served: dict, pins: dict, parameter: str
+) -> None:
+    collector = FakeCollector(signer if rate_limit == "tokens" else None, rate_limit=rate_limit, **served)
+    reporter, _ = make(collector, credential=CREDENTIAL if rate_limit == "tokens" else None, **pins)
+    with pytest.raises(CollectorError, match="pinned") as info:
+        reporter.report([0] * collector.bits)
+    assert info.value.code == "pin_mismatch" and info.value.parameter == parameter
+    assert reporter.campaign is None and reporter.submitted == 0
+    assert all(r.method == "GET" for r in collector.requests)  # nothing POSTed to /tokens or /reports
+    with pytest.raises(CollectorError, match="pinned"):  # still refused later: the campaign was not cached
+        reporter.obtain_tokens()
+    assert all(r.method == "GET" for r in collector.requests)
+
+
+def test_campaign_within_the_pins_is_accepted(signer: TokenSigner) -> None:
+    collector = FakeCollector(signer, bits=8, k=3, q=0.25)
+    reporter, _ = make(collector, min_q=0.25, max_reports_per_person=3, bits=8)
+    assert reporter.report([1] * 8).accepted == 3
+    more, _ = make(FakeCollector(signer, bits=8, k=2, q=0.4), min_q=0.25, max_reports_per_person=3, bits=8)
+    assert more.report([1] * 8).accepted == 2  # more noise and fewer reports than the pins allow: fine
 
 
 # --- randomization --------------------------------------------------------------------------------------------
@@ -496,6 +545,12 @@ def test_report_rejects_invalid_values(signer: TokenSigner, value: Any, match: s
         (("https://x", CID), {"backoff": -1}, "backoff"),
         (("https://x", CID), {"rng": 5}, "rng must be"),
         (("https://x", CID), {"token_key": {"n": "ca1", "e": 17}}, "token_key must be a TokenKey"),
+        (("https://x", CID), {"min_q": 0.5}, "min_q must be a number in"),
+        (("https://x", CID), {"min_q": 0}, "min_q must be a number in"),
+        (("https://x", CID), {"min_q": True}, "min_q must be a number in"),
+        (("https://x", CID), {"max_reports_per_person": 0}, "max_reports_per_person"),
+        (("https://x", CID), {"bits": 0}, "bits"),
+        (("https://x", CID), {"allow_unpinned_token_key": 1}, "allow_unpinned_token_key must be a bool"),
     ],
 )
 def test_reporter_rejects_invalid_arguments(args: tuple, kwargs: dict, match: str) -> None:
@@ -514,7 +569,13 @@ def test_tokens_need_a_credential(signer: TokenSigner) -> None:
     ("change", "match"),
     [
         ({"bits": 0}, "campaign.bits"),
-        ({"q_numerator": 2**31}, "numerator must be in"),
+        ({"q_numerator": 2**31}, "numerator must be in"),  # q = 0.5
+        ({"q_numerator": 0, "q": 0.0}, "numerator must be in"),  # q = 0
+        ({"q_numerator": -5}, "numerator must be in"),
+        ({"precision": 65}, "campaign.precision"),
+        ({"precision": 8}, "campaign.q_numerator"),  # 2**30 is not below 2**7: q >= 0.5 at precision 8
+        ({"q": 0.3}, "campaign.q must equal q_numerator / 2..precision"),  # float q inconsistent with numerator
+        ({"q": "0.25"}, "campaign.q must equal"),
         ({"rate_limit": "maybe"}, "campaign.rate_limit"),
         ({"token_key": None}, "campaign.token_key"),
         ({"id": "f" * 32}, "served campaign"),
@@ -562,13 +623,15 @@ def test_against_the_collector_service(tmp_path: Any) -> None:
                                                  "crowd_size": 3, "reports_per_person": 2, "q": 0.45})
         assert created.status_code == 201, created.text
         cid = created.json()["id"]
+        key = TokenKey.from_dict(created.json()["token_key"])  # the creator (the deployment) pins its key
         receipts = []
         for i in range(3):
-            reporter = Reporter("http://testserver", cid, credential=f"user-{i}", client=tc, backoff=0.0)
+            reporter = Reporter("http://testserver", cid, credential=f"user-{i}", client=tc, backoff=0.0,
+                                token_key=key, bits=8, max_reports_per_person=2, min_q=0.45)
             receipts.append(reporter.report([1, 0, 1, 0, 1, 1, 0, 0]))
         assert [(r.accepted, r.duplicates, r.tokens) for r in receipts] == [(2, 0, True)] * 3
         with pytest.raises(CollectorError) as info:
-            Reporter("http://testserver", cid, credential="user-0", client=tc).report([0] * 8)
+            Reporter("http://testserver", cid, credential="user-0", client=tc, token_key=key).report([0] * 8)
         assert info.value.code == "token_already_issued"
         assert tc.get(f"/v1/campaigns/{cid}").json()["pending_reports"] == 6
         release = tc.post(f"/v1/campaigns/{cid}/releases")
@@ -589,6 +652,7 @@ def test_lost_token_answer_against_the_collector_service(tmp_path: Any) -> None:
                                                  "crowd_size": 3, "reports_per_person": 2, "q": 0.45})
         assert created.status_code == 201, created.text
         cid = created.json()["id"]
+        key = TokenKey.from_dict(created.json()["token_key"])
         answers: list[bytes] = []
 
         def handler(request: httpx.Request) -> httpx.Response:
@@ -602,11 +666,12 @@ def test_lost_token_answer_against_the_collector_service(tmp_path: Any) -> None:
             return httpx.Response(r.status_code, headers={"content-type": "application/json"}, content=r.content)
 
         client = httpx.Client(transport=httpx.MockTransport(handler))
-        reporter = Reporter("http://testserver", cid, credential="user-lost", client=client, backoff=0.0)
+        reporter = Reporter("http://testserver", cid, credential="user-lost", client=client, backoff=0.0,
+                            token_key=key)
         receipt = reporter.report([1, 0, 1, 0, 1, 1, 0, 0])
         assert (receipt.accepted, receipt.duplicates) == (2, 0)  # the server verified both tokens
         assert len(answers) == 2 and answers[0] == answers[1]  # byte-identical signatures on the retry
         assert tc.get(f"/v1/campaigns/{cid}").json()["pending_reports"] == 2
         with pytest.raises(CollectorError, match="token_already_issued"):  # a new list is still refused
-            Reporter("http://testserver", cid, credential="user-lost", client=tc).obtain_tokens()
+            Reporter("http://testserver", cid, credential="user-lost", client=tc, token_key=key).obtain_tokens()
     app.state.storage.close()

@@ -26,6 +26,7 @@ from sufficientdp.collection import (
     unblind,
     verify,
 )
+from sufficientdp.collection.tokens import _is_probable_prime
 
 P, Q, E, D = 61, 53, 17, 2753
 N = P * Q
@@ -186,11 +187,43 @@ def test_token_key_rejects_invalid(kwargs: dict, match: str) -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [None, [], {"n": "ca1"}, {"e": 17}, {"n": 3233, "e": 17}, {"n": "xyz", "e": 17}, {"n": "ca1", "e": "17"}],
+    [None, [], {"n": "ca1"}, {"e": 17}, {"n": 3233, "e": 17}, {"n": "xyz", "e": 17}, {"n": "ca1", "e": "17"},
+     # only the to_dict form: lowercase hex, no prefix, sign, whitespace, separator or leading zero
+     {"n": "0xca1", "e": 17}, {"n": "CA1", "e": 17}, {"n": " ca1", "e": 17}, {"n": "ca1\n", "e": 17},
+     {"n": "+ca1", "e": 17}, {"n": "c_a1", "e": 17}, {"n": "0ca1", "e": 17}, {"n": "", "e": 17}],
 )
 def test_token_key_from_dict_rejects_invalid(data: object) -> None:
     with pytest.raises(ParameterError, match="token_key"):
         TokenKey.from_dict(data)
+
+
+def test_miller_rabin_matches_trial_division_and_known_values() -> None:
+    def trial(n: int) -> bool:
+        return n >= 2 and all(n % d for d in range(2, math.isqrt(n) + 1))
+
+    assert [n for n in range(3000) if _is_probable_prime(n)] == [n for n in range(3000) if trial(n)]
+    for carmichael in (561, 1105, 1729, 41041, 825265):
+        assert not _is_probable_prime(carmichael)
+    assert not _is_probable_prime(3825123056546413051)  # strong pseudoprime to the bases 2, 3, ..., 23
+    assert not _is_probable_prime(318665857834031151167461)  # strong pseudoprime to the bases 2, ..., 37
+    m127, m89, m61 = 2**127 - 1, 2**89 - 1, 2**61 - 1  # Mersenne primes; 127 and 89 bits use random bases
+    assert _is_probable_prime(m127) and _is_probable_prime(m89) and _is_probable_prime(m61)
+    assert not _is_probable_prime(m127 * m89) and not _is_probable_prime(m89 * m61) and not _is_probable_prime(m127 + 2)
+
+
+def test_from_primes_checks_primality() -> None:
+    with pytest.raises(ParameterError, match="q must be a prime; got 55"):
+        TokenSigner.from_primes(61, 55, e=7)
+    with pytest.raises(ParameterError, match="p must be a prime; got 561"):
+        TokenSigner.from_primes(561, 53, e=7)  # a Carmichael number
+    with pytest.raises(ParameterError, match="p must be a prime; got a 216-bit value"):
+        TokenSigner.from_primes((2**127 - 1) * (2**89 - 1), 2**61 - 1)
+    with pytest.raises(ParameterError, match="distinct"):
+        TokenSigner.from_primes(P, P, e=E)
+    big = TokenSigner.from_primes(2**127 - 1, 2**89 - 1)  # large primes: the probabilistic test accepts them
+    nonce = _nonce(3)
+    blinded, unblinder = blind(big.public, nonce)
+    assert verify(big.public, nonce, unblind(big.public, big.sign_blinded(blinded), unblinder))
 
 
 def test_functions_reject_invalid() -> None:

@@ -32,6 +32,7 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 
 from sufficientdp.client.reporter import Reporter  # noqa: E402
+from sufficientdp.collection.tokens import TokenKey  # noqa: E402
 from sufficientdp.parameters import RandomizationParams  # noqa: E402
 from sufficientdp.randomization import Randomizer  # noqa: E402
 from sufficientdp.service.app import create_app  # noqa: E402
@@ -42,9 +43,9 @@ K = 2
 PREVALENCE = np.array([0.1, 0.3, 0.5, 0.85])
 
 
-def _report(client: TestClient, cid: str, value: np.ndarray, credential: str, seed: int) -> Any:
+def _report(client: TestClient, cid: str, value: np.ndarray, credential: str, seed: int, key: TokenKey) -> Any:
     reporter = Reporter("http://testserver", cid, credential=credential, client=client,
-                        rng=np.random.default_rng(seed), backoff=0.0)
+                        rng=np.random.default_rng(seed), backoff=0.0, token_key=key)
     try:
         return reporter.report(value)
     finally:
@@ -62,13 +63,14 @@ def test_reporters_to_release(tmp_path: Path) -> None:
         assert r.status_code == 201, r.text
         campaign = r.json()
         cid, q = campaign["id"], campaign["q"]
+        key = TokenKey.from_dict(campaign["token_key"])  # pinned: the campaign's creator is the deployment
         assert campaign["eta_at_q"] <= campaign["eta"]
 
         rng = np.random.default_rng(20240611)
         truth = (rng.random((PEOPLE, BITS)) < PREVALENCE).astype(np.uint8)
         seeds = rng.integers(0, 2**63, size=PEOPLE + 10)
         for i in range(PEOPLE):
-            receipt = _report(client, cid, truth[i], f"person-{i}", int(seeds[i]))
+            receipt = _report(client, cid, truth[i], f"person-{i}", int(seeds[i]), key)
             assert (receipt.accepted, receipt.duplicates, receipt.tokens) == (K, 0, True)
 
         status = client.get(f"/v1/campaigns/{cid}").json()
@@ -93,7 +95,7 @@ def test_reporters_to_release(tmp_path: Path) -> None:
 
         # Ten more people: 20 reports, far below k * N_min = 600; the release is refused with the numbers.
         for i in range(PEOPLE, PEOPLE + 10):
-            _report(client, cid, truth[i % PEOPLE], f"person-{i}", int(seeds[i]))
+            _report(client, cid, truth[i % PEOPLE], f"person-{i}", int(seeds[i]), key)
         refused = client.post(f"/v1/campaigns/{cid}/releases")
         assert refused.status_code == 409
         err = refused.json()["error"]

@@ -21,6 +21,16 @@ What a request carries. Report and campaign requests are rebuilt with an allow-l
 reaches the collector with a report. The credential appears only in the body of the token request, which may also
 carry the caller's client headers (deployments authenticate the credential upstream). The Reporter logs nothing.
 
+Pins. Everything the Reporter learns from the collector is attacker-controlled if the collector is malicious or
+compromised, or if anyone sits in the middle (plain ``http``). A tiny q (almost no noise), a large k (many
+independent noisings of the same value) or a key chosen to defeat blinding (see
+:mod:`sufficientdp.collection.tokens`) would defeat the local randomization or the unlinkability of tokens.
+Deployments should therefore ship the campaign's parameters *inside the app* and pass them as pins:
+``min_q`` (the smallest acceptable dyadic q), ``max_reports_per_person`` (largest acceptable k), ``bits`` (the
+exact L) and ``token_key`` (the exact public key). A campaign violating a pin is refused with
+:class:`CollectorError` (code ``"pin_mismatch"``) before anything is sent. A token campaign whose key is not pinned
+is refused (code ``"unpinned_token_key"``) unless ``allow_unpinned_token_key=True``.
+
 Connections. The default client keeps no connection alive (every request opens a fresh connection and asks the
 server to close it) and stores no cookies, so the server cannot link a person's reports, or the reports to the
 token request, by connection or cookie. It cannot hide the network address: route the client through an OHTTP
@@ -36,6 +46,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, Final
 
@@ -76,7 +87,8 @@ class CollectorError(SufficientDPError):
     Attributes:
         status: the HTTP status, or ``None`` if no response was received.
         code: the contract's error code (``"invalid_token"``, ``"token_already_issued"``, ...), or a client-side
-            code (``"unreachable"``, ``"bad_response"``, ``"invalid_signature"``, ``"campaign_mismatch"``).
+            code (``"unreachable"``, ``"bad_response"``, ``"invalid_signature"``, ``"campaign_mismatch"``,
+            ``"pin_mismatch"``, ``"unpinned_token_key"``).
         parameter: the parameter the collector named, if any.
     """
 
@@ -120,8 +132,12 @@ class CampaignInfo:
     def from_dict(cls, data: Any) -> CampaignInfo:
         """Parse and validate a campaign object of the collector contract.
 
+        The dyadic q must lie in (0, 0.5) (``1 <= q_numerator < 2**(precision - 1)``, precision in [2, 64]); if the
+        object also carries the float ``q``, it must equal ``q_numerator / 2**precision``.
+
         Raises:
-            ParameterError: a field is missing or out of its domain (the message names it).
+            ParameterError: a field is missing or out of its domain, or ``q`` disagrees with
+                ``q_numerator / 2**precision`` (the message names the field).
         """
         if not isinstance(data, dict):
             raise ParameterError(f"campaign must be a JSON object; got {type(data).__name__}")
@@ -136,7 +152,15 @@ class CampaignInfo:
         numerator = data["q_numerator"]
         if isinstance(numerator, bool) or not isinstance(numerator, int):
             raise ParameterError(f"campaign.q_numerator must be an int; got {numerator!r:.80}")
-        flip = DyadicProbability(numerator=numerator, precision=precision)
+        try:
+            flip = DyadicProbability(numerator=numerator, precision=precision)
+        except ParameterError as exc:
+            raise ParameterError(f"campaign.q_numerator: {exc}") from None
+        if "q" in data:
+            q = data["q"]
+            if isinstance(q, bool) or not isinstance(q, (int, float)) or q != flip.value:
+                raise ParameterError(f"campaign.q must equal q_numerator / 2**precision = {flip.value!r} "
+                                     f"(q_numerator={numerator}, precision={precision}); got {q!r:.80}")
         k = check_int("campaign.reports_per_person", data["reports_per_person"], minimum=1)
         rate_limit = data["rate_limit"]
         if rate_limit not in _RATE_LIMITS:
@@ -225,8 +249,17 @@ class Reporter:
             simulations. Token nonces and blinding factors always come from :mod:`secrets`.
         max_retries: retries per request after the first attempt, on connection errors, 5xx and 429 (>= 0).
         timeout: seconds per request (> 0).
-        token_key: optionally pin the expected public token key; a campaign serving another key is refused
-            (defends against a collector that hands each client its own key to link tokens).
+        token_key: pin the expected public token key (ship it in the app); a campaign serving another key is
+            refused. Required for campaigns rate-limited by tokens unless ``allow_unpinned_token_key`` is True.
+        min_q: pin the smallest acceptable flip probability, in (0, 0.5); a campaign whose exact dyadic q
+            (``q_numerator / 2**precision``) is below it is refused. ``None``: any q in (0, 0.5).
+        max_reports_per_person: pin the largest acceptable k (>= 1); a campaign asking for more reports (more
+            independent noisings of the same value) is refused. ``None``: any k.
+        bits: pin L (>= 1); a campaign with another L is refused. ``None``: any L.
+        allow_unpinned_token_key: accept a token key fetched from the collector without a ``token_key`` pin.
+            Unsafe outside tests: blinding hides the nonce only if ``gcd(e, lambda(n)) = 1``, which a client
+            cannot check; a collector choosing ``p = 1 (mod e)`` sees the e-th-residue class of ``H(nonce)``
+            through the blinding and links spent tokens to credentials. It can also hand each client its own key.
         backoff: base of the exponential backoff in seconds (>= 0): attempt i waits uniformly in
             ``[0, backoff * 2**i]``, at most 30 s, or the server's ``Retry-After`` if it is longer.
 
@@ -251,6 +284,10 @@ class Reporter:
         timeout: float = 10.0,
         token_key: TokenKey | None = None,
         backoff: float = 0.25,
+        min_q: float | None = None,
+        max_reports_per_person: int | None = None,
+        bits: int | None = None,
+        allow_unpinned_token_key: bool = False,
     ) -> None:
         if not isinstance(base_url, str):
             raise ParameterError(f"base_url must be a string http(s)://host[:port]; got {type(base_url).__name__}")
@@ -270,6 +307,20 @@ class Reporter:
             raise ParameterError(f"client must be an httpx.Client or None; got {type(client).__name__}")
         if token_key is not None and not isinstance(token_key, TokenKey):
             raise ParameterError(f"token_key must be a TokenKey or None; got {type(token_key).__name__}")
+        if min_q is not None and (isinstance(min_q, bool) or not isinstance(min_q, (int, float))
+                                  or not (0.0 < min_q < 0.5)):
+            raise ParameterError(f"min_q must be a number in (0, 0.5) or None; got {min_q!r:.80}")
+        if max_reports_per_person is not None:
+            check_int("max_reports_per_person", max_reports_per_person, minimum=1)
+        if bits is not None:
+            check_int("bits", bits, minimum=1)
+        if not isinstance(allow_unpinned_token_key, bool):
+            raise ParameterError("allow_unpinned_token_key must be a bool; got "
+                                 f"{type(allow_unpinned_token_key).__name__}")
+        self.min_q = None if min_q is None else float(min_q)
+        self.max_reports_per_person = max_reports_per_person
+        self.bits = bits
+        self.allow_unpinned_token_key = allow_unpinned_token_key
         self._source: RandomSource = as_source(rng)
         self.max_retries = check_int("max_retries", max_retries, minimum=0, maximum=100)
         self.timeout = check_positive_finite("timeout", timeout)
@@ -402,8 +453,12 @@ class Reporter:
         """``GET /v1/campaigns/{id}``: learn L, the dyadic q, k, the rate limit and the token key (cached).
 
         Raises:
-            CollectorError: the collector refused, is unreachable, or served a malformed campaign, another
-                campaign id, or a token key other than the pinned one.
+            CollectorError: the collector refused, is unreachable, or served a malformed campaign (including a q
+                outside (0, 0.5) or inconsistent with ``q_numerator / 2**precision``) or another campaign id
+                (``campaign_mismatch``); a campaign violating a pin (``pin_mismatch``: q below ``min_q``, k above
+                ``max_reports_per_person``, another L, a token key other than the pinned one); or a token
+                campaign while no ``token_key`` is pinned and ``allow_unpinned_token_key`` is False
+                (``unpinned_token_key``). Nothing is cached then, and no token or report request is sent.
         """
         if self.campaign is not None:
             return self.campaign
@@ -416,11 +471,31 @@ class Reporter:
         if info.id.lower() != self.campaign_id.lower():
             raise CollectorError(f"the collector served campaign {info.id} for {self.campaign_id}",
                                  code="campaign_mismatch")
-        if self._pinned_key is not None and info.token_key != self._pinned_key:
-            raise CollectorError("the campaign's token key differs from the pinned token_key",
-                                 code="campaign_mismatch")
+        self._check_pins(info)
         self.campaign = info
         return info
+
+    def _check_pins(self, info: CampaignInfo) -> None:
+        """Refuse a campaign that violates a pin (or a token campaign with an unpinned key, unless allowed)."""
+        if self.min_q is not None and Fraction(info.flip.numerator, 1 << info.flip.precision) < Fraction(self.min_q):
+            raise CollectorError(f"the campaign's q = {info.flip.numerator}/2**{info.flip.precision} "
+                                 f"(~{info.q:.6g}) is below the pinned min_q {self.min_q!r}; refusing to report "
+                                 "with less noise", code="pin_mismatch", parameter="q")
+        if self.max_reports_per_person is not None and info.reports_per_person > self.max_reports_per_person:
+            raise CollectorError(f"the campaign asks for reports_per_person = {info.reports_per_person}, above the "
+                                 f"pinned max_reports_per_person {self.max_reports_per_person}",
+                                 code="pin_mismatch", parameter="reports_per_person")
+        if self.bits is not None and info.bits != self.bits:
+            raise CollectorError(f"the campaign has bits = {info.bits}, not the pinned bits {self.bits}",
+                                 code="pin_mismatch", parameter="bits")
+        if self._pinned_key is not None and info.token_key != self._pinned_key:
+            raise CollectorError("the campaign's token key differs from the pinned token_key",
+                                 code="pin_mismatch", parameter="token_key")
+        if info.rate_limit == "tokens" and self._pinned_key is None and not self.allow_unpinned_token_key:
+            raise CollectorError("the campaign uses tokens but no token_key is pinned: a fetched key cannot be "
+                                 "trusted to keep tokens unlinkable; pass token_key= (shipped with the app), or "
+                                 "allow_unpinned_token_key=True only for tests", code="unpinned_token_key",
+                                 parameter="token_key")
 
     def obtain_tokens(self) -> int:
         """Obtain the k tokens (once): blind k nonces, ``POST .../tokens`` with the credential, unblind, verify.
