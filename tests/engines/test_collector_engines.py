@@ -9,9 +9,12 @@ field, per release and over all releases, and neither may count pending reports.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +23,7 @@ import pytest
 from sufficientdp import DataError, ParameterError
 from sufficientdp.cli.main import main
 from sufficientdp.engines import COLLECTOR_ENGINES, tally_collector
-from sufficientdp.service.storage import open_storage, pack_reports
+from sufficientdp.service.storage import open_storage, open_storage_readonly, pack_reports
 
 
 def _duckdb_skip_reason() -> str | None:
@@ -231,6 +234,165 @@ def test_malformed_stored_reports_are_refused(storage_db, engine, bad):
     con.close()
     with pytest.raises(DataError, match=r"1 stored report\(s\) of campaign 'c' are not 2-byte packed 10-bit"):
         tally_collector(url, "c", engine=engine)
+
+
+# ------------------------------------------------------------------------------------- the reads are read-only
+def _file_state(db: str) -> dict[str, Any]:
+    """The database file's bytes and mtime, its side files, and its settings rows (read without writing)."""
+    state: dict[str, Any] = {"main": Path(db).read_bytes(), "mtime": os.stat(db).st_mtime_ns,
+                             "wal": Path(db + "-wal").read_bytes() if Path(db + "-wal").exists() else None,
+                             "journal": Path(db + "-journal").exists()}
+    # Without a -wal file the database is complete in the main file: read it as immutable (creates nothing).
+    con = sqlite3.connect(Path(db).absolute().as_uri() + ("?mode=ro" if state["wal"] is not None
+                                                          else "?mode=ro&immutable=1"), uri=True)
+    try:
+        state["settings"] = sorted(con.execute("SELECT key, value FROM settings").fetchall())
+        state["issued_columns"] = [r[1] for r in con.execute("PRAGMA table_info(issued)").fetchall()]
+    finally:
+        con.close()
+    return state
+
+
+def _small_collector_db(tmp_path: Path) -> tuple[str, list[list[int]]]:
+    """A closed SQLite collector database: campaign 'c' (L = 9) with one release of 30 reports and 4 pending."""
+    db = str(tmp_path / "c.db")
+    storage = open_storage(db)
+    storage.create_campaign("c", {"id": "c", "bits": 9}, None)
+    reports = random_reports(np.random.default_rng(9), 30, 9)
+    storage.submit("c", pack_reports(np.array(reports)), [None] * 30)
+    _release(storage, "c", 9)
+    storage.submit("c", pack_reports(np.ones((4, 9), dtype=np.uint8)), [None] * 4)
+    storage.close()
+    return db, reports
+
+
+def test_numpy_engine_leaves_the_live_database_untouched(collector):
+    """While the collector runs (WAL, pool open): same main file, same WAL, same settings rows."""
+    before = _file_state(collector["db"])
+    released = [r for reports in collector["batches"].values() for r in reports]
+    t = tally_collector(collector["db"], collector["campaign"], engine="numpy")
+    assert t.to_dict(include_vector_histogram=True) == brute_force(released, 10, True)
+    assert _file_state(collector["db"]) == before
+
+
+@pytest.mark.parametrize("journal_mode", ["wal", "delete"])
+def test_numpy_engine_leaves_a_closed_database_untouched(tmp_path, journal_mode):
+    db, reports = _small_collector_db(tmp_path)
+    con = sqlite3.connect(db)
+    assert con.execute(f"PRAGMA journal_mode = {journal_mode}").fetchone()[0] == journal_mode
+    con.close()
+    assert not Path(db + "-wal").exists()
+    before = _file_state(db)
+    for engine in ("numpy", "duckdb") if _SKIP is None else ("numpy",):
+        t = tally_collector(db, "c", engine=engine)
+        assert t.to_dict(include_vector_histogram=True) == brute_force(reports, 9, True)
+    after = _file_state(db)
+    if journal_mode == "wal" and before["wal"] is None:
+        # SQLite itself creates the empty -wal / -shm side files a WAL reader needs; it writes nothing in them.
+        assert after.pop("wal") in (None, b"")
+        before.pop("wal")
+    assert after == before  # bytes (so the journal mode in the header too), mtime, settings
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == journal_mode
+    con.close()
+
+
+def test_numpy_engine_does_not_wait_for_a_writer(tmp_path):
+    """A writer holding the write lock (with an uncommitted release) neither blocks the read nor shows in it."""
+    db, reports = _small_collector_db(tmp_path)
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        assert writer.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("UPDATE reports SET release_id = (SELECT id FROM releases) WHERE release_id IS NULL")
+        start = time.monotonic()
+        t = tally_collector(db, "c", engine="numpy")
+        assert time.monotonic() - start < 5  # the old read-write path waited for BEGIN IMMEDIATE (30 s timeout)
+        assert t.to_dict(include_vector_histogram=True) == brute_force(reports, 9, True)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+def _set_schema(db: str, version: bytes | None, *, drop_digest: bool = False) -> None:
+    con = sqlite3.connect(db)
+    with con:
+        if drop_digest:
+            con.execute("ALTER TABLE issued DROP COLUMN blinded_digest")
+        if version is None:
+            con.execute("DELETE FROM settings WHERE key = 'schema_version'")
+        else:
+            con.execute("UPDATE settings SET value = ? WHERE key = 'schema_version'", (version,))
+    con.close()
+
+
+@pytest.mark.parametrize("engine", ENGINE_PARAMS)
+def test_version_1_database_is_read_without_migrating(tmp_path, engine):
+    """Version 1 differs from 2 only in ``issued``: its reports are read as they are; nothing is migrated."""
+    db, reports = _small_collector_db(tmp_path)
+    _set_schema(db, b"1", drop_digest=True)
+    before = _file_state(db)
+    assert before["settings"] == [("schema_version", b"1")] and "blinded_digest" not in before["issued_columns"]
+    for release_id in (None, json.loads(_releases(db)[0])["id"]):
+        t = tally_collector(db, "c", release_id=release_id, engine=engine)
+        assert t.to_dict(include_vector_histogram=True) == brute_force(reports, 9, True)
+    after = _file_state(db)
+    if before["wal"] is None:
+        assert after.pop("wal") in (None, b"")
+        before.pop("wal")
+    assert after == before  # still version 1, no blinded_digest column
+
+
+def _releases(db: str) -> list[str]:
+    con = sqlite3.connect(Path(db).absolute().as_uri() + "?mode=ro", uri=True)
+    try:
+        return [r[0] for r in con.execute("SELECT body FROM releases ORDER BY seq")]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(("version", "match"), [
+    (b"3", "schema version 3; this sufficientdp reads versions 1 to 2: upgrade"),
+    (b"0", "schema version 0"), (b"two", "not an integer"), (None, "no schema_version setting"),
+])
+def test_numpy_engine_refuses_an_unknown_schema_version(tmp_path, version, match):
+    db, _ = _small_collector_db(tmp_path)
+    _set_schema(db, version)
+    before = Path(db).read_bytes()
+    with pytest.raises(DataError, match=match):
+        tally_collector(db, "c", engine="numpy")
+    assert Path(db).read_bytes() == before
+
+
+def test_numpy_engine_refuses_a_file_that_is_not_a_collector_database(tmp_path):
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE t (x)")
+    con.close()
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database" * 100)
+    for path in (other, garbage):
+        before = path.read_bytes()
+        with pytest.raises(DataError, match="as a sufficientdp collector database"):
+            tally_collector(str(path), "c", engine="numpy")
+        assert path.read_bytes() == before
+    with pytest.raises(FileNotFoundError):
+        open_storage_readonly(str(tmp_path / "missing.db"))
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_readonly_reader_refuses_writes(tmp_path):
+    db, reports = _small_collector_db(tmp_path)
+    with open_storage_readonly("sqlite:///" + db) as reader:
+        assert reader.schema_version == 2 and reader.campaign_spec("c") == {"id": "c", "bits": 9}
+        got = [b for chunk in reader.released_reports("c", chunk_rows=7) for b in chunk]
+        assert sorted(got) == sorted(pack_reports(np.array(reports)))
+        with pytest.raises(LookupError, match="unknown release 'x' of campaign 'c'"):
+            reader.released_reports("c", "x")
+        with pytest.raises(LookupError, match="unknown campaign 'd'"):
+            reader.released_reports("d")
+        with pytest.raises(sqlite3.OperationalError, match="readonly|read-only"):
+            reader._conn.execute("DELETE FROM settings")
 
 
 # ------------------------------------------------------------------------------------------------------------ CLI

@@ -602,6 +602,70 @@ def test_schema_version_1_is_migrated(app: Any, client: TestClient, token_campai
         storage.init_schema()
 
 
+def test_readonly_reader_and_numpy_tally_of_the_live_database(app: Any, client: TestClient, db_url: str) -> None:
+    """open_storage_readonly (SQLite or PostgreSQL): released reports only, same snapshot, writes refused."""
+    from sufficientdp.engines import tally_collector
+    from sufficientdp.service.storage import open_storage_readonly
+
+    storage = app.state.storage
+    c = new_campaign(client, crowd_size=5, q=0.45, eta=0.5)
+    cid = c["id"]
+    rng = np.random.default_rng(5)
+    released = rng.integers(0, 2, size=(23, 4))
+    client.post(f"/v1/campaigns/{cid}/reports", json={"reports": released.tolist()})
+    rel = client.post(f"/v1/campaigns/{cid}/releases").json()
+    client.post(f"/v1/campaigns/{cid}/reports", json={"reports": [[1, 1, 1, 1]] * 3})  # pending
+    before = table_dump(storage)
+    with open_storage_readonly(db_url) as reader:
+        assert reader.schema_version == 2 and reader.campaign_spec(cid) == c
+        for release_id in (rel["id"], None):
+            rows = [b for chunk in reader.released_reports(cid, release_id, chunk_rows=5) for b in chunk]
+            bits = np.unpackbits(np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), 1),
+                                 axis=1, bitorder="little")[:, :4]
+            assert len(rows) == 23 and bits.sum(axis=0).tolist() == released.sum(axis=0).tolist()
+        with pytest.raises(LookupError, match="unknown release"):
+            reader.released_reports(cid, "f" * 32)
+        # One snapshot: a release made meanwhile is not seen by this reader.
+        client.post(f"/v1/campaigns/{cid}/reports", json={"reports": [[0, 1, 0, 1]] * 5})
+        rel2 = client.post(f"/v1/campaigns/{cid}/releases")
+        assert rel2.status_code == 201  # the reader does not block the collector's writes
+        assert sum(len(ch) for ch in reader.released_reports(cid)) == 23
+        with pytest.raises(Exception, match="(?i)read.?only"):  # the session itself refuses writes
+            cur = reader._conn.cursor()
+            cur.execute("DELETE FROM settings")
+    after = table_dump(storage)
+    assert after["settings"] == before["settings"]
+    t = tally_collector(db_url, cid, engine="numpy")
+    assert t.reports == 31 and t.bit_counts.tolist() == (released.sum(axis=0) + [3, 8, 3, 8]).tolist()
+    assert t.bit_counts.tolist() == [a["count"] + b["count"] for a, b in
+                                     zip(rel["estimates"], rel2.json()["estimates"], strict=True)]
+
+
+def test_readonly_reader_never_migrates(app: Any) -> None:
+    """Version 1 is read as it is (not migrated); a newer version is refused."""
+    from sufficientdp.service.storage import open_storage_readonly
+
+    storage = app.state.storage
+
+    def set_version(v: bytes) -> None:
+        with storage._tx() as cur:
+            storage._x(cur, "UPDATE settings SET value = ? WHERE key = 'schema_version'", (v,))
+
+    db = getattr(storage, "url", None) or storage.path
+    try:
+        set_version(b"1")
+        with open_storage_readonly(db) as reader:
+            assert reader.schema_version == 1
+        set_version(b"3")
+        with pytest.raises(RuntimeError, match="schema version 3"):
+            open_storage_readonly(db)
+        with storage._tx(write=False) as cur:
+            assert bytes(storage._x(cur, "SELECT value FROM settings WHERE key = 'schema_version'")
+                         .fetchone()[0]) == b"3"
+    finally:
+        set_version(b"2")
+
+
 # ------------------------------------------------------------------------------------------ storage and config
 def test_sqlite_schema_reveals_no_order_nor_time(app: Any) -> None:
     storage = app.state.storage

@@ -127,7 +127,8 @@ def tally_collector(database_url: str, campaign_id: str, *, release_id: str | No
         campaign_id: the campaign.
         release_id: one release of that campaign, or None for all of them.
         engine: ``"duckdb"`` (SQL over the SQLite file, ``pip install 'sufficientdp[duckdb]'``) or ``"numpy"``
-            (reads through :mod:`sufficientdp.service.storage`; SQLite or PostgreSQL).
+            (reads through :func:`sufficientdp.service.storage.open_storage_readonly`; SQLite or PostgreSQL).
+            Both only read: neither creates, write-locks, migrates nor writes the database.
         full_histogram: compute the 2^L vector histogram; default: when L <= 16. Allowed only for L <= 20.
 
     Returns:
@@ -137,8 +138,9 @@ def tally_collector(database_url: str, campaign_id: str, *, release_id: str | No
     Raises:
         ParameterError: unknown ``engine``, unsupported URL (or ``postgresql://`` with ``engine="duckdb"``), or
             ``full_histogram`` for L > 20.
-        DataError: missing SQLite file, unknown campaign or release (the message names it), or a stored report
-            that is not ⌈L/8⌉ bytes with zero padding bits.
+        DataError: missing SQLite file, unknown campaign or release (the message names it), a stored report
+            that is not ⌈L/8⌉ bytes with zero padding bits, or (numpy engine) not a collector database or one
+            of a schema version this code does not know.
         ImportError: duckdb or its sqlite_scanner extension is unavailable (``engine="duckdb"``), psycopg for
             PostgreSQL.
 
@@ -171,52 +173,46 @@ def tally_collector(database_url: str, campaign_id: str, *, release_id: str | No
 def _tally_collector_numpy(database_url: str, campaign_id: str, release_id: str | None,
                            full_histogram: bool | None) -> Tally:
     from ..aggregation.tally import MAX_HISTOGRAM_BITS
-    from ..service.storage import open_storage, tally_report_bytes
+    from ..service.storage import open_storage_readonly, tally_report_bytes
 
     path = sqlite_path(database_url)
-    if path is not None and not os.path.isfile(path):  # open_storage would create an empty database
+    where = path or "the database"  # never the PostgreSQL URL: it may hold a password
+    if path is not None and not os.path.isfile(path):
         raise DataError(f"database file {path!r} does not exist")
-    storage = open_storage(database_url)
+    # Read-only: never creates, write-locks, migrates or writes the collector's database (it may be live).
     try:
-        record = storage.get_campaign(campaign_id)
-        if record is None:
-            raise DataError(f"unknown campaign {campaign_id!r} in {path or 'the database'!r}")
-        bits = int(record.spec["bits"])
+        reader = open_storage_readonly(database_url)
+    except RuntimeError as exc:
+        raise DataError(f"cannot tally {where!r}: {exc}") from None
+    with reader:
+        spec = reader.campaign_spec(campaign_id)
+        if spec is None:
+            raise DataError(f"unknown campaign {campaign_id!r} in {where!r}")
+        bits = int(spec["bits"])
         if full_histogram is None:
             full_histogram = bits <= 16
         if full_histogram and bits > MAX_HISTOGRAM_BITS:
             raise ParameterError(f"full_histogram needs bits in [1, {MAX_HISTOGRAM_BITS}]; got bits={bits}")
         n_bytes = -(-bits // 8)
         pad_mask = (0xFF << (bits % 8)) & 0xFF if bits % 8 else 0
-        # The storage layer has no query for released reports; its transaction helpers are package-internal.
-        with storage._tx(write=False) as cur:
-            if release_id is not None:
-                found = storage._x(cur, "SELECT 1 FROM releases WHERE id = ? AND campaign_id = ?",
-                                   (release_id, campaign_id)).fetchone()
-                if found is None:
-                    raise DataError(f"unknown release {release_id!r} of campaign {campaign_id!r}")
-                storage._x(cur, "SELECT report FROM reports WHERE campaign_id = ? AND release_id = ?",
-                           (campaign_id, release_id))
-            else:
-                storage._x(cur, "SELECT report FROM reports WHERE campaign_id = ? AND release_id IS NOT NULL",
-                           (campaign_id,))
-            bad = 0
+        try:
+            stored = reader.released_reports(campaign_id, release_id, chunk_rows=CHUNK_ROWS)
+        except LookupError as exc:
+            raise DataError(str(exc.args[0])) from None
+        bad = 0
 
-            def chunks() -> Iterator[list[bytes]]:
-                nonlocal bad
-                while rows := cur.fetchmany(CHUNK_ROWS):
-                    good = []
-                    for r in rows:
-                        b = bytes(r[0])
-                        if len(b) != n_bytes or b[-1] & pad_mask:
-                            bad += 1
-                        else:
-                            good.append(b)
-                    yield good
+        def chunks() -> Iterator[list[bytes]]:
+            nonlocal bad
+            for rows in stored:
+                good = []
+                for b in rows:
+                    if len(b) != n_bytes or b[-1] & pad_mask:
+                        bad += 1
+                    else:
+                        good.append(b)
+                yield good
 
-            t = tally_report_bytes(chunks(), bits, full_histogram=full_histogram)
-    finally:
-        storage.close()
+        t = tally_report_bytes(chunks(), bits, full_histogram=full_histogram)
     if bad:
         raise DataError(f"{bad} stored report(s) of campaign {campaign_id!r} are not {n_bytes}-byte packed "
                         f"{bits}-bit reports with zero padding")

@@ -40,6 +40,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
@@ -52,8 +53,10 @@ __all__ = [
     "CampaignRecord",
     "CrowdTooSmall",
     "Storage",
+    "StorageReader",
     "blinded_digest",
     "open_storage",
+    "open_storage_readonly",
     "pack_reports",
     "tally_report_bytes",
 ]
@@ -485,30 +488,202 @@ class PostgresStorage(Storage):
             self._create_and_migrate(cur)
 
 
+def _parse_url(database_url: str) -> tuple[str, str]:
+    """``("postgresql", url)`` or ``("sqlite", path)`` for a database URL (see :func:`open_storage`)."""
+    if not isinstance(database_url, str) or not database_url:
+        raise ParameterError(f"database must be a sqlite:/// path or a postgresql:// URL; got {database_url!r}")
+    if database_url.startswith(("postgresql://", "postgres://")):
+        return "postgresql", database_url
+    if database_url.startswith("sqlite:///"):
+        path = database_url[len("sqlite:///"):]
+        if not path or path == ":memory:":
+            raise ParameterError(f"database must name an SQLite file (sqlite:///path.db); got {database_url!r}")
+        return "sqlite", path
+    if "://" in database_url or database_url == ":memory:":
+        raise ParameterError("database must be a sqlite:/// path, a file path or a postgresql:// URL; "
+                             f"got {database_url!r}")
+    return "sqlite", database_url
+
+
 def open_storage(database_url: str) -> Storage:
     """Open (and initialize) the storage named by a URL.
 
     Accepted: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``, a plain file path (SQLite), or a
     ``postgresql://`` / ``postgres://`` URL (psycopg 3 conninfo).
 
+    This creates the database or migrates its schema (a write transaction): the collector's entry point. To read a
+    live database for analysis, use :func:`open_storage_readonly`.
+
     Raises:
         ParameterError: an unsupported URL scheme or an empty path.
         ImportError: PostgreSQL without psycopg installed.
     """
-    if not isinstance(database_url, str) or not database_url:
-        raise ParameterError(f"database must be a sqlite:/// path or a postgresql:// URL; got {database_url!r}")
-    storage: Storage
-    if database_url.startswith(("postgresql://", "postgres://")):
-        storage = PostgresStorage(database_url)
-    elif database_url.startswith("sqlite:///"):
-        path = database_url[len("sqlite:///"):]
-        if not path or path == ":memory:":
-            raise ParameterError(f"database must name an SQLite file (sqlite:///path.db); got {database_url!r}")
-        storage = SQLiteStorage(path)
-    elif "://" in database_url or database_url == ":memory:":
-        raise ParameterError("database must be a sqlite:/// path, a file path or a postgresql:// URL; "
-                             f"got {database_url!r}")
-    else:
-        storage = SQLiteStorage(database_url)
+    kind, target = _parse_url(database_url)
+    storage: Storage = PostgresStorage(target) if kind == "postgresql" else SQLiteStorage(target)
     storage.init_schema()
     return storage
+
+
+class StorageReader:
+    """Read-only access to a collector database, for analysis (see :func:`open_storage_readonly`).
+
+    One connection and one read-only transaction for the reader's lifetime, so every query sees the same snapshot.
+    Not thread-safe. Close it promptly (or use it as a context manager): in WAL mode an open snapshot keeps the
+    collector's checkpoints from passing it.
+    """
+
+    def __init__(self, conn: Any, *, dialect: str, error: type[BaseException] | tuple[type[BaseException], ...],
+                 name: str) -> None:
+        self._conn = conn
+        self._cursors = 0
+        self.dialect = dialect
+        self.name = name
+        try:
+            raw = self._one("SELECT value FROM settings WHERE key = ?", ("schema_version",))
+        except error as exc:
+            self.close()
+            raise RuntimeError(f"cannot read {name} as a sufficientdp collector database: "
+                               f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        except BaseException:
+            self.close()
+            raise
+        try:
+            if raw is None:
+                raise RuntimeError(f"{name} has no schema_version setting: not a sufficientdp collector database")
+            try:
+                version = int(bytes(raw[0]).decode("ascii"))
+            except (UnicodeDecodeError, ValueError):
+                raise RuntimeError(f"the schema_version of {name} is not an integer: {bytes(raw[0])[:20]!r}") \
+                    from None
+            if not 1 <= version <= SCHEMA_VERSION:
+                raise RuntimeError(f"{name} has schema version {version}; this sufficientdp reads versions 1 to "
+                                   f"{SCHEMA_VERSION}" + (": upgrade sufficientdp" if version > SCHEMA_VERSION else ""))
+        except BaseException:
+            self.close()
+            raise
+        #: The schema version of the database (never migrated by a reader; the tables it reads are the same in
+        #: every known version).
+        self.schema_version: int = version
+
+    def _sql(self, text: str) -> str:
+        return text.replace("?", "%s") if self.dialect == "postgresql" else text
+
+    def _one(self, sql: str, params: tuple[Any, ...]) -> Any:
+        cur = self._conn.cursor()
+        try:
+            cur.execute(self._sql(sql), params)
+            return cur.fetchone()
+        finally:
+            cur.close()
+
+    def campaign_spec(self, campaign_id: str) -> dict[str, Any] | None:
+        """The public campaign object, or None for an unknown campaign (the token key is never read)."""
+        row = self._one("SELECT spec FROM campaigns WHERE id = ?", (campaign_id,))
+        return None if row is None else dict(json.loads(row[0]))
+
+    def released_reports(self, campaign_id: str, release_id: str | None = None, *,
+                         chunk_rows: int = _FETCH_ROWS) -> Iterator[list[bytes]]:
+        """The packed reports of one release of a campaign, or of all its releases (``release_id`` None).
+
+        Pending reports (not yet released) are never returned. The campaign and the release are checked when
+        this is called; the reports are then yielded in lists of at most ``chunk_rows``, in no particular order.
+
+        Raises:
+            LookupError: unknown campaign, or a release that is not one of the campaign's.
+        """
+        if self._one("SELECT 1 FROM campaigns WHERE id = ?", (campaign_id,)) is None:
+            raise LookupError(f"unknown campaign {campaign_id!r}")
+        if release_id is not None:
+            if self._one("SELECT 1 FROM releases WHERE id = ? AND campaign_id = ?",
+                         (release_id, campaign_id)) is None:
+                raise LookupError(f"unknown release {release_id!r} of campaign {campaign_id!r}")
+            sql = "SELECT report FROM reports WHERE campaign_id = ? AND release_id = ?"
+            params: tuple[Any, ...] = (campaign_id, release_id)
+        else:
+            sql = "SELECT report FROM reports WHERE campaign_id = ? AND release_id IS NOT NULL"
+            params = (campaign_id,)
+        if self.dialect == "postgresql":  # a server-side cursor: the rows are not all fetched at once
+            self._cursors += 1
+            cur = self._conn.cursor(name=f"sufficientdp_released_{self._cursors}")
+        else:
+            cur = self._conn.cursor()
+        try:
+            cur.execute(self._sql(sql), params)
+        except BaseException:
+            cur.close()
+            raise
+        return self._chunks(cur, max(1, int(chunk_rows)))
+
+    @staticmethod
+    def _chunks(cur: Any, n: int) -> Iterator[list[bytes]]:
+        try:
+            while rows := cur.fetchmany(n):
+                yield [bytes(r[0]) for r in rows]
+        finally:
+            cur.close()
+
+    def close(self) -> None:
+        """End the read-only transaction (nothing to commit) and close the connection."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            conn.rollback()
+        except Exception:  # pragma: no cover - best effort
+            pass
+        conn.close()
+
+    def __enter__(self) -> StorageReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_storage_readonly(database_url: str) -> StorageReader:
+    """Open a collector database for reading only: never creates, locks for writing, migrates or writes it.
+
+    Unlike :func:`open_storage`, nothing is created or initialized: SQLite is opened through the URI
+    ``file:...?mode=ro`` (with ``PRAGMA query_only``; the journal mode is left as it is), PostgreSQL in
+    ``READ ONLY`` ``REPEATABLE READ`` transactions. A database whose schema version this code does not know (newer
+    than :data:`SCHEMA_VERSION`, missing or malformed) is refused; a version-1 database is read as it is, without
+    migrating it (the campaigns, releases and reports tables are the same in versions 1 and 2).
+
+    SQLite note: reading a WAL database needs its ``-wal`` and ``-shm`` side files; if the collector is not
+    running they do not exist, and SQLite creates them (empty) in the database's directory, as any reader does.
+    The database file itself is not written.
+
+    Raises:
+        ParameterError: an unsupported URL scheme or an empty path.
+        FileNotFoundError: the SQLite file does not exist.
+        RuntimeError: not a collector database, or an unknown schema version.
+        ImportError: PostgreSQL without psycopg installed.
+    """
+    kind, target = _parse_url(database_url)
+    if kind == "postgresql":
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise ImportError(
+                "a postgresql:// database needs psycopg 3: pip install 'sufficientdp[service]'") from exc
+        pg = psycopg.connect(target, autocommit=False)
+        try:
+            pg.read_only = True  # every transaction is BEGIN ... READ ONLY: the server refuses any write
+            pg.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ  # one snapshot for all queries
+        except BaseException:
+            pg.close()
+            raise
+        return StorageReader(pg, dialect="postgresql", error=psycopg.errors.UndefinedTable,
+                             name="the database")
+    path = Path(target)
+    if not path.is_file():
+        raise FileNotFoundError(f"database file {target!r} does not exist")
+    conn = sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True, isolation_level=None,
+                           check_same_thread=False, timeout=30.0)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("BEGIN")  # deferred: a read transaction (snapshot) from the first SELECT until close()
+    except BaseException:
+        conn.close()
+        raise
+    return StorageReader(conn, dialect="sqlite", error=sqlite3.DatabaseError, name=repr(target))
