@@ -195,3 +195,34 @@ def test_serve_rejects_bad_input_with_exit_2(tmp_path: Path, monkeypatch: pytest
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("sufficientdp: error:") and message in err and err.count("\n") == 1
+
+
+def test_serve_json_prints_one_startup_line_without_the_database_url(tmp_path: Path) -> None:
+    port = _free_port()
+    db = tmp_path / "secret-name.db"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("SUFFICIENTDP_ADMIN_TOKEN", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sufficientdp.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--database", f"sqlite:///{db}", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode()
+        import json
+
+        info = json.loads(line)
+        assert info == {"url": f"http://127.0.0.1:{port}", "openapi": f"http://127.0.0.1:{port}/openapi.json",
+                        "admin_token_required": False}
+        assert "secret-name" not in line
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                assert httpx.get(info["openapi"], timeout=1.0).status_code == 200
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "server did not come up"
+                time.sleep(0.1)
+    finally:
+        _stop(proc)

@@ -54,9 +54,14 @@ def _cmd(args: argparse.Namespace) -> int:
     if admin is not None and len(admin) < 16:
         raise ParameterError(f"{ADMIN_TOKEN_ENV} must be at least 16 characters; got {len(admin)}")
     app = create_app(args.database, max_body_bytes=args.max_body_bytes, admin_token=admin)
-    if not (args.quiet or args.json):
-        print(f"sufficientdp collector on http://{args.host}:{args.port} (OpenAPI at /openapi.json)",
-              file=sys.stderr)
+    url = f"http://{args.host}:{args.port}"
+    if args.json:  # one line for scripts that start the collector (no database URL: it may hold a password)
+        from .main import _emit
+
+        _emit({"url": url, "openapi": f"{url}/openapi.json", "admin_token_required": admin is not None})
+        sys.stdout.flush()
+    elif not args.quiet:
+        print(f"sufficientdp collector on {url} (OpenAPI at /openapi.json)", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level,
                 server_header=False, proxy_headers=False)
     return 0
