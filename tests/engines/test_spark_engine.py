@@ -304,3 +304,14 @@ def test_missing_pyspark_names_the_extra(monkeypatch, tmp_path):
     write_reports(path, np.ones((1, 2), dtype=np.uint8))
     with pytest.raises(ImportError, match=r"sufficientdp\[spark\]"):
         tally_file_spark(path)
+
+
+def test_dataframe_huge_values_are_bad_cells_not_overflows(spark):
+    """Keys are built from bits 0/1 only, so a huge integer cell is reported as a bad cell (no ANSI overflow)."""
+    from pyspark.sql import types as T
+
+    schema = T.StructType([T.StructField(c, T.IntegerType()) for c in ("a", "bad_col")])
+    df = spark.createDataFrame([(1, 2**31 - 1), (0, 2**31 - 1), (1, 1)], schema)
+    for full in (True, False):
+        with pytest.raises(DataError, match="column 'bad_col' of the DataFrame .* 2 row"):
+            tally_dataframe_spark(df, full_histogram=full)

@@ -84,24 +84,32 @@ def _check_full_histogram(full_histogram: bool | None, bits: int) -> bool:
 
 
 def _cell_columns(col: Any, dtype: Any, name: str, label: str, *, allow_text: bool) -> tuple[Any, Any]:
-    """``(value, valid)`` for one bit column: ``value`` is the integer cell value where the cell is 0 or 1 (anything
-    where it is not), ``valid`` is true exactly where the cell is 0 or 1 (false or NULL for missing, NaN, 2, 0.5).
+    """``(bit, check)`` for one bit column, two integer expressions: ``bit`` is the cell's bit (0 or 1, NULL for a
+    missing cell) where the cell is 0 or 1, and is 0 or 1 (or NULL) for any other cell too, so that sums of bits
+    and codes Σ_j bit_j·2^j can never overflow; ``check`` is 0 or 1 exactly where the cell is 0 or 1 (equal to
+    ``bit`` there), and NULL, negative or >= 2 where it is not (missing, NaN, 2, 0.5, text "x").
 
-    Plain comparisons and casts, no ``CASE WHEN``: Spark compiles 64 of them into one fast projection, where
-    nested conditionals made it fall back to interpreted evaluation (~100x slower).
+    A row is valid exactly when ``check_0 | check_1 | ... | check_{L-1}`` is 0 or 1 (a bitwise OR is 0 or 1 only
+    when every term is, and NULL when a term is): one comparison per row instead of one count per column.
+    Plain comparisons, casts and bitwise operators, no ``CASE WHEN``: Spark compiles 64 of them into one fast
+    projection, where nested conditionals made it fall back to interpreted evaluation (~100x slower).
     """
     from pyspark.sql import types as T
 
     if isinstance(dtype, T.BooleanType):
-        return col.cast("int"), col.isNotNull()
+        bit = col.cast("int")
+        return bit, bit
     if isinstance(dtype, (T.ByteType, T.ShortType, T.IntegerType)):
-        return col.cast("int"), col.isin(0, 1)  # the cast cannot overflow; values are trusted only if valid
+        check = col.cast("int")  # the cast cannot overflow
+        return check.bitwiseAND(1), check
     numeric = (T.LongType, T.FloatType, T.DoubleType)
     if isinstance(dtype, numeric) or (isinstance(dtype, T.DecimalType) and dtype.scale == 0):
-        return (col == 1).cast("int"), col.isin(0, 1)
-    if allow_text and isinstance(dtype, T.StringType):
-        return col.rlike(_TEXT_ONE).cast("int"), col.rlike(_TEXT_BIT)
-    raise DataError(f"column {name!r} of {label} must hold 0/1 numbers; got type {dtype.simpleString()}")
+        bit, ok = (col == 1).cast("int"), col.isin(0, 1)
+    elif allow_text and isinstance(dtype, T.StringType):
+        bit, ok = col.rlike(_TEXT_ONE).cast("int"), col.rlike(_TEXT_BIT)
+    else:
+        raise DataError(f"column {name!r} of {label} must hold 0/1 numbers; got type {dtype.simpleString()}")
+    return bit, bit.bitwiseOR((~ok).cast("int") * 2)
 
 
 def _quote(name: str) -> str:
@@ -112,10 +120,13 @@ def _tally(df: Any, columns: list[str], names: list[str], label: str, *, full_hi
            allow_text: bool, corrupt: bool = False, progress: Callable[[int, int], None] | None = None) -> Tally:
     """Tally the ``columns`` of ``df`` (and check the CSV corrupt-record column if ``corrupt``).
 
-    One Spark job: ``GROUP BY key`` (the weight Σ_j x_j, or the code Σ_j x_j 2^j for the full histogram) with
-    ``count(*)``, the per-column counts of valid cells and the per-column sums (weight key only). The sums are
-    trusted only when every cell was valid; otherwise a DataError names the first bad column (messages name the
-    bit columns by ``names``, the header's names where ``columns`` are positional aliases).
+    One Spark aggregation over the data (three Spark jobs: Spark's planner runs the shuffle and result stages as
+    jobs, and reading a Parquet schema is one more): per row the key (the weight Σ_j x_j, or the code Σ_j x_j 2^j
+    for the full histogram) and one validity flag, then ``GROUP BY key`` with ``count(*)``, the count of valid
+    rows and, for the weight key only, the per-column sums (the full histogram gives the bit counts on the
+    driver). The counts are trusted only when every row was valid; otherwise a second pass (error path only)
+    counts the bad cells per column and a DataError names the first bad column (messages name the bit columns by
+    ``names``, the header's names where ``columns`` are positional aliases).
     """
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
@@ -128,43 +139,46 @@ def _tally(df: Any, columns: list[str], names: list[str], label: str, *, full_hi
     cells = [_cell_columns(df[_quote(c)], fields[c], n, label, allow_text=allow_text)
              for c, n in zip(columns, names, strict=True)]
     values = [v for v, _ in cells]
+    check = cells[0][1]
+    for _, c in cells[1:]:
+        check = check.bitwiseOR(c)
     if full:
-        key = sum((v * (1 << j) for j, v in enumerate(values[1:], start=1)), values[0])
+        key = sum((F.shiftleft(v, j) for j, v in enumerate(values[1:], start=1)), values[0])
     else:
         key = sum(values[1:], values[0])
-    aggs = [F.count(F.lit(1)).alias("n")]
-    aggs += [F.count_if(ok).alias(f"ok{j}") for j, (_, ok) in enumerate(cells)]
+    # Project first, aggregate the projected columns: computing the sums' inputs inside the aggregation makes
+    # Spark generate one method too large for the JVM to compile (measured 2-3x slower at L = 64).
+    projected = [key.alias("k"), check.isin(0, 1).alias("ok")]
+    aggs = [F.count(F.lit(1)).alias("n"), F.count_if(F.col("ok")).alias("ok")]
     if not full:
-        aggs += [F.sum(v).alias(f"s{j}") for j, v in enumerate(values)]
+        projected += [v.alias(f"b{j}") for j, v in enumerate(values)]
+        aggs += [F.sum(F.col(f"b{j}")).alias(f"s{j}") for j in range(bits)]
     if corrupt:
-        aggs.append(F.count(df[_CORRUPT]).alias("ragged"))
+        projected.append(df[_CORRUPT].alias("ragged"))
+        aggs.append(F.count(F.col("ragged")).alias("ragged"))
     try:
-        rows = df.groupBy(key.alias("k")).agg(*aggs).collect()
-        n = sum(int(r["n"]) for r in rows)
-        if corrupt and any(r["ragged"] for r in rows):
+        rows = df.select(*projected).groupBy("k").agg(*aggs).collect()
+        n = sum(int(r[1]) for r in rows)
+        if sum(int(r[2]) for r in rows) != n or (corrupt and any(r["ragged"] for r in rows)):
             _raise_bad(df, cells, names, label, corrupt=corrupt)
-        for j, name in enumerate(names):
-            bad = n - sum(int(r[f"ok{j}"]) for r in rows)
-            if bad:
-                raise DataError(f"column {name!r} of {label} must hold only 0 and 1 with no missing values; "
-                                f"{bad} row(s) do not")
     except PySparkException as exc:
         raise DataError(f"cannot read {label}: {str(exc).splitlines()[0]}") from None
     # Every cell is 0 or 1 from here on, so no key is NULL.
+    keys = np.array([int(r[0]) for r in rows], dtype=np.int64)
+    sizes = np.array([int(r[1]) for r in rows], dtype=np.int64)
     vh = None
     weights = np.zeros(bits + 1, dtype=np.int64)
     if full:
         vh = np.zeros(1 << bits, dtype=np.int64)
-        for r in rows:
-            vh[int(r["k"])] = int(r["n"])
+        vh[keys] = sizes
         codes = np.arange(1 << bits, dtype=np.int64)
         # Bit j is set in code c iff (c >> j) & 1: the counts and weights follow from the histogram exactly.
         counts = np.array([int(vh[(codes >> j) & 1 == 1].sum()) for j in range(bits)], dtype=np.int64)
         np.add.at(weights, np.bitwise_count(codes.astype(np.uint64)).astype(np.intp), vh)
     else:
+        weights[keys] = sizes
         counts = np.zeros(bits, dtype=np.int64)
         for r in rows:
-            weights[int(r["k"])] = int(r["n"])
             counts += np.array([int(r[f"s{j}"] or 0) for j in range(bits)], dtype=np.int64)
     if progress is not None:
         progress(n, n)
@@ -172,10 +186,11 @@ def _tally(df: Any, columns: list[str], names: list[str], label: str, *, full_hi
 
 
 def _raise_bad(df: Any, cells: list[tuple[Any, Any]], names: list[str], label: str, *, corrupt: bool) -> None:
-    """Second pass, only on ragged CSV rows: a DataError naming the problem and the first such line."""
+    """Second pass, only when some row is bad: a DataError naming the first bad column (or the ragged CSV rows)."""
     from pyspark.sql import functions as F
 
-    aggs = [F.count(F.lit(1)).alias("n")] + [F.count_if(ok).alias(f"ok{j}") for j, (_, ok) in enumerate(cells)]
+    aggs = [F.count(F.lit(1)).alias("n")]
+    aggs += [F.count_if(check.isin(0, 1)).alias(f"ok{j}") for j, (_, check) in enumerate(cells)]
     if corrupt:  # Spark refuses a query of the corrupt-record column alone; here it comes with the others
         aggs += [F.count(df[_CORRUPT]).alias("ragged"), F.first(df[_CORRUPT], ignorenulls=True).alias("line")]
     row = df.agg(*aggs).collect()[0]
