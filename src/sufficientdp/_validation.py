@@ -67,7 +67,7 @@ def check_positive_finite(name: str, value: Any) -> float:
 
 
 def check_real_array(name: str, value: Any, *, low: float, high: float, closed_low: bool = False,
-                     closed_high: bool = False) -> Any:
+                     closed_high: bool = False, allow_empty: bool = False) -> Any:
     """Return ``value`` as a non-empty float64 array whose entries lie in the interval (closed ends as asked).
 
     ``high`` may be ``inf`` (entries must then be finite). The message names the parameter, the value and the
@@ -87,7 +87,7 @@ def check_real_array(name: str, value: Any, *, low: float, high: float, closed_l
     ok = np.isfinite(arr)
     ok &= (arr >= low) if closed_low else (arr > low)
     ok &= (arr <= high) if closed_high else (arr < high)
-    if arr.size == 0 or not bool(np.all(ok)):
+    if (arr.size == 0 and not allow_empty) or not bool(np.all(ok)):
         raise ParameterError(message)
     return arr
 

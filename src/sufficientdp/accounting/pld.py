@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from .._errors import ParameterError
-from .._validation import check_int
+from .._validation import check_int, check_real_array
 
 __all__ = ["MAX_COMPOSE_ATOMS", "MERGE_TOL", "PrivacyLossDistribution"]
 
@@ -39,27 +39,11 @@ _PMF_SUM_TOL = 1e-9
 
 
 def _check_epsilon(epsilon: ArrayLike, name: str = "epsilon") -> NDArray[np.float64]:
-    if isinstance(epsilon, bool):
-        raise ParameterError(f"{name} must be a real number in [0, inf); got {epsilon!r}")
-    try:
-        eps = np.asarray(epsilon, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a real number in [0, inf); got {epsilon!r}") from None
-    if np.any(np.isnan(eps)) or np.any(eps < 0) or np.any(np.isinf(eps)):
-        raise ParameterError(f"{name} must be finite and in [0, inf); got {epsilon!r}")
-    return eps
+    return check_real_array(name, epsilon, low=0.0, high=math.inf, closed_low=True, allow_empty=True)
 
 
 def _check_probability(value: ArrayLike, name: str) -> NDArray[np.float64]:
-    if isinstance(value, bool):
-        raise ParameterError(f"{name} must be a real number in [0, 1]; got {value!r}")
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a real number in [0, 1]; got {value!r}") from None
-    if np.any(np.isnan(arr)) or np.any(arr < 0) or np.any(arr > 1):
-        raise ParameterError(f"{name} must be in [0, 1]; got {value!r}")
-    return arr
+    return check_real_array(name, value, low=0.0, high=1.0, closed_low=True, closed_high=True, allow_empty=True)
 
 
 def _scalar_or_array(x: NDArray[np.float64]) -> Any:
