@@ -4,30 +4,14 @@ precision, JSON shapes, and one-line errors with exit code 2."""
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from fractions import Fraction
 
 import mpmath as mp
 import pytest
-
-from sufficientdp.cli.main import main
+from cli_run import run, run_json
 
 mp.mp.dps = 40
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys, *argv):
-    code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
-    lines = out.strip().splitlines()
-    assert len(lines) == 1
-    return json.loads(lines[0])
 
 
 def _shuffled_rr_brute(n: int, q: Fraction, eps: float) -> tuple[mp.mpf, int]:

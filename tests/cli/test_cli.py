@@ -1,27 +1,12 @@
 """The CLI, tested in-process: JSON shapes, the paper's numbers, files in and out, one-line errors with exit 2."""
 
-import json
 import math
 
 import numpy as np
 import pytest
+from cli_run import run, run_json
 
-from sufficientdp.cli import main
 from sufficientdp.io import read_reports, write_reports
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys, *argv):
-    code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
-    lines = out.strip().splitlines()
-    assert len(lines) == 1
-    return json.loads(lines[0])
 
 
 @pytest.mark.parametrize(
