@@ -15,7 +15,7 @@ from sufficientdp.calibration import calibrate, local_q
 from sufficientdp.collection.campaign import (
     Campaign,
     TargetNotMetError,
-    certified_eta,
+    proven_eta,
     estimate_release,
     plan_campaign,
 )
@@ -88,7 +88,7 @@ def test_given_q_above_target_is_refused_with_the_numbers() -> None:
 def test_local_dp_q_has_zero_eta() -> None:
     # At q >= 1/(1 + e^(eps/(kL))) every ratio is <= (p/q)^(kL) <= e^eps (seed 001 eq. 4.2): eta = 0 surely.
     q = local_q(3, 1.0, 2) + 1e-6
-    assert certified_eta(q=q, bits=3, crowd_size=20, epsilon=1.0, reports_per_person=2) == 0.0
+    assert proven_eta(q=q, bits=3, crowd_size=20, epsilon=1.0, reports_per_person=2) == 0.0
 
 
 def test_calibrated_q_meets_target_and_is_not_much_larger_than_needed() -> None:
@@ -115,10 +115,10 @@ def test_q_rounding_to_one_half_is_a_parameter_error() -> None:
     "kwargs",
     [{"q": 0.0}, {"q": 0.5}, {"bits": 0}, {"crowd_size": 0}, {"epsilon": -1.0}, {"reports_per_person": 0}],
 )
-def test_certified_eta_invalid_inputs(kwargs: dict[str, float]) -> None:
+def test_proven_eta_invalid_inputs(kwargs: dict[str, float]) -> None:
     args = {"q": 0.3, "bits": 2, "crowd_size": 50, "epsilon": 1.0, "reports_per_person": 1, **kwargs}
     with pytest.raises(ParameterError):
-        certified_eta(**args)  # type: ignore[arg-type]
+        proven_eta(**args)  # type: ignore[arg-type]
 
 
 def test_estimate_release_matches_hand_computation() -> None:

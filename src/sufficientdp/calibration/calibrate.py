@@ -29,12 +29,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .._errors import ParameterError
-from .._validation import check_int, check_nonnegative_finite, check_positive_finite
+from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
+from ..ratio.analysis import calibrate_tail
 from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
+from ..ratio.proven import Domain
 from ._solve import smallest_q_satisfying
+from .proven import proven_q
 
 __all__ = [
+    "DEFAULT_METHOD",
     "METHODS",
+    "SCOPE",
     "Calibration",
     "calibrate",
     "effective_bits",
@@ -44,23 +49,35 @@ __all__ = [
     "sigma_per_sqrt_n",
 ]
 
-METHODS = ("certified", "mc", "exact", "local", "paper-sigma", "paper-simplified")
+METHODS = ("proven", "homogeneous", "exact", "mc", "local", "paper-sigma", "paper-simplified")
+#: The default: the strongest true claim (every pair of collections of the domain).
+DEFAULT_METHOD = "proven"
 #: Default target probability cut-off for the tail-based methods.
 DEFAULT_ETA = 1e-3
 
-_KIND = {"certified": "bound", "exact": "exact", "mc": "estimate", "local": "exact",
+_KIND = {"proven": "bound", "homogeneous": "bound", "exact": "exact", "mc": "estimate", "local": "exact",
          "paper-sigma": "heuristic", "paper-simplified": "heuristic"}
 
+#: For which collections each method's statement holds (results carry it as ``scope``).
+SCOPE = {"proven": "all-collections", "homogeneous": "homogeneous", "exact": "homogeneous", "mc": "homogeneous",
+         "local": "per-report", "paper-sigma": "homogeneous", "paper-simplified": "homogeneous"}
+
+_RENAMED = {"certified": ("'certified' was renamed 'homogeneous': it bounds eta for the paper's homogeneous "
+                          "configuration only, which is not the worst case. The default is now 'proven' (every "
+                          "pair of collections).")}
+
 _GUARANTEE = {
-    "certified": ("rigorous upper bound: P[R > e^epsilon] <= eta for the homogeneous configuration, both "
-                  "neighbouring directions, worst outlier weight j; that this configuration is the worst case "
-                  "is unproven and fails for some small collections (docs/worst_case.md)"),
+    "proven": ("rigorous upper bound: P[R > e^epsilon] <= eta for every pair of neighbouring collections of the "
+               "domain, both directions (privacy-blanket dominating pair, docs/proofs/blanket.md; exact scan of "
+               "every crowd at L = 1)"),
+    "homogeneous": ("rigorous upper bound for the homogeneous configuration only (N - 1 identical vectors and one "
+                    "neighbour), both directions, worst outlier weight j; NOT the worst case over all "
+                    "collections (docs/worst_case.md), so other collections can exceed eta"),
     "mc": ("estimate: Monte Carlo upper confidence limit of P[R > e^epsilon] <= eta (homogeneous configuration, "
            "forward direction); not a bound"),
     "exact": ("exact: P[R > e^epsilon] <= eta computed exactly for the homogeneous configuration, both "
-              "directions, worst outlier weight j (small cases only); the worst case over all collections is "
-              "unproven"),
-    "local": "proof: local DP, the ratio never exceeds e^epsilon (eta = 0)",
+              "directions, worst outlier weight j (small cases only); other collections can exceed it"),
+    "local": "proof: local DP, every single report's ratio is at most e^epsilon, so eta = 0 for every collection",
     "paper-sigma": "heuristic: E[R] + beta*sd(R) <= e^epsilon with exact moments (seed 001 eq. 3.12); not a bound on eta",
     "paper-simplified": "heuristic: seed 001 eq. (3.13)/(3.15), more conservative than (3.12); not a bound on eta",
 }
@@ -131,8 +148,10 @@ class Calibration:
 
     Attributes:
         q: the flip probability (rounded so the method's condition holds at it).
-        method: ``"local"``, ``"paper-sigma"`` or ``"paper-simplified"``.
-        guarantee: what kind of statement q rests on (proof or heuristic).
+        method: one of ``METHODS``.
+        guarantee: what kind of statement q rests on (proof or heuristic), in words.
+        scope: for which collections it holds: ``"all-collections"``, ``"homogeneous"`` or ``"per-report"``.
+        domain: the vectors people may hold (``"all"``, ``"onehot"``, ``"weight"``).
         bits, effective_bits, max_weight, population, reports, epsilon, lam, beta: the inputs (and L_eff).
         sigma_per_sqrt_n: ``sd(d_hat) / sqrt(N)`` at q, exact (seed 001 §4).
         local_q, local_sigma_per_sqrt_n: the same for local DP at the same epsilon, L_eff and k.
@@ -146,6 +165,8 @@ class Calibration:
     q: float
     method: str
     guarantee: str
+    scope: str
+    domain: str
     bits: int
     effective_bits: int
     max_weight: int | None
@@ -166,8 +187,11 @@ class Calibration:
 
     @property
     def kind(self) -> str:
-        """What kind of statement q rests on: ``"bound"`` (certified), ``"exact"`` (exact tail, or local DP's
-        proof), ``"estimate"`` (Monte Carlo) or ``"heuristic"`` (the paper's mean + beta * sd)."""
+        """What kind of statement q rests on: ``"bound"`` (proven, homogeneous), ``"exact"`` (exact tail, local
+        DP's proof, or the exact all-crowd scan at L = 1), ``"estimate"`` (Monte Carlo) or ``"heuristic"`` (the
+        paper's mean + beta * sd)."""
+        if self.method == "proven" and self.bits == 1 and self.reports == 1 and self.population >= 2:
+            return "exact"
         return _KIND[self.method]
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,7 +218,8 @@ def calibrate(
     beta: float = 3.0,
     max_weight: int | None = None,
     reports: int = 1,
-    method: str = "certified",
+    method: str = DEFAULT_METHOD,
+    onehot: bool = False,
     eta: float | None = None,
     rng: Any = None,
     samples: int | None = None,
@@ -212,11 +237,14 @@ def calibrate(
         beta: multiple of the standard deviation (>= 0, default 3 as in the paper). Ignored by ``"local"``.
         max_weight: w, if every report has at most w set bits (cardinality reduction, seed 001 §5).
         reports: k >= 1 reports per person.
-        method: ``"certified"`` (default: rigorous tail bound), ``"mc"`` (Monte Carlo estimate), ``"exact"``
-            (small cases), ``"local"``, or the paper's heuristics ``"paper-sigma"`` / ``"paper-simplified"``.
+        method: ``"proven"`` (default: rigorous bound over every pair of collections of the domain),
+            ``"homogeneous"`` (rigorous for the paper's configuration only), ``"exact"`` (homogeneous, small
+            cases), ``"mc"`` (Monte Carlo estimate, homogeneous), ``"local"``, or the paper's heuristics
+            ``"paper-sigma"`` / ``"paper-simplified"``.
+        onehot: people hold one-hot vectors (exactly one bit set; ``"proven"`` uses that domain).
         eta: target cut-off in (0, 1) for the tail-based methods (default 1e-3).
         rng, samples: Monte Carlo settings for ``"mc"`` (a seeded ``numpy.random.Generator`` for reproducibility).
-        progress: optional callback ``progress(done, total)`` for long searches (``"certified"``).
+        progress: optional callback ``progress(done, total)`` for long searches.
 
     Returns:
         A :class:`Calibration`.
@@ -237,13 +265,24 @@ def calibrate(
     epsilon = check_positive_finite("epsilon", epsilon)
     reports = check_int("reports", reports, minimum=1)
     beta = check_nonnegative_finite("beta", beta)
+    if method in _RENAMED:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}: {_RENAMED[method]}")
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    l_eff = effective_bits(bits, max_weight)
+    if onehot and max_weight is not None:
+        raise ParameterError("onehot and max_weight are exclusive (one-hot vectors have exactly one set bit)")
+    if onehot and bits < 2:
+        raise ParameterError(f"bits must be >= 2 for one-hot vectors; got {bits}")
+    dom = Domain(bits=bits, kind="onehot") if onehot else Domain.from_max_weight(bits, max_weight)
+    domain_name = dom.kind
+    l_eff = 2 if onehot else effective_bits(bits, max_weight)
     lam = math.exp(epsilon)
     q_local = local_q(l_eff, epsilon, reports)
     notes: list[str] = []
-    if max_weight is not None and l_eff < bits:
+    if onehot and method not in ("proven", "local"):
+        notes.append("one-hot vectors: this method uses L_eff = 2 (the paper's cardinality reduction, unproven for "
+                     "sufficient DP, ERRATA 6).")
+    if max_weight is not None and l_eff < bits and method != "proven":
         if method == "local":
             notes.append(f"reports have at most {max_weight} set bits, so neighbours differ in at most "
                          f"{l_eff} bits; local DP uses L_eff = {l_eff} (exact).")
@@ -256,12 +295,23 @@ def calibrate(
     eta_target: float | None = None
     eta_at_q: float | None = None
     used_beta: float | None = None
-    if method in ("certified", "mc", "exact"):
-        from .._validation import check_open_interval
-        from ..ratio.analysis import calibrate_tail
-
+    if method == "proven":
         eta_target = check_open_interval("eta", DEFAULT_ETA if eta is None else eta, 0.0, 1.0)
-        q, eta_at_q, tail_notes = calibrate_tail(method=method, bits=l_eff, population=population, epsilon=epsilon,
+        q, tail, tail_notes = proven_q(bits=bits, population=population, epsilon=epsilon, eta=eta_target,
+                                       reports=reports, domain=dom, progress=progress)
+        eta_at_q = tail.eta
+        notes.extend(tail_notes)
+        notes.extend(str(n) for n in tail.details.get("notes", []))
+        if reports > 1:
+            notes.append(f"k = {reports}: the k reports are bounded as k composed blanket pairs through a union "
+                         "bound (valid, conservative).")
+        if q < 0.5:
+            m = ratio_moments(q=q, bits=l_eff, n=float(population) * reports, n_outlier=reports)
+            ratio_mean, ratio_sd = m.mean, m.sd
+    elif method in ("homogeneous", "mc", "exact"):
+        eta_target = check_open_interval("eta", DEFAULT_ETA if eta is None else eta, 0.0, 1.0)
+        q, eta_at_q, tail_notes = calibrate_tail(method="certified" if method == "homogeneous" else method,
+                                                 bits=l_eff, population=population, epsilon=epsilon,
                                                  eta=eta_target, reports=reports, rng=rng, samples=samples,
                                                  progress=progress)
         notes.extend(tail_notes)
@@ -307,6 +357,8 @@ def calibrate(
         q=q,
         method=method,
         guarantee=_GUARANTEE[method],
+        scope=SCOPE[method],
+        domain=domain_name,
         bits=bits,
         effective_bits=l_eff,
         max_weight=max_weight,

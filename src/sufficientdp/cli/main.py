@@ -131,11 +131,11 @@ def _json_default(o: Any) -> Any:
 # ---------------------------------------------------------------------------------------------------- calibrate
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
-    bar = _step_progress(not (args.json or args.quiet), "calibrate (certified search)")
+    bar = _step_progress(not (args.json or args.quiet), f"calibrate ({args.method} search)")
     try:
         cal = calibrate(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
                         max_weight=args.max_weight, reports=args.reports, method=args.method, eta=args.eta,
-                        rng=rng, samples=args.samples, progress=bar)
+                        rng=rng, samples=args.samples, progress=bar, onehot=args.one_hot)
     finally:
         bar.close()
     d = cal.to_dict()
@@ -143,6 +143,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         _emit(d)
         return 0
     print(f"flip probability q        {cal.q:.6f}   ({cal.method}; {cal.guarantee})")
+    print(f"holds for                 {_SCOPE_TEXT[cal.scope]} ({cal.kind})")
     print(f"bits L (effective)        {cal.bits} ({cal.effective_bits})")
     print(f"population N              {cal.population}")
     print(f"reports per person k      {cal.reports}")
@@ -304,14 +305,32 @@ def _finite_or_none(x: float) -> float | None:
 
 # ---------------------------------------------------------------------------------------------------- tail
 def _cmd_tail(args: argparse.Namespace) -> int:
+    from .._errors import ParameterError
     from ..ratio.analysis import privacy_tail
+    from ..ratio.proven import Domain, proven_tail
 
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
-    bar = _step_progress(not (args.json or args.quiet), "tail (outlier weights)")
+    bar = _step_progress(not (args.json or args.quiet), f"tail ({args.method})")
     try:
-        res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
-                           reports=args.reports, outlier_bits=args.outlier_bits, method=args.method,
-                           direction=args.direction, rng=rng, samples=args.samples, progress=bar)
+        if args.method == "proven":
+            for flag, value in (("--outlier-bits", args.outlier_bits), ("--samples", args.samples)):
+                if value is not None:
+                    raise ParameterError(f"{flag} does not apply to --method proven (it covers every pair)")
+            if args.direction != "both":
+                raise ParameterError("--direction does not apply to --method proven (it covers both directions)")
+            if args.one_hot and args.max_weight is not None:
+                raise ParameterError("--one-hot and --max-weight are exclusive")
+            dom = (Domain(bits=args.bits, kind="onehot") if args.one_hot
+                   else Domain.from_max_weight(args.bits, args.max_weight))
+            res = proven_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
+                              reports=args.reports, domain=dom, progress=bar)
+        else:
+            if args.one_hot or args.max_weight is not None:
+                raise ParameterError("--one-hot and --max-weight apply only to --method proven")
+            res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
+                               reports=args.reports, outlier_bits=args.outlier_bits,
+                               method="certified" if args.method == "homogeneous" else args.method,
+                               direction=args.direction, rng=rng, samples=args.samples, progress=bar)
     finally:
         bar.close()
     d = res.to_dict()
@@ -325,8 +344,14 @@ def _cmd_tail(args: argparse.Namespace) -> int:
           f"interval [{lo}, {hi}]" + (f" at {100 * res.confidence:g}%" if res.confidence else ""))
     if res.delta is not None:
         print(f"delta(epsilon) = E[(1 - e^epsilon/R)+] = {res.delta:.6g}")
-    print(f"configuration: L = {res.bits}, N = {res.population}, k = {res.reports}, q = {res.q:g}, "
-          f"worst outlier weight j = {res.outlier_bits}, direction: {res.details.get('direction', '-')}")
+    print(f"holds for: {_SCOPE_TEXT[res.scope]}")
+    if res.method == "proven":
+        print(f"configuration: L = {res.bits}, N = {res.population}, k = {res.reports}, q = {res.q:g}; "
+              f"domain: {res.details.get('domain')}; worst pair type: "
+              f"{res.details.get('worst_pair', res.details.get('argmax_m_eta'))}")
+    else:
+        print(f"configuration: L = {res.bits}, N = {res.population}, k = {res.reports}, q = {res.q:g}, "
+              f"worst outlier weight j = {res.outlier_bits}, direction: {res.details.get('direction', '-')}")
     for note in res.details.get("notes", []):
         print(f"note: {note}")
     return 0
@@ -374,8 +399,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     population = 100_000 if args.population is None else args.population
     bits = 16 if args.bits is None else args.bits
     beta = 3.0 if args.beta is None else args.beta
-    method = "certified" if args.method is None else args.method
-    bar = _step_progress(not (args.json or args.quiet), "calibrate (certified search)")
+    method = "proven" if args.method is None else args.method
+    bar = _step_progress(not (args.json or args.quiet), f"calibrate ({method} search)")
     try:
         result = run_demo(population=population, bits=bits, epsilon=args.epsilon, beta=beta,
                           reports=args.reports, seed=args.seed, method=method, eta=args.eta, progress=bar)
@@ -415,6 +440,27 @@ def _cmd_demo_collector(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------- parser
+_SCOPE_TEXT = {
+    "all-collections": "every pair of neighbouring collections (the adversary chooses everyone else's vector)",
+    "homogeneous": "the paper's homogeneous configuration only (N - 1 identical vectors and one neighbour); "
+                   "other collections can be worse",
+    "per-report": "each report on its own (local DP), hence every collection",
+}
+
+
+def _method(choices: Sequence[str]) -> Any:
+    def conv(text: str) -> str:
+        if text == "certified":
+            raise argparse.ArgumentTypeError(
+                "'certified' was renamed 'homogeneous' (it bounds only the paper's homogeneous configuration); "
+                "the default is now 'proven', which covers every pair of collections")
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"method must be one of {', '.join(choices)}; got {text!r}")
+        return text
+
+    return conv
+
+
 def _positive_int(name: str) -> Any:
     def conv(text: str) -> int:
         try:
@@ -456,13 +502,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="privacy level (lambda = e^epsilon)")
     p.add_argument("--beta", type=_float("beta"), default=3.0, help="multiple of sd in mean + beta*sd (default 3)")
     p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
-                   help="at most w set bits per report (cardinality reduction, unproven for sufficient DP)")
+                   help="every person's vector has at most w set bits (proven: bounded over that domain)")
+    p.add_argument("--one-hot", action="store_true", help="every person's vector has exactly one set bit")
     p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
-    p.add_argument("--method", choices=METHODS, default="certified",
-                   help="certified (default: rigorous tail bound), mc, exact (small cases), local, or the "
-                        "paper's heuristics paper-sigma / paper-simplified")
+    p.add_argument("--method", type=_method(METHODS), default="proven",
+                   help="proven (default: rigorous bound over every pair of collections), homogeneous (rigorous "
+                        "for the paper's configuration only), exact, mc, local, or the paper's heuristics "
+                        "paper-sigma / paper-simplified")
     p.add_argument("--eta", type=_float("eta"), default=None,
-                   help="target P[R > e^epsilon] for certified/mc/exact (default 0.001)")
+                   help="target P[R > e^epsilon] for proven/homogeneous/mc/exact (default 0.001)")
     p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
     p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
     common(p)
@@ -507,7 +555,8 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.set_defaults(func=_cmd_estimate)
 
-    p = sub.add_parser("tail", help="eta = P[R > e^epsilon] of the privacy ratio (homogeneous configuration)")
+    p = sub.add_parser("tail", help="eta = P[R > e^epsilon] of the privacy ratio (every collection, or the "
+                                    "homogeneous configuration)")
     p.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
     p.add_argument("--population", type=_positive_int("population"), required=True, help="N, people")
     p.add_argument("--q", type=_float("q"), required=True, help="flip probability in (0, 0.5)")
@@ -515,7 +564,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
     p.add_argument("--outlier-bits", type=_positive_int("outlier-bits"), default=None,
                    help="j, bits in which the neighbour differs (default: the worst over j = 1..L)")
-    p.add_argument("--method", choices=("certified", "exact", "mc"), default="certified")
+    p.add_argument("--method", type=_method(("proven", "homogeneous", "exact", "mc")), default="proven",
+                   help="proven (default: bound over every pair of collections; exact at L = 1), homogeneous "
+                        "(the paper's configuration only), exact or mc (homogeneous)")
+    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
+                   help="proven: every vector has at most w set bits")
+    p.add_argument("--one-hot", action="store_true", help="proven: every vector has exactly one set bit")
     p.add_argument("--direction", choices=("both", "forward", "reverse"), default="both",
                    help="neighbouring direction: outlier added (forward), removed (reverse), or the worse of both")
     p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
@@ -547,8 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beta", type=_float("beta"), default=None, help="multiple of sd (default 3; in-memory only)")
     p.add_argument("--reports", type=_positive_int("reports"), default=1)
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible simulation (default: CSPRNG)")
-    p.add_argument("--method", choices=METHODS, default=None,
-                   help="calibration method (default certified; in-memory only)")
+    p.add_argument("--method", type=_method(METHODS), default=None,
+                   help="calibration method (default proven; in-memory only)")
     p.add_argument("--eta", type=_float("eta"), default=None, help="target eta (default 0.001)")
     p.add_argument("--crowd-size", type=_positive_int("crowd-size"), default=None,
                    help="--collector: N_min, the fewest people a release covers (default 300)")

@@ -1,16 +1,16 @@
-"""A collection campaign: its validated configuration, its certified flip probability, and its releases.
+"""A collection campaign: its validated configuration, its proven flip probability, and its releases.
 
 A campaign fixes what every client does (L bits, flip probability q, k reports per person) and what the collector
-promises: a release covers at least ``N_min`` people (``k * N_min`` reports), and at ``N_min`` the certified bound
-on ``eta = P[R > e**epsilon]`` (seed 001 eq. 1.7) is at most the campaign's ``eta``.
+promises: a release covers at least ``N_min`` people (``k * N_min`` reports), and at ``N_min`` the bound on
+``eta = P[R > e**epsilon]`` (seed 001 eq. 1.7) over every pair of neighbouring collections is at most the
+campaign's ``eta``.
 
 * :class:`Campaign` — the frozen, validated configuration (what an operator asks for).
 * :func:`plan_campaign` — turns it into a :class:`CampaignPlan`: the dyadic q actually used (rounded *up* to a
-  multiple of ``2**-precision``, never less noise than asked) and the certified ``eta`` at ``N_min`` for that q.
-  With ``q=None`` it calibrates with ``calibrate(method="certified")`` (seconds for small L and k = 1, up to a
-  minute or more for larger L or k > 1); with q given it only checks it, and raises :class:`TargetNotMetError`
-  when the certified ``eta`` exceeds the target.
-* :func:`certified_eta` — the certified bound at a given q (worst outlier weight, both neighbouring directions).
+  multiple of ``2**-precision``, never less noise than asked) and the proven ``eta`` bound at ``N_min`` for that
+  q. With ``q=None`` it calibrates with ``calibrate(method="proven")``; with q given it only checks it, and raises
+  :class:`TargetNotMetError` when the bound exceeds the target.
+* :func:`proven_eta` — the all-collections bound at a given q (exact at L = 1).
 * :func:`estimate_release` — per-bit estimates (and, for L <= 12, the joint histogram) of a released batch.
 
 This module is part of the core: it imports only numpy, scipy and the standard library. The HTTP collector
@@ -33,7 +33,7 @@ from ..calibration.calibrate import DEFAULT_ETA, calibrate
 from ..estimation.bits import estimate_bits
 from ..estimation.joint import joint_frequencies
 from ..randomization._dyadic import DyadicProbability
-from ..ratio.reverse import worst_two_sided
+from ..ratio.proven import proven_tail
 
 __all__ = [
     "MAX_BITS",
@@ -46,7 +46,7 @@ __all__ = [
     "CampaignPlan",
     "ReleaseEstimates",
     "TargetNotMetError",
-    "certified_eta",
+    "proven_eta",
     "estimate_release",
     "plan_campaign",
 ]
@@ -68,10 +68,10 @@ RELEASE_LEVEL: Final = 0.95
 
 
 class TargetNotMetError(CalibrationError):
-    """A given q does not meet the campaign's target: its certified eta at N_min exceeds eta.
+    """A given q does not meet the campaign's target: its proven eta bound at N_min exceeds eta.
 
     Attributes:
-        q: the dyadic q that was checked; eta_at_q: its certified bound; eta: the target.
+        q: the dyadic q that was checked; eta_at_q: its proven bound; eta: the target.
     """
 
     def __init__(self, message: str, *, q: float, eta_at_q: float, eta: float) -> None:
@@ -92,7 +92,7 @@ class Campaign:
         eta: target cut-off ``P[R > e**epsilon] <= eta`` at N_min, in (0, 1) (default 1e-3).
         crowd_size: N_min, the fewest people any release will cover, in [2, 10**9].
         reports_per_person: k, in [1, 100] (default 1).
-        q: flip probability in (0, 0.5), or None to calibrate it (certified method).
+        q: flip probability in (0, 0.5), or None to calibrate it (proven method).
         precision: bits of the dyadic flip probability used by clients, in [2, 64] (default 32).
         rate_limit: ``"tokens"`` (blind-signature tokens, at most k reports per credential) or ``"none"``.
 
@@ -145,13 +145,13 @@ class Campaign:
         return asdict(self)
 
 
-def certified_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int = 1) -> float:
-    """Certified upper bound on ``eta = P[R > e**epsilon]`` at flip probability q and a crowd of N_min people.
+def proven_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int = 1) -> float:
+    """Upper bound on ``eta = P[R > e**epsilon]`` at flip probability q for **every** pair of neighbouring
+    collections of N_min people (exact at L = 1).
 
-    The bound is :func:`sufficientdp.ratio.reverse.worst_two_sided` with ``method="certified"``: the worst over
-    outlier weights j = 1..L and both neighbouring directions, for the homogeneous configuration (seed 001 §3;
-    ERRATA 4, 5). It is the same quantity :func:`sufficientdp.calibration.calibrate` with ``method="certified"``
-    drives below its target.
+    It is :func:`sufficientdp.ratio.proven.proven_tail` (docs/proofs/blanket.md): the same quantity
+    :func:`sufficientdp.calibration.calibrate` (default method ``"proven"``) drives below its target, so the
+    collector's check and the calibration give one answer.
 
     Args:
         q: flip probability in (0, 0.5).
@@ -167,36 +167,36 @@ def certified_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, repor
         ParameterError: a parameter out of range.
 
     Example:
-        >>> b = certified_eta(q=0.2375339, bits=4, crowd_size=300, epsilon=1.0)
+        >>> b = proven_eta(q=0.3, bits=4, crowd_size=300, epsilon=1.0)
         >>> 0.0 < b <= 1e-3
         True
     """
     q = check_open_interval("q", q, 0.0, 0.5)
-    bits = check_int("bits", bits, minimum=1)
+    bits = check_int("bits", bits, minimum=1, maximum=100_000)
     crowd_size = check_int("crowd_size", crowd_size, minimum=1)
     epsilon = check_positive_finite("epsilon", epsilon)
     reports_per_person = check_int("reports_per_person", reports_per_person, minimum=1)
-    return _certified_eta(q, bits, crowd_size, epsilon, reports_per_person)
+    return _proven_eta(q, bits, crowd_size, epsilon, reports_per_person)
 
 
 @functools.lru_cache(maxsize=256)
-def _certified_eta(q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int) -> float:
+def _proven_eta(q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int) -> float:
     """Cached: the bound is a pure function of its (validated) arguments and costs up to seconds."""
-    res = worst_two_sided(q=q, bits=bits, population=crowd_size, epsilon=epsilon, reports=reports_per_person,
-                          method="certified")
+    res = proven_tail(q=q, bits=bits, population=crowd_size, epsilon=epsilon, reports=reports_per_person)
     return float(res.eta)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CampaignPlan:
-    """A campaign with the flip probability clients must use and its certified guarantee.
+    """A campaign with the flip probability clients must use and its proven guarantee.
 
     Attributes:
         campaign: the requested configuration.
         q: the dyadic flip probability actually used, ``q_numerator / 2**precision``.
         q_numerator: its numerator; clients flip each bit with probability exactly ``q_numerator / 2**precision``.
         precision: the dyadic precision.
-        eta_at_q: certified bound on ``P[R > e**epsilon]`` at q and N_min (:func:`certified_eta`).
+        eta_at_q: bound on ``P[R > e**epsilon]`` at q and N_min over every pair of collections
+            (:func:`proven_eta`).
         calibrated: True if q was calibrated (``campaign.q`` was None), False if it was given and checked.
         guarantee: one paragraph saying what the numbers promise and what they rest on.
         notes: caveats from the calibration.
@@ -220,20 +220,20 @@ class CampaignPlan:
 
 
 def _guarantee(c: Campaign, eta_at_q: float) -> str:
-    return (f"certified: for a release of {c.release_threshold} reports ({c.crowd_size} people x "
-            f"{c.reports_per_person} report(s)), P[R > e^{c.epsilon:g}] <= {eta_at_q:.3g} (target {c.eta:g}), "
-            "a rigorous upper bound for the homogeneous configuration, worst outlier weight, both neighbouring "
-            "directions. That this configuration is the worst case over all collections is unproven and fails for "
-            "some small collections (docs/worst_case.md); releases are refused below the threshold, and that the "
-            "bound only improves for larger crowds is expected but not proven. Each person must send at most "
+    return (f"proven, all collections: for a release of {c.release_threshold} reports ({c.crowd_size} people x "
+            f"{c.reports_per_person} report(s)), P[R > e^{c.epsilon:g}] <= {eta_at_q:.3g} (target {c.eta:g}) for "
+            "every pair of neighbouring collections, both directions (a rigorous upper bound; exact at L = 1; "
+            "docs/proofs/blanket.md). Releases are refused below the threshold. For L >= 2 the bound goes through "
+            "delta, which adding people can only lower, so it also covers larger releases; at L = 1 the value is "
+            "exact for a crowd of exactly N_min. Each person must send at most "
             f"{c.reports_per_person} report(s) in total (rate limiting), and releases must be disjoint.")
 
 
 def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
     """Fix the campaign's dyadic flip probability and certify it at N_min.
 
-    With ``campaign.q is None``: ``q = calibrate(method="certified", population=N_min, ...)``, rounded up to the
-    dyadic grid; with q given: q rounded up to the grid. In both cases the certified bound is recomputed at the
+    With ``campaign.q is None``: ``q = calibrate(method="proven", population=N_min, ...)``, rounded up to the
+    dyadic grid; with q given: q rounded up to the grid. In both cases the proven bound is recomputed at the
     dyadic q (monotonicity in q is not assumed) and must be <= ``campaign.eta``.
 
     Args:
@@ -244,7 +244,7 @@ def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
         A :class:`CampaignPlan`.
 
     Raises:
-        TargetNotMetError: the certified bound at the (given or calibrated) dyadic q exceeds ``campaign.eta``.
+        TargetNotMetError: the proven bound at the (given or calibrated) dyadic q exceeds ``campaign.eta``.
         ParameterError: ``campaign`` is not a :class:`Campaign`, or q rounds to 1/2 at this precision.
 
     Example:
@@ -258,20 +258,20 @@ def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
     notes: list[str] = []
     if c.q is None:
         cal = calibrate(bits=c.bits, population=c.crowd_size, epsilon=c.epsilon, reports=c.reports_per_person,
-                        method="certified", eta=c.eta, progress=progress)
+                        method="proven", eta=c.eta, progress=progress)
         q_raw = cal.q
         notes.extend(cal.notes)
     else:
         q_raw = c.q
     dyadic = DyadicProbability.from_float(q_raw, precision=c.precision, rounding="up")
     q = dyadic.value
-    eta_at_q = certified_eta(q=q, bits=c.bits, crowd_size=c.crowd_size, epsilon=c.epsilon,
+    eta_at_q = proven_eta(q=q, bits=c.bits, crowd_size=c.crowd_size, epsilon=c.epsilon,
                              reports_per_person=c.reports_per_person)
     if not eta_at_q <= c.eta:
         how = "the calibrated" if c.q is None else "the given"
         raise TargetNotMetError(
-            f"q: {how} flip probability {q_raw!r} (dyadic {q!r} at precision {c.precision}) has a certified "
-            f"eta of {eta_at_q:.4g} at crowd_size {c.crowd_size}, above the target eta {c.eta:g}; use a larger q "
+            f"q: {how} flip probability {q_raw!r} (dyadic {q!r} at precision {c.precision}) has a proven "
+            f"eta bound of {eta_at_q:.4g} at crowd_size {c.crowd_size}, above the target eta {c.eta:g}; use a larger q "
             f"(at most 0.5), a larger crowd_size or epsilon, or q = null to calibrate",
             q=q, eta_at_q=eta_at_q, eta=c.eta)
     return CampaignPlan(campaign=c, q=q, q_numerator=dyadic.numerator, precision=dyadic.precision,

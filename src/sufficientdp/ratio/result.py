@@ -14,9 +14,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KINDS", "TailResult"]
+__all__ = ["KINDS", "SCOPES", "TailResult"]
 
 KINDS = ("exact", "bound", "estimate")
+#: For which collections a number holds: every pair of neighbouring collections of the domain, the paper's
+#: homogeneous configuration only (N - 1 identical vectors and one neighbour), or one report on its own (local DP).
+SCOPES = ("all-collections", "homogeneous", "per-report")
 
 
 def _num(x: float | None) -> float | None:
@@ -36,6 +39,7 @@ class TailResult:
         delta_lower, delta_upper: its bracket / interval where available.
         method: how it was computed (``"exact"``, ``"mc"``, ``"certified"``, ...).
         kind: ``"exact"``, ``"bound"`` or ``"estimate"``.
+        scope: ``"all-collections"``, ``"homogeneous"`` or ``"per-report"`` (see ``SCOPES``).
         epsilon, q, bits, population, reports, outlier_bits: the configuration.
         confidence: confidence level of an estimate's interval (None otherwise).
         details: method-specific extras (samples, terms, time, ...), JSON-ready.
@@ -56,11 +60,14 @@ class TailResult:
     delta_lower: float | None = None
     delta_upper: float | None = None
     confidence: float | None = None
+    scope: str = "homogeneous"
     details: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got {self.kind!r}")
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be one of {SCOPES}; got {self.scope!r}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite numbers become None)."""
@@ -73,6 +80,7 @@ class TailResult:
             "delta_upper": _num(self.delta_upper),
             "method": self.method,
             "kind": self.kind,
+            "scope": self.scope,
             "epsilon": self.epsilon,
             "q": self.q,
             "bits": self.bits,

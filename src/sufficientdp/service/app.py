@@ -1,7 +1,7 @@
 """The collector's HTTP API (FastAPI), following docs/collector_api_contract.md.
 
 An adapter: it parses and validates requests, stores reports, and calls the core for everything that is math
-(:func:`sufficientdp.collection.campaign.plan_campaign` for calibration and the certified bound,
+(:func:`sufficientdp.collection.campaign.plan_campaign` for calibration and the proven all-collections bound,
 :func:`sufficientdp.collection.campaign.estimate_release` for estimates, :mod:`sufficientdp.collection.tokens` for
 blind signatures). It logs no request data: no raw reports, nonces, credentials, client addresses or user agents.
 
@@ -96,7 +96,7 @@ class CampaignIn(BaseModel):
     eta: float = Field(default=0.001, description="target P[R > e^epsilon] at crowd_size: " + _ALLOWED["eta"])
     crowd_size: int = Field(description="N_min, the fewest people a release covers: " + _ALLOWED["crowd_size"])
     reports_per_person: int = Field(default=1, description="k: " + _ALLOWED["reports_per_person"])
-    q: float | None = Field(default=None, description="flip probability; null calibrates it (certified method, "
+    q: float | None = Field(default=None, description="flip probability; null calibrates it (proven method, "
                                                       "seconds to minutes)")
     precision: int = Field(default=32, description="dyadic precision of q: " + _ALLOWED["precision"])
     rate_limit: Literal["tokens", "none"] = Field(default="tokens", description=_ALLOWED["rate_limit"])
@@ -122,7 +122,8 @@ class CampaignOut(BaseModel):
     q: float = Field(description="the dyadic q actually used: q_numerator / 2**precision")
     q_numerator: int
     precision: int
-    eta_at_q: float = Field(description="certified upper bound on P[R > e^epsilon] at q and crowd_size")
+    eta_at_q: float = Field(description=("upper bound on P[R > e^epsilon] at q and crowd_size over every pair "
+                                          "of collections (exact at L = 1)"))
     calibrated: bool
     guarantee: str
     notes: list[str]
@@ -461,7 +462,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
     # ---------------------------------------------------------------------------------------- endpoints
     @app.post("/v1/campaigns", status_code=201, response_model=CampaignOut, dependencies=[Depends(require_admin)])
     def create_campaign(body: CampaignIn) -> dict[str, Any]:
-        """Create a campaign; with q = null the flip probability is calibrated (certified; may take minutes)."""
+        """Create a campaign; with q = null the flip probability is calibrated (proven method; can take a while)."""
         try:
             campaign = Campaign(**body.model_dump())
         except ParameterError as exc:

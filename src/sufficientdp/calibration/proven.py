@@ -1,0 +1,121 @@
+"""The smallest q whose all-collections bound meets the target (docs/proofs/blanket.md; seed 001 eq. 1.7).
+
+The bound of :mod:`sufficientdp.ratio.proven` is evaluated at every q the search returns, over every pair type of
+the domain, so the q returned always satisfies ``eta_bound(q) <= eta`` (the search itself may use a subset of the
+pair types to go faster; the final check uses all of them and the search resumes above a q that fails it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .._errors import CalibrationError
+from ..ratio.proven import Domain, evaluate, local_distance, proven_tail
+from ..ratio.result import TailResult
+
+__all__ = ["local_q_for_domain", "proven_q"]
+
+_BISECT_STEPS = 14  # relative precision 2**(2**-14) - 1 ~ 4e-5 on q once bracketed within a factor of 2
+
+
+def local_q_for_domain(domain: Domain, epsilon: float, reports: int) -> float:
+    """Local-DP flip probability for the domain: ``1 / (1 + e**(epsilon / (k d)))``, d its largest distance."""
+    x = epsilon / (local_distance(domain) * reports)
+    q = 0.5 * (1.0 - math.tanh(0.5 * x))
+    return min(0.5 * (1.0 - 1e-15), q * (1.0 + 1e-12))  # nudged up so that k d log(p/q) <= epsilon exactly
+
+
+def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
+             domain: Domain | None = None,
+             progress: Callable[[int, int], Any] | None = None) -> tuple[float, TailResult, list[str]]:
+    """Smallest q (to about 4e-5 relative) with the all-collections bound on eta at most ``eta``.
+
+    Returns ``(q, tail, notes)`` where ``tail`` is :func:`~sufficientdp.ratio.proven.proven_tail` at q.
+
+    Raises:
+        CalibrationError: if no q below local DP's meets the target (then local DP's q is the answer; callers
+            use it).
+    """
+    dom = domain if domain is not None else Domain(bits=bits)
+    q_loc = local_q_for_domain(dom, epsilon, reports)
+    notes: list[str] = []
+    steps = [0]
+    total = 2 * _BISECT_STEPS + 12
+
+    def tick() -> None:
+        steps[0] += 1
+        if progress is not None:
+            progress(min(steps[0], total - 1), total)
+
+    if population == 1:
+        notes.append("population 1: no crowd to hide in; local DP's q is used.")
+        return q_loc, proven_tail(q=q_loc, bits=bits, population=population, epsilon=epsilon, reports=reports,
+                                  domain=dom), notes
+
+    exact_l1 = bits == 1 and reports == 1
+
+    def full(q: float) -> TailResult:
+        tick()
+        return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=dom)
+
+    lead: set[str] = set()
+    eps_hint: dict[str, float] = {}
+
+    def fast(q: float) -> float:
+        tick()
+        if exact_l1:
+            return full(q).eta
+        ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
+                      only=frozenset(lead) if lead else None)
+        eps_hint["e"] = ev.epsilon_prime
+        return ev.eta
+
+    # The pair types that matter, from one full evaluation in the middle of the range.
+    if not exact_l1:
+        ev0 = evaluate(q=0.5 * q_loc, population=population, epsilon=epsilon, reports=reports, domain=dom)
+        ranked = sorted(ev0.by_type, key=lambda kv: -kv[1])
+        lead.update(name for name, _ in ranked[:3])
+    hi = q_loc  # local DP: eta = 0 here
+    lo = None
+    x = q_loc
+    for _ in range(60):  # halve until the fast bound fails (or q is negligible)
+        x *= 0.5
+        if x < 1e-12:
+            break
+        if fast(x) <= eta:
+            hi = x
+        else:
+            lo = x
+            break
+    while True:
+        if lo is None:
+            break
+        a, b = math.log(lo), math.log(hi)
+        for _ in range(_BISECT_STEPS):
+            mid = 0.5 * (a + b)
+            if fast(math.exp(mid)) <= eta:
+                b = mid
+            else:
+                a = mid
+        hi = math.exp(b)
+        res = full(hi)
+        if res.eta <= eta:
+            if progress is not None:
+                progress(total, total)
+            return hi, res, notes
+        # A pair type outside the searched subset fails at hi: include it and search above hi.
+        lead.add(str(res.details.get("worst_pair")))
+        lo, hi = hi, q_loc
+        if lo >= hi * (1 - 1e-9):
+            break
+    res = full(hi)
+    if res.eta > eta:  # pragma: no cover - local DP's q has eta = 0 by construction
+        raise CalibrationError(f"no flip probability q < 0.5 meets eta <= {eta} with the proven bound")
+    if hi == q_loc:
+        notes.append("no flip probability below local DP's meets the target with the proven bound; local DP's q "
+                     "is used (the privacy loss then never exceeds epsilon).")
+    if progress is not None:
+        progress(total, total)
+    return hi, res, notes

@@ -1,0 +1,409 @@
+"""A proven bound on eta over **all** collections: the privacy-blanket dominating pair (docs/proofs/blanket.md).
+
+Seed 001 asks for ``P[R(S; D, D_m) > e**epsilon] <= eta`` for *all* neighbouring D, D_m (eq. 1.7). The paper only
+analyses its homogeneous configuration, which is not the worst case (ERRATA 5). This module bounds every pair.
+
+The argument (Balle, Bell, Gascón, Nissim 2019, "The privacy blanket of the shuffle model"; Su, Cheng, Wang 2025
+show the blanket is the best decomposition), specialised to bit-vector randomized response on a domain
+``X ⊆ {0,1}^L`` and written out in docs/proofs/blanket.md:
+
+1. **Blanket.** For every report y, ``R(x)(y) >= m(y) := min_{z in X} R(z)(y)`` for every ``x in X``. With
+   ``gamma = sum_y m(y)`` and ``omega = m / gamma``, every person's randomizer is the mixture
+   ``R(x) = gamma omega + (1 - gamma) LO_x``.
+2. **Dominating pair.** For neighbours that differ in one person's value (x versus x'), reveal which of the other
+   N - 1 people drew from the blanket and what the others drew: the real output is a post-processing of the
+   pair ``P = {B blanket reports} ∪ {one report from R(x)}``, ``Q = {B blanket reports} ∪ {one from R(x')}``,
+   ``B ~ Bin(N - 1, gamma)``, mixed over the assignments. The hockey-stick divergence is jointly convex and
+   closed under post-processing, so ``delta_real(e') <= delta_PQ(e')`` for every ``e'`` and every pair.
+3. **Exact form of delta_PQ.** With ``g(y) = (R(x)(y) - e**e' R(x')(y)) / omega(y)`` the privacy-loss event is
+   ``{sum over the B + 1 reports of g > 0}``, so ``delta_PQ(e') = E_{Y~omega}[g(Y) P[S > -g(Y)]]`` with
+   ``S = sum_{i < N} W_i``, ``W_i = g(blanket report)`` with probability gamma and 0 otherwise: a compound sum,
+   bracketed rigorously by :func:`sufficientdp._numerics.lattice.compound_tail_bracket`.
+4. **From delta to eta.** eta is *not* closed under post-processing, so it goes through delta: for the real pair
+   ``delta(e') >= eta(e) (1 - e**(e' - e))`` for ``e' < e``, hence
+   ``eta_real(e) <= inf_{e' < e} delta_PQ(e') / (1 - e**(e' - e))``. (This is the best bound the delta curve
+   alone can give: a pair with loss just above e on mass eta attains it.)
+
+Pairs: by the symmetries of randomized response only the *type* of (x, x') matters — for all of {0,1}^L the
+Hamming distance j (both orders are the same pair, flipping the j differing bits swaps them and leaves the uniform
+blanket unchanged); one-hot vectors have one type; weight <= w has types (a, b, c) = (|x \\ x'|, |x' \\ x|,
+|x ∩ x'|). The bound is the maximum over types, so it covers both neighbouring directions.
+
+k reports per person: the k-report output is a post-processing of k independent single-report blanket pairs
+(each of person i's reports is a separate draw, so assign other people's r-th reports to the r-th copy), hence
+``delta_k <= delta of the k-fold composition <= P[L_1 + ... + L_k > e'] <= k P[L_1 > e'/k]`` — valid, and loose;
+a tight composition of the dominating pair's privacy-loss distribution is future work.
+
+Everything returns ``kind="bound"`` and ``scope="all-collections"``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import gammaln, logsumexp
+
+from .._errors import ParameterError
+from .._numerics.lattice import compound_tail_bracket
+from .._validation import check_int, check_open_interval, check_positive_finite
+from .result import TailResult
+
+__all__ = ["DOMAINS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass", "evaluate", "pair_types",
+           "proven_tail"]
+
+DOMAINS = ("all", "onehot", "weight")
+_MAX_CLASSES = 4_000_000  # total report classes over all pair types before the weight domain falls back to "all"
+_REL_SAFETY = 1e-9
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Domain:
+    """Which vectors a person may hold: all of {0,1}^L, exactly one bit set, or at most ``max_weight`` bits."""
+
+    bits: int
+    kind: str = "all"
+    max_weight: int | None = None
+
+    def __post_init__(self) -> None:
+        check_int("bits", self.bits, minimum=1, maximum=100_000)
+        if self.kind not in DOMAINS:
+            raise ParameterError(f"domain must be one of {', '.join(DOMAINS)}; got {self.kind!r}")
+        if self.kind == "onehot" and self.bits < 2:
+            raise ParameterError(f"a one-hot domain needs bits >= 2 (one vector has no neighbours); got {self.bits}")
+        if self.kind == "weight":
+            if self.max_weight is None:
+                raise ParameterError("max_weight is required for domain 'weight'")
+            check_int("max_weight", self.max_weight, minimum=1, maximum=self.bits)
+        elif self.max_weight is not None:
+            raise ParameterError(f"max_weight applies only to domain 'weight'; got domain {self.kind!r}")
+
+    @property
+    def label(self) -> str:
+        """``"all of {0,1}^L"``, ``"one-hot"`` or ``"weight <= w"``."""
+        if self.kind == "all":
+            return f"all of {{0,1}}^{self.bits}"
+        if self.kind == "onehot":
+            return f"one-hot vectors of {self.bits} bits"
+        return f"vectors of {self.bits} bits with at most {self.max_weight} set"
+
+    @classmethod
+    def from_max_weight(cls, bits: int, max_weight: int | None) -> Domain:
+        """``all`` when ``max_weight`` is None or >= bits, else ``weight``."""
+        if max_weight is None or max_weight >= bits:
+            return cls(bits=bits)
+        return cls(bits=bits, kind="weight", max_weight=max_weight)
+
+
+@dataclass(frozen=True, slots=True)
+class PairType:
+    """One class of neighbouring pairs (x, x') and the law of the report statistic under the blanket.
+
+    Arrays run over report classes c (reports with the same counts of set bits in each region of the pair):
+    ``log_omega`` (blanket mass), ``log_p`` (mass under R(x)), ``log_q`` (mass under R(x')).
+    """
+
+    name: str
+    log_omega: NDArray[np.float64]
+    log_p: NDArray[np.float64]
+    log_q: NDArray[np.float64]
+
+
+def _log_comb(n: NDArray[np.float64] | float, k: NDArray[np.float64] | float) -> Any:
+    return gammaln(np.asarray(n) + 1.0) - gammaln(np.asarray(k) + 1.0) - gammaln(np.asarray(n) - np.asarray(k) + 1.0)
+
+
+def _log_min_mass(domain: Domain, l: NDArray[np.float64], lq: float, lp: float) -> NDArray[np.float64]:
+    """``log min_{z in X} R(z)(y)`` for a report y with ``l`` set bits (it depends on l only)."""
+    L = domain.bits
+    if domain.kind == "all":
+        d = np.full_like(l, float(L))
+    elif domain.kind == "onehot":
+        d = np.where(l < L, l + 1.0, L - 1.0)
+    else:
+        w = float(domain.max_weight or 0)
+        d = l + np.minimum(w, L - l)
+    return d * lq + (L - d) * lp
+
+
+def blanket_mass(domain: Domain, q: float) -> float:
+    """``log gamma``: log of the blanket's total mass ``sum_y min_{z in X} R(z)(y)`` (docs/proofs/blanket.md)."""
+    lq, lp = math.log(q), math.log1p(-q)
+    l = np.arange(domain.bits + 1, dtype=float)
+    return float(logsumexp(_log_comb(float(domain.bits), l) + _log_min_mass(domain, l, lq, lp)))
+
+
+def pair_types(domain: Domain, q: float) -> Iterator[PairType]:
+    """Every type of neighbouring pair of ``domain``, with its report classes (see :class:`PairType`)."""
+    L = domain.bits
+    lq, lp = math.log(q), math.log1p(-q)
+    log_gamma = blanket_mass(domain, q)
+    if domain.kind == "all":
+        for j in range(L, 0, -1):
+            a = np.arange(L - j + 1, dtype=float)[:, None]  # set bits among the L - j shared bits (x = x' = 0)
+            b = np.arange(j + 1, dtype=float)[None, :]  # set bits among the j differing bits (x = 1, x' = 0)
+            lc = _log_comb(float(L - j), a) + _log_comb(float(j), b)
+            d_x, d_xp = a + (j - b), a + b
+            log_omega = lc - L * math.log(2.0)
+            yield PairType(f"j={j}", log_omega.ravel(), (lc + d_x * lq + (L - d_x) * lp).ravel(),
+                           (lc + d_xp * lq + (L - d_xp) * lp).ravel())
+        return
+    if domain.kind == "onehot":
+        specs: list[tuple[int, int, int]] = [(1, 1, 0)]
+    else:
+        w = int(domain.max_weight or 0)
+        specs = [(a, b, c) for c in range(w + 1) for a in range(w - c + 1) for b in range(w - c + 1)
+                 if a + b >= 1 and a + b + c <= L]
+    for a_, b_, c_ in specs:
+        r_ = L - a_ - b_ - c_
+        ka, kb, kc, kr = np.meshgrid(np.arange(a_ + 1.0), np.arange(b_ + 1.0), np.arange(c_ + 1.0),
+                                     np.arange(r_ + 1.0), indexing="ij")
+        lc = _log_comb(float(a_), ka) + _log_comb(float(b_), kb) + _log_comb(float(c_), kc) + _log_comb(float(r_), kr)
+        lvl = ka + kb + kc + kr
+        d_x = (a_ - ka) + (c_ - kc) + kb + kr
+        d_xp = (b_ - kb) + (c_ - kc) + ka + kr
+        log_omega = lc + _log_min_mass(domain, lvl, lq, lp) - log_gamma
+        yield PairType(f"a={a_},b={b_},c={c_}", log_omega.ravel(), (lc + d_x * lq + (L - d_x) * lp).ravel(),
+                       (lc + d_xp * lq + (L - d_xp) * lp).ravel())
+
+
+def _class_count(domain: Domain) -> int:
+    L = domain.bits
+    if domain.kind == "all":
+        return sum((L - j + 1) * (j + 1) for j in range(1, L + 1))
+    if domain.kind == "onehot":
+        return 4 * (L - 1)
+    w = int(domain.max_weight or 0)
+    return sum((a + 1) * (b + 1) * (c + 1) * (L - a - b - c + 1) for c in range(w + 1)
+               for a in range(w - c + 1) for b in range(w - c + 1) if a + b >= 1 and a + b + c <= L)
+
+
+def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prime: float,
+                  resolution: float = 2e-3) -> float:
+    """Rigorous upper bound on ``delta_PQ(e')`` of the blanket dominating pair of one pair type.
+
+    ``delta = sum_c (P_c - e**e' Q_c) P[S > -g_c]`` (module docstring, step 3): classes with ``g_c > 0`` use the
+    upper end of the bracket on ``P[S > -g_c]``, classes with ``g_c < 0`` its lower end.
+    """
+    lp, lqq, lo = pair.log_p, pair.log_q + epsilon_prime, pair.log_omega
+    weight = np.exp(lp) - np.exp(lqq)  # P_c - e^e' Q_c
+    lr_x, lr_xp = lp - lo, lqq - lo  # log of the two per-report ratios (the second times e^e')
+    top = float(np.max(np.maximum(lr_x, lr_xp)))
+    g = np.exp(lr_x - top) - np.exp(lr_xp - top)  # g / max, scale-free
+    gamma = math.exp(log_gamma)
+    if others == 0 or gamma == 0.0:
+        tail_up = tail_lo = (g > 0).astype(float)
+    else:
+        br = compound_tail_bracket(g, np.exp(lo - float(logsumexp(lo))), gamma=min(gamma, 1.0), n=others,
+                                   thresholds=-g, resolution=resolution)
+        tail_up, tail_lo = br.upper, br.lower
+    pos = weight > 0
+    delta = float(np.sum(weight[pos] * tail_up[pos]) + np.sum(weight[~pos] * tail_lo[~pos]))
+    scale = float(np.sum(np.abs(weight)))
+    return max(0.0, delta + _REL_SAFETY * scale + 1e-300)
+
+
+def _delta_all(types: list[PairType], *, log_gamma: float, others: int, eps_p: float, reports: int,
+               resolution: float) -> tuple[float, str]:
+    """Max over pair types of the bound used at ``e'`` (delta for k = 1; k * eta_dominating(e'/k) for k > 1)."""
+    best, arg = -1.0, ""
+    for pt in types:
+        if reports == 1:
+            val = blanket_delta(pt, log_gamma=log_gamma, others=others, epsilon_prime=eps_p, resolution=resolution)
+        else:
+            val = min(1.0, reports * _blanket_eta(pt, log_gamma=log_gamma, others=others,
+                                                  threshold=eps_p / reports, resolution=resolution))
+        if val > best:
+            best, arg = val, pt.name
+    return best, arg
+
+
+def _blanket_eta(pair: PairType, *, log_gamma: float, others: int, threshold: float, resolution: float) -> float:
+    """Upper bound on the dominating pair's own tail ``P_P[L_PQ > s]`` (used for k > 1)."""
+    lp, lqq, lo = pair.log_p, pair.log_q + threshold, pair.log_omega
+    lr_x, lr_xp = lp - lo, lqq - lo
+    top = float(np.max(np.maximum(lr_x, lr_xp)))
+    g = np.exp(lr_x - top) - np.exp(lr_xp - top)
+    gamma = math.exp(log_gamma)
+    if others == 0 or gamma == 0.0:
+        tail_up = (g > 0).astype(float)
+    else:
+        tail_up = compound_tail_bracket(g, np.exp(lo - float(logsumexp(lo))), gamma=min(gamma, 1.0), n=others,
+                                        thresholds=-g, resolution=resolution).upper
+    return min(1.0, float(np.sum(np.exp(lp) * tail_up)) * (1 + _REL_SAFETY) + 1e-300)
+
+
+def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
+                domain: Domain | None = None, resolution: float = 2e-3,
+                progress: Callable[[int, int], Any] | None = None) -> TailResult:
+    """Rigorous upper bound on ``eta = P[R(S) > e**epsilon]`` for **every** pair of neighbouring collections.
+
+    One bit (L = 1, one report) is answered exactly instead: every crowd composition m and both directions are
+    scanned (:func:`sufficientdp.ratio.single_bit.single_bit_worst_tail`; ``kind="exact"``).
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1.
+        population: N >= 1 people in the crowd.
+        epsilon: > 0.
+        reports: k >= 1 reports per person.
+        domain: the vectors people may hold (default: all of {0,1}^L).
+        resolution: lattice resolution of the compound-sum bracket (smaller: tighter, slower).
+        progress: optional callback ``progress(done, total)``.
+
+    Returns:
+        A :class:`TailResult` with ``scope="all-collections"``, ``kind="bound"`` (``"exact"`` at L = 1), and in
+        ``details`` the e' used, the worst pair type and the blanket's mass.
+
+    References:
+        seed 001 eq. (1.7); ERRATA 5; docs/proofs/blanket.md.
+
+    Example:
+        >>> r = proven_tail(q=0.3, bits=5, population=1000, epsilon=math.log(2))
+        >>> r.kind, r.scope, r.eta < 0.01
+        ('bound', 'all-collections', True)
+    """
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1, maximum=100_000)
+    population = check_int("population", population, minimum=1, maximum=10**12)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    reports = check_int("reports", reports, minimum=1, maximum=10_000)
+    resolution = check_open_interval("resolution", resolution, 0.0, 1.0)
+    dom = domain if domain is not None else Domain(bits=bits)
+    if dom.bits != bits:
+        raise ParameterError(f"domain.bits must equal bits ({bits}); got {dom.bits}")
+    t0 = time.perf_counter()
+    if bits == 1 and reports == 1 and population >= 2:
+        from .single_bit import single_bit_worst_tail
+
+        res = single_bit_worst_tail(n=population, q=q, epsilon=epsilon)
+        details = dict(res.details)
+        details.update({"domain": dom.label, "bound": "exact: every crowd composition m and both directions "
+                        "scanned (seed 000)", "seconds": time.perf_counter() - t0})
+        return replace(res, method="proven", scope="all-collections", details=details)
+    ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
+                  resolution=resolution, progress=progress)
+    return _result(q, bits, population, epsilon, reports, ev, t0)
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """The bound at one q: ``eta``, the e' it used, the worst pair type, and each type's value at e'."""
+
+    eta: float
+    delta: float
+    epsilon_prime: float
+    worst: str
+    by_type: tuple[tuple[str, float], ...]
+    log_gamma: float
+    domain: Domain
+    notes: tuple[str, ...]
+
+
+def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain: Domain,
+             resolution: float = 2e-3, only: frozenset[str] | None = None, epsilon_prime: float | None = None,
+             progress: Callable[[int, int], Any] | None = None) -> Evaluation:
+    """The all-collections bound at q (no input checks; see :func:`proven_tail`).
+
+    ``only`` restricts the pair types (the result is then a bound for those types only — calibration uses it to
+    search, then re-checks every type); ``epsilon_prime`` skips the search over e'.
+    """
+    notes: list[str] = []
+    dom = domain
+    if dom.kind == "weight" and _class_count(dom) > _MAX_CLASSES:
+        notes.append(f"the weight <= {dom.max_weight} domain has too many pair types to enumerate here; the bound "
+                     "for all of {0,1}^L is used, which covers it (looser)")
+        dom = Domain(bits=dom.bits)
+    log_gamma = blanket_mass(dom, q)
+    others = population - 1
+    eps0 = _local_epsilon(dom, q)
+    if reports * eps0 <= epsilon:
+        return Evaluation(0.0, 0.0, epsilon, "local", (), log_gamma, dom,
+                          tuple(notes + ["local DP: the privacy loss never exceeds k * epsilon_0 <= epsilon"]))
+    types = [t for t in pair_types(dom, q) if only is None or t.name in only]
+    if not types:
+        raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")
+    if epsilon_prime is None:
+        epsilon_prime = _search_epsilon_prime(types[:1], log_gamma=log_gamma, others=others, epsilon=epsilon,
+                                              reports=reports, resolution=resolution)
+    if progress is not None:
+        progress(0, len(types))
+    vals: list[tuple[str, float]] = []
+    for n_done, pt in enumerate(types, start=1):
+        val, _ = _delta_all([pt], log_gamma=log_gamma, others=others, eps_p=epsilon_prime, reports=reports,
+                            resolution=resolution)
+        vals.append((pt.name, val))
+        if progress is not None:
+            progress(n_done, len(types))
+    worst_name, worst = max(vals, key=lambda kv: kv[1])
+    eta = min(1.0, worst / -math.expm1(epsilon_prime - epsilon) * (1 + _REL_SAFETY))
+    return Evaluation(eta, worst, epsilon_prime, worst_name, tuple(vals), log_gamma, dom, tuple(notes))
+
+
+def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
+                          resolution: float) -> float:
+    """A good e' < e for ``delta(e') / (1 - e**(e' - e))`` (any e' is valid; this only makes the bound small)."""
+
+    def objective(x: float) -> float:
+        eps_p = epsilon - math.exp(x)
+        d, _ = _delta_all(types, log_gamma=log_gamma, others=others, eps_p=eps_p, reports=reports,
+                          resolution=resolution)
+        return d / -math.expm1(eps_p - epsilon)
+
+    xs = np.linspace(math.log(1e-4), math.log(epsilon + 2.0), 9)
+    vals = [objective(float(x)) for x in xs]
+    i = int(np.argmin(vals))
+    best_x, best_v = float(xs[i]), vals[i]
+    a, b = float(xs[max(i - 1, 0)]), float(xs[min(i + 1, len(xs) - 1)])
+    gr = (math.sqrt(5) - 1) / 2
+    c, d = b - gr * (b - a), a + gr * (b - a)
+    fc, fd = objective(c), objective(d)
+    for _ in range(6):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - gr * (b - a)
+            fc = objective(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + gr * (b - a)
+            fd = objective(d)
+    for x_, v_ in ((c, fc), (d, fd)):
+        if v_ < best_v:
+            best_x, best_v = x_, v_
+    return epsilon - math.exp(best_x)
+
+
+def local_distance(dom: Domain) -> int:
+    """Largest Hamming distance between two vectors of the domain (L, 2, or min(L, 2w))."""
+    if dom.kind == "onehot":
+        return 2
+    if dom.kind == "weight":
+        return min(dom.bits, 2 * int(dom.max_weight or 0))
+    return dom.bits
+
+
+def _local_epsilon(dom: Domain, q: float) -> float:
+    """Largest per-report log ratio between two vectors of the domain: (max distance) * log(p/q)."""
+    return local_distance(dom) * math.log((1 - q) / q)
+
+
+def _result(q: float, bits: int, population: int, epsilon: float, reports: int, ev: Evaluation,
+            t0: float) -> TailResult:
+    return TailResult(
+        eta=ev.eta, eta_lower=None, eta_upper=ev.eta, method="proven", kind="bound", scope="all-collections",
+        epsilon=epsilon, q=q, bits=bits, population=population, reports=reports,
+        delta=None, delta_upper=ev.delta if reports == 1 else None,
+        details={"domain": ev.domain.label, "epsilon_prime": ev.epsilon_prime, "worst_pair": ev.worst,
+                 "blanket_mass": math.exp(ev.log_gamma),
+                 "expected_blanket_reports": (population - 1) * math.exp(ev.log_gamma),
+                 "bound": ("eta <= delta_PQ(e') / (1 - e^(e' - e)), delta_PQ of the privacy-blanket dominating "
+                           "pair (docs/proofs/blanket.md)" if reports == 1 else
+                           "eta <= k eta_PQ(e'/k) / (1 - e^(e' - e)) over k composed blanket pairs "
+                           "(docs/proofs/blanket.md)"),
+                 "notes": list(ev.notes), "seconds": time.perf_counter() - t0},
+    )
