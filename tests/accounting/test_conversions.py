@@ -25,13 +25,17 @@ from sufficientdp.accounting import (
 
 
 def test_zcdp_to_approx_dp_closed_form_and_monotone() -> None:
-    # digest §1.13 [DERIVED]: eps(delta) = rho + 2 sqrt(rho log(1/delta))
-    assert zcdp_to_approx_dp(0.5, math.exp(-1)) == pytest.approx(0.5 + 2 * math.sqrt(0.5), rel=1e-15)
-    assert zcdp_to_approx_dp(2.0, math.exp(-8)) == pytest.approx(2.0 + 2 * 4.0, rel=1e-15)
-    deltas = np.logspace(-12, -0.01, 40)
-    eps = zcdp_to_approx_dp(1.0, deltas)
-    assert np.all(np.diff(eps) < 0)  # decreasing in delta
-    assert zcdp_to_approx_dp(1.1, 1e-6) > zcdp_to_approx_dp(1.0, 1e-6)  # increasing in rho
+    # digest §1.13 [DERIVED]: eps(delta) = rho + 2 sqrt(rho log(1/delta)) -- now method="bun-steinke" (rounded up);
+    # the default is the tighter Canonne–Kamath–Steinke conversion (tests/accounting/test_conversions_optimal.py)
+    for rho, d, closed in [(0.5, math.exp(-1), 0.5 + 2 * math.sqrt(0.5)), (2.0, math.exp(-8), 2.0 + 2 * 4.0)]:
+        old = zcdp_to_approx_dp(rho, d, method="bun-steinke")
+        assert old >= closed and old == pytest.approx(closed, rel=1e-13)
+        assert zcdp_to_approx_dp(rho, d) < old
+    for method in ["cks20", "bun-steinke"]:
+        deltas = np.logspace(-12, -0.01, 40)
+        eps = zcdp_to_approx_dp(1.0, deltas, method=method)
+        assert np.all(np.diff(eps) < 0)  # decreasing in delta
+        assert zcdp_to_approx_dp(1.1, 1e-6, method=method) > zcdp_to_approx_dp(1.0, 1e-6, method=method)
 
 
 @pytest.mark.parametrize("rho", [0.1115, 0.926, 2.63])
@@ -39,10 +43,12 @@ def test_zcdp_conversion_is_valid_for_the_gaussian(rho: float) -> None:
     # the Gaussian with mu = sqrt(2 rho) is rho-zCDP; its exact delta and tail must lie under the bound
     g = GaussianPLD.from_rho(rho)
     for d in [1e-1, 1e-3, 1e-6, 1e-10]:
-        eps = zcdp_to_approx_dp(rho, d)
+        # the default (CKS) eps bounds the hockey-stick delta; the Bun–Steinke eps also bounds the tail eta
+        assert float(g.delta(zcdp_to_approx_dp(rho, d))) <= d
+        eps = zcdp_to_approx_dp(rho, d, method="bun-steinke")
         assert float(g.delta(eps)) <= float(g.eta(eps)) <= d
-    # the bound is the tail bound exp(-(eps-rho)^2/(4 rho)) inverted
-    assert zcdp_tail_bound(rho, zcdp_to_approx_dp(rho, 1e-5)) == pytest.approx(1e-5, rel=1e-10)
+    # the Bun–Steinke eps is the tail bound exp(-(eps-rho)^2/(4 rho)) inverted
+    assert zcdp_tail_bound(rho, zcdp_to_approx_dp(rho, 1e-5, method="bun-steinke")) == pytest.approx(1e-5, rel=1e-10)
 
 
 def test_zcdp_tail_bound_digest_values() -> None:
@@ -57,18 +63,22 @@ def test_zcdp_tail_bound_digest_values() -> None:
 
 def test_rdp_to_approx_dp_matches_zcdp_closed_form() -> None:
     # (alpha, alpha rho)-RDP for all alpha: min_alpha alpha rho + log(1/d)/(alpha-1) = rho + 2 sqrt(rho log(1/d))
+    # (the classical conversion; the default CKS one is checked in test_conversions_optimal.py)
     rho, d = 0.4, 1e-6
     alphas = 1 + np.logspace(-3, 3, 20_001)
-    res = rdp_to_approx_dp(alphas, alphas * rho, d)
-    exact = zcdp_to_approx_dp(rho, d)
-    assert exact <= res.epsilon <= exact * (1 + 1e-6)
+    res = rdp_to_approx_dp(alphas, alphas * rho, d, method="classical")
+    exact = zcdp_to_approx_dp(rho, d, method="bun-steinke")
+    assert exact * (1 - 1e-13) <= res.epsilon <= exact * (1 + 1e-6)
     assert res.alpha == pytest.approx(1 + math.sqrt(math.log(1 / d) / rho), rel=1e-3)
-    assert res.to_dict()["delta"] == d
-    # for RR (pure eps) the RDP conversion is valid: its exact delta at the returned epsilon is <= d
+    assert res.to_dict()["delta"] == d and res.method == "classical"
+    assert rdp_to_approx_dp(alphas, alphas * rho, d).epsilon < res.epsilon
+    # for RR (pure eps) the RDP conversions are valid: its exact delta at the returned epsilon is <= d, and the
+    # classical one (the RDP tail bound) also bounds the tail eta
     rr = binary_randomized_response(0.2).self_compose(20)
     grid = np.linspace(1.1, 64, 300)
-    res_rr = rdp_to_approx_dp(grid, rr.renyi(grid), 1e-5)
+    res_rr = rdp_to_approx_dp(grid, rr.renyi(grid), 1e-5, method="classical")
     assert float(rr.delta(res_rr.epsilon)) <= float(rr.eta(res_rr.epsilon)) <= 1e-5
+    assert float(rr.delta(rdp_to_approx_dp(grid, rr.renyi(grid), 1e-5).epsilon)) <= 1e-5
 
 
 def test_pure_to_zcdp_and_rr_renyi_below_it() -> None:

@@ -30,7 +30,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import mpmath
 import numpy as np
@@ -211,7 +211,7 @@ def _q_parts(q: object) -> tuple[int, int]:
     return qf.numerator, qf.denominator
 
 
-@lru_cache(maxsize=None)
+@cache
 def _report_weights(L: int, qa: int, qb: int) -> tuple[tuple[int, ...], ...]:
     """``W[x][y] = b^L R(x)(y) = (b - a)^(L - d) a^d`` (integers), q = a / b."""
     pa = qb - qa
@@ -262,7 +262,7 @@ class _HistSpace:
         return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hist_space(C: int, nmax: int) -> _HistSpace:
     return _HistSpace(C, nmax)
 

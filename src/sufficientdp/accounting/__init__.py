@@ -4,14 +4,19 @@ See /work/shared/papers/census-semantics-digest.md §1 (definitions and conversi
 """
 
 from .conversions import (
+    RDP_CONVERSION_METHODS,
+    ZCDP_CONVERSION_METHODS,
     RdpConversion,
     gdp_mu_from_tradeoff,
     gdp_tradeoff,
     max_power,
     pure_to_zcdp,
     rdp_to_approx_dp,
+    rdp_to_delta,
     zcdp_tail_bound,
+    zcdp_tail_epsilon,
     zcdp_to_approx_dp,
+    zcdp_to_delta,
 )
 from .discrete_gaussian import (
     DiscreteGaussian,
@@ -58,9 +63,11 @@ __all__ = [
     "NormalizerBracket",
     "PbdpCurve",
     "PrivacyLossDistribution",
+    "RDP_CONVERSION_METHODS",
     "RdpConversion",
     "SUBSAMPLING_DIRECTIONS",
     "ShuffledRRProfile",
+    "ZCDP_CONVERSION_METHODS",
     "binary_randomized_response",
     "bit_vector_randomized_response",
     "compare_eta_delta",
@@ -80,6 +87,7 @@ __all__ = [
     "postprocessed_tail",
     "pure_to_zcdp",
     "rdp_to_approx_dp",
+    "rdp_to_delta",
     "sample_bernoulli_exp",
     "sample_discrete_gaussian",
     "sample_discrete_laplace",
@@ -87,5 +95,7 @@ __all__ = [
     "shuffled_rr_profile",
     "shuffled_rr_worst_profile",
     "zcdp_tail_bound",
+    "zcdp_tail_epsilon",
     "zcdp_to_approx_dp",
+    "zcdp_to_delta",
 ]

@@ -4,7 +4,7 @@ Two different questions are answered here, and they must not be confused (digest
 on P(L > eps)"):
 
 * **(eps, delta)-DP** — the hockey-stick ``delta(eps) = E[(1 - e^{eps - L})_+]``. The product converts zCDP and
-  RDP to it with the tight conversion of Canonne, Kamath & Steinke (2020), :func:`zcdp_to_approx_dp`,
+  RDP to it with the tight conversion of Canonne, Kamath & Steinke (2020): :func:`zcdp_to_approx_dp`,
   :func:`zcdp_to_delta`, :func:`rdp_to_approx_dp`, :func:`rdp_to_delta` (default ``method="cks20"``).
 * **the tail** ``eta(eps) = P(L > eps)`` (and hence the pbdp delta and the posterior-ratio tail of 004 Thm 7.4.2) —
   only the Chernoff/Markov bound ``exp((alpha-1)(r - eps))`` controls it: :func:`zcdp_tail_bound`,
@@ -25,12 +25,12 @@ References:
     Privacy" (2020, arXiv:2004.00010) §2.3 — for ``(alpha, r)``-RDP,
     ``delta = exp((alpha-1)(r - eps)) / (alpha-1) * (1 - 1/alpha)^alpha``, equivalently
     ``eps = r + (log(1/delta) + (alpha-1) log(1-1/alpha) - log(alpha)) / (alpha-1)``; for ``rho``-zCDP put
-    ``r = alpha rho`` and take the infimum over ``alpha > 1``. Statement checked (2026) against: Steinke's own
+    ``r = alpha rho`` and take the infimum over ``alpha > 1``. Statement checked against: Steinke's own
     ``cdp2adp.py`` (github.com/IBM/discrete-gaussian-differential-privacy, ``cdp_delta`` / ``cdp_eps``, citing
     arXiv:2004.00010v3 p. 13); OpenDP's soundness proof ``rust/src/combinators/measure_cast/zCDP_to_approxDP/
     cdp_delta/cdp_delta.tex`` (theorem and corollaries adapted from CKS20 §2.3, with the derivation
     ``sup_z (1 - e^{eps-z})_+ e^{-(alpha-1) z} = e^{-(alpha-1) eps} (1-1/alpha)^alpha / (alpha-1)``); and
-    dp_accounting 0.6.0 ``dp_accounting/rdp/rdp_privacy_accountant.py`` ``compute_epsilon`` / ``compute_delta``
+    dp-accounting 0.6.0 (module ``rdp/rdp_privacy_accountant.py``) ``compute_epsilon`` / ``compute_delta``
     ("Improved bound from arXiv:2004.00010 Proposition 12 (in v4)", also Asoodeh et al., arXiv:2001.05990,
     eq. 20), which additionally uses ``delta(eps) <= delta(0) = TV <= sqrt(1 - exp(-KL))`` (Bretagnolle–Huber)
     with ``KL <= D_alpha``. Check value: ``rho = 2.63``, ``delta = 1e-6`` gives ``eps = 13.7923...`` (Bun–Steinke:
@@ -70,12 +70,12 @@ __all__ = [
 ]
 
 #: ``method=`` values of :func:`zcdp_to_approx_dp` / :func:`zcdp_to_delta`; the first is the default.
-#: ``"cks20"``: Canonne–Kamath–Steinke 2020 (tight hockey-stick conversion, capped by Bretagnolle–Huber);
+#: ``"cks20"``: Canonne–Kamath–Steinke 2020 (the tight hockey-stick conversion);
 #: ``"bun-steinke"``: Bun–Steinke 2016 ``eps = rho + 2 sqrt(rho log(1/delta))`` (also bounds the tail ``eta``).
 ZCDP_CONVERSION_METHODS: tuple[str, ...] = ("cks20", "bun-steinke")
 
 #: ``method=`` values of :func:`rdp_to_approx_dp` / :func:`rdp_to_delta`; the first is the default.
-#: ``"cks20"``: the conversion of dp_accounting's ``compute_epsilon`` / ``compute_delta`` (CKS 2020 plus the
+#: ``"cks20"``: the conversion of dp-accounting's ``compute_epsilon`` / ``compute_delta`` (CKS 2020 plus the
 #: KL/Bretagnolle–Huber bound); ``"classical"``: Mironov 2017 Prop. 3, ``eps = r + log(1/delta)/(alpha-1)``.
 RDP_CONVERSION_METHODS: tuple[str, ...] = ("cks20", "classical")
 
@@ -109,11 +109,8 @@ def _check_method(method: Any, allowed: tuple[str, ...]) -> str:
     return method
 
 
-def _check_delta_open(delta: ArrayLike) -> np.ndarray:
-    d = _check_probability(delta, "delta")
-    if np.any(d <= 0) or np.any(d >= 1):
-        raise ParameterError(f"delta must be in (0, 1); got {delta!r}")
-    return d
+def _check_delta_open(delta: ArrayLike) -> NDArray[np.float64]:
+    return np.asarray(check_real_array("delta", delta, low=0.0, high=1.0, allow_empty=True), dtype=np.float64)
 
 
 def _check_epsilon(epsilon: ArrayLike) -> NDArray[np.float64]:
@@ -127,11 +124,6 @@ def _elementwise(fn: Any, x: NDArray[np.float64]) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------------- zCDP
-def _zcdp_tv_up(rho: float) -> float:
-    """Upper bound on ``delta(0) = TV`` for ``rho``-zCDP: ``sqrt(1 - e^{-rho})`` (Bretagnolle–Huber, KL <= rho)."""
-    return min(1.0, math.nextafter(math.sqrt(-math.expm1(-rho)) * (1.0 + 8.0 * _U), math.inf))
-
-
 def _bs_epsilon(rho: float, delta: float) -> float:
     log_inv = -math.log(delta)
     value = rho + 2.0 * math.sqrt(rho * log_inv)
@@ -150,8 +142,6 @@ def _cks_epsilon_at(rho: float, log_inv: float, alpha: float) -> float:
 
 
 def _cks_zcdp_epsilon(rho: float, delta: float) -> float:
-    if delta >= _zcdp_tv_up(rho):
-        return 0.0
     log_inv = -math.log(delta)
     # d/dalpha of the CKS eps is rho - (log(1/delta) - log alpha)/(alpha-1)^2: zero where phi = 0, phi increasing,
     # phi(1) = -log(1/delta) < 0 and phi(1 + sqrt(log(1/delta)/rho)) = log(alpha) > 0 (the Bun–Steinke order).
@@ -191,8 +181,7 @@ def _cks_zcdp_delta(rho: float, eps: float) -> float:
             hi *= 2.0
         alpha = float(brentq(psi, lo, hi, xtol=1e-15, rtol=4 * _U, maxiter=400)) if psi(hi) > 0.0 else hi
         alpha = max(alpha, lo)
-    log_delta = _cks_log_delta_at(rho, eps, alpha)
-    return min(_exp_up(log_delta), _zcdp_tv_up(rho))
+    return _exp_up(_cks_log_delta_at(rho, eps, alpha))
 
 
 def _bs_delta(rho: float, eps: float) -> float:
@@ -207,9 +196,11 @@ def zcdp_to_approx_dp(rho: float, delta: ArrayLike, *, method: str = "cks20") ->
 
     ``method="cks20"`` (default): Canonne–Kamath–Steinke 2020 (module docstring),
     ``eps = inf_{alpha > 1} alpha rho + (log(1/delta) + (alpha-1) log(1-1/alpha) - log(alpha)) / (alpha-1)``,
-    minimised by a root search on its derivative and evaluated at the order found; ``0`` when
-    ``delta >= sqrt(1 - e^{-rho})`` (Bretagnolle–Huber: ``delta(0) = TV <= sqrt(1 - e^{-KL})``, ``KL <= rho``).
-    This bounds the hockey-stick ``delta`` only, **not** the tail ``P(L > eps)``.
+    minimised by a root search on its derivative and evaluated at the order found, floored at 0 (``delta(eps)``
+    is non-increasing, so a negative value means ``(0, delta)``-DP). (The Bretagnolle–Huber bound
+    ``delta(0) <= sqrt(1 - e^{-rho})`` that dp-accounting also applies is never smaller than the CKS
+    ``delta(0)``, so it is not needed here.) This bounds the hockey-stick ``delta`` only, **not** the tail
+    ``P(L > eps)`` (for that, ``method="bun-steinke"``).
 
     ``method="bun-steinke"``: ``eps = rho + 2 sqrt(rho log(1/delta))`` (= :func:`zcdp_tail_epsilon`), the
     inversion of the Bun–Steinke tail bound (digest §1.13); larger, but it also bounds the PLRV tail ``eta``,
@@ -233,7 +224,7 @@ def zcdp_to_delta(rho: float, epsilon: ArrayLike, *, method: str = "cks20") -> A
     """Smallest ``delta`` such that every ``rho``-zCDP mechanism is ``(eps, delta)``-DP, rounded up.
 
     ``method="cks20"`` (default): ``delta = inf_{alpha > 1} exp((alpha-1)(alpha rho - eps)) / (alpha-1)
-    * (1 - 1/alpha)^alpha`` (Canonne–Kamath–Steinke 2020), capped by ``sqrt(1 - e^{-rho})``.
+    * (1 - 1/alpha)^alpha`` (Canonne–Kamath–Steinke 2020), capped at 1.
     ``method="bun-steinke"``: the tail bound ``exp(-(eps-rho)^2/(4 rho))`` (1 for ``eps <= rho``), =
     :func:`zcdp_tail_bound`. Args: ``rho`` in (0, inf); ``epsilon`` in [0, inf), scalar or array.
 
@@ -313,10 +304,10 @@ def _check_rdp_curve(alphas: ArrayLike, rdp: ArrayLike) -> tuple[NDArray[np.floa
 def rdp_to_approx_dp(alphas: ArrayLike, rdp: ArrayLike, delta: float, *, method: str = "cks20") -> RdpConversion:
     """Best ``eps`` at ``delta`` from an RDP curve ``r(alpha)`` given on a grid of orders, rounded up.
 
-    ``method="cks20"`` (default) — the conversion of dp_accounting's ``rdp_privacy_accountant.compute_epsilon``:
+    ``method="cks20"`` (default) — the conversion of dp-accounting's ``rdp_privacy_accountant.compute_epsilon``:
     per order, ``eps = 0`` if ``delta^2 >= 1 - e^{-r}`` (Bretagnolle–Huber, ``KL <= r``), else
     ``eps = max(0, r + log(1 - 1/alpha) - (log(delta) + log(alpha))/(alpha-1))`` (CKS 2020); minimum over the
-    grid. Unlike dp_accounting it also uses orders in (1, 1.01] (valid; dp_accounting skips them only for
+    grid. Unlike dp-accounting it also uses orders in (1, 1.01] (valid; dp-accounting skips them only for
     numerical caution). ``method="classical"`` — ``eps = r + log(1/delta)/(alpha-1)`` (Mironov 2017, Prop. 3),
     the RDP tail bound ``P(L > eps) <= exp((alpha-1)(r - eps))`` (digest §1.13) inverted, which also bounds ``eta``.
 
@@ -350,7 +341,7 @@ def rdp_to_approx_dp(alphas: ArrayLike, rdp: ArrayLike, delta: float, *, method:
 def rdp_to_delta(alphas: ArrayLike, rdp: ArrayLike, epsilon: float, *, method: str = "cks20") -> RdpConversion:
     """Best ``delta`` at ``epsilon`` from an RDP curve on a grid of orders, rounded up (the inverse direction).
 
-    ``method="cks20"`` (default) — dp_accounting's ``compute_delta``: per order the smaller of
+    ``method="cks20"`` (default) — dp-accounting's ``compute_delta``: per order the smaller of
     ``sqrt(1 - e^{-r})`` (Bretagnolle–Huber) and ``exp((alpha-1)(r - eps + log(1-1/alpha)) - log(alpha))``
     (CKS 2020; used for every order > 1), minimum over the grid, capped at 1. ``method="classical"`` —
     ``min(1, exp((alpha-1)(r - eps)))`` (Mironov 2017 Prop. 3; the RDP tail bound, which also bounds ``eta``).

@@ -413,7 +413,7 @@ def posterior_bounds(rho: float | Fraction, deltas: ArrayLike) -> tuple[Posterio
         lg = -math.log(dv)
         fdp = math.log(dv) - float(log_ndtr(ndtri(dv) - mu))
         rest = 2.0 * math.sqrt(r * lg) - r if lg > r else lg
-        arb = float(zcdp_to_approx_dp(r, dv))
+        arb = float(zcdp_to_approx_dp(r, dv, method="bun-steinke"))  # Thm 7.4.2 is a tail statement: not CKS
         rows.append(PosteriorRow(delta=dv, gaussian_fdp=fdp, zcdp_rest_known=math.nextafter(rest, math.inf),
                                  zcdp_arbitrary_prior=math.nextafter(arb, math.inf)))
     return tuple(rows)
