@@ -98,7 +98,7 @@ class DemoResult:
 
 
 def run_demo(*, population: int = 100_000, bits: int = 16, epsilon: float = 1.0, beta: float = 3.0,
-             reports: int = 1, seed: int | None = None, method: str = "certified", eta: float | None = None,
+             reports: int = 1, seed: int | None = None, method: str = "proven", eta: float | None = None,
              progress: Any = None) -> DemoResult:
     """Run the whole flow once. ``seed=None`` uses the CSPRNG for the randomizer."""
     cal = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, reports=reports, method=method,
@@ -196,13 +196,14 @@ class CollectorDemoResult:
         c = self.campaign
         r = self.release
         k = int(c["reports_per_person"])
-        how = "calibrated by the collector, certified" if c["calibrated"] else "given, checked by the collector"
+        how = ("calibrated by the collector, proven for every collection" if c["calibrated"]
+               else "given, checked by the collector")
         guarantee = textwrap.wrap(f"guarantee: {c['guarantee']}", width=113)
         lines = [
             (f"sufficientdp demo --collector: campaign {c['id']} on a loopback collector, L = {c['bits']} bits, "
              f"k = {k}, N_min = {c['crowd_size']}, rate limit: {c['rate_limit']}"),
             (f"  q = {c['q']:.10g} = {c['q_numerator']}/2^{c['precision']} ({how}); epsilon = {c['epsilon']:g}, "
-             f"target eta = {c['eta']:g}, certified eta at q = {c['eta_at_q']:.6g}"),
+             f"target eta = {c['eta']:g}, proven eta bound at q (all collections) = {c['eta_at_q']:.6g}"),
             *("  " + line for line in guarantee),
             (f"{self.population} simulated people each fetched the campaign, obtained {k} blind-signature "
              f"token(s) with their own credential and sent {k} locally randomized report(s) "
@@ -309,7 +310,7 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
 
     Starts the collector (:func:`sufficientdp.service.create_app`) with uvicorn on 127.0.0.1 in a background
     thread, on a temporary SQLite database (deleted afterwards) unless ``database`` is given; creates a campaign
-    (rate limit ``tokens``; q calibrated by the collector with the certified method unless given); lets
+    (rate limit ``tokens``; q calibrated by the collector with the proven method unless given); lets
     ``population`` simulated people with known true bit frequencies (:func:`skewed_population`) each report
     through their own :class:`sufficientdp.client.Reporter` and credential; makes a release; then shows that a
     second release from :data:`LATE_PEOPLE` late people (fewer than N_min) is refused (``crowd_too_small``) and
@@ -402,9 +403,9 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
               httpx.Client(base_url=collector.url, timeout=600.0) as ops):
             url = collector.url
             if status is not None:
-                how = "checks the given q" if spec.q is not None else "calibrates q, certified: a few seconds"
+                how = "checks the given q" if spec.q is not None else "calibrates q (proven bound): a few seconds"
                 status(f"collector listening on {url}; creating the campaign (the collector {how}) ...")
-            # 1. The campaign (q = null: the collector calibrates it, certified, inside the request).
+            # 1. The campaign (q = null: the collector calibrates it (proven bound) inside the request).
             resp = ops.post("/v1/campaigns", headers=headers, json={
                 "name": spec.name, "bits": spec.bits, "epsilon": spec.epsilon, "eta": spec.eta,
                 "crowd_size": spec.crowd_size, "reports_per_person": spec.reports_per_person, "q": spec.q,

@@ -112,7 +112,7 @@ def test_phi_round_trip(q):
         ({"epsilon": -1}, "epsilon must be finite and > 0"),
         ({"epsilon": math.nan}, "epsilon must be a real number"),
         ({"beta": -1}, "beta must be finite and >= 0"),
-        ({"method": "magic"}, "method must be one of certified, mc, exact, local, paper-sigma, paper-simplified; got 'magic'"),
+        ({"method": "magic"}, "method must be one of proven, homogeneous, exact, mc, local, paper-sigma, paper-simplified; got 'magic'"),
         ({"reports": 0}, "reports must be an integer >= 1; got 0"),
     ],
 )
@@ -133,20 +133,54 @@ def test_calibration_error_is_exported():
     assert issubclass(CalibrationError, Exception)
 
 
-def test_kind_of_each_method():
-    kinds = {m: calibrate(bits=2, population=50, epsilon=1.0, method=m).kind
-             for m in ("certified", "local", "paper-sigma", "paper-simplified")}
-    assert kinds == {"certified": "bound", "local": "exact", "paper-sigma": "heuristic",
-                     "paper-simplified": "heuristic"}
-    assert calibrate(bits=2, population=50, epsilon=1.0, method="local").to_dict()["kind"] == "exact"
+def test_kind_and_scope_of_each_method():
+    cals = {m: calibrate(bits=2, population=50, epsilon=1.0, method=m)
+            for m in ("proven", "homogeneous", "local", "paper-sigma", "paper-simplified")}
+    assert {m: c.kind for m, c in cals.items()} == {
+        "proven": "bound", "homogeneous": "bound", "local": "exact", "paper-sigma": "heuristic",
+        "paper-simplified": "heuristic"}
+    assert {m: c.scope for m, c in cals.items()} == {
+        "proven": "all-collections", "homogeneous": "homogeneous", "local": "per-report",
+        "paper-sigma": "homogeneous", "paper-simplified": "homogeneous"}
+    d = calibrate(bits=2, population=50, epsilon=1.0, method="local").to_dict()
+    assert d["kind"] == "exact" and d["scope"] == "per-report"
 
 
-def test_certified_searches_below_the_lowest_grid_point():
+def test_default_is_proven_and_certified_is_refused_with_the_new_name():
+    assert calibrate(bits=2, population=50, epsilon=1.0).method == "proven"
+    with pytest.raises(ParameterError, match="renamed 'homogeneous'"):
+        calibrate(bits=2, population=50, epsilon=1.0, method="certified")
+
+
+def test_proven_meets_its_target_for_every_pair_of_collections():
+    # Issue 9, "Done when": the default q meets eta for every pair of neighbouring collections, checked here by
+    # exhaustive search over all pairs (sufficientdp.ratio.worst_case, exact) on small crowds.
+    from sufficientdp.ratio.worst_case import worst_case_exhaustive
+
+    for bits, population, eps, target in ((2, 6, 1.0, 0.05), (2, 8, 0.7, 0.1), (3, 4, 1.5, 0.05)):
+        c = calibrate(bits=bits, population=population, epsilon=eps, eta=target)
+        assert c.eta_at_q <= target
+        assert worst_case_exhaustive(bits, population, c.q, eps).eta <= target
+
+
+def test_proven_at_one_bit_is_the_exact_all_crowd_scan():
+    # Issue 9: at L = 1, N = 1000, eps = 1 the homogeneous calibration (q = 0.01636) misses the target 2x (a crowd
+    # with 18 ones). The default now calibrates on the exact worst over every crowd, and is tight.
+    from sufficientdp.ratio.single_bit import single_bit_worst_tail
+
+    c = calibrate(bits=1, population=1000, epsilon=1.0, eta=1e-3)
+    assert c.kind == "exact" and c.scope == "all-collections"
+    assert single_bit_worst_tail(n=1000, q=c.q, epsilon=1.0).eta <= 1e-3
+    assert single_bit_worst_tail(n=1000, q=c.q * (1 - 1e-3), epsilon=1.0).eta > 1e-3 * 0.98
+    assert c.q > 0.0164  # more noise than the homogeneous answer, which was wrong
+
+
+def test_homogeneous_searches_below_the_lowest_grid_point():
     # Regression: with one bit and a large crowd the answer lies far below q_local / grid; the search used to
     # return the grid's lowest passing point (q = 0.0168 here, whose eta is ~1e-206), 90x more noise than needed.
     from sufficientdp.ratio.single_bit import single_bit_tail
 
-    c = calibrate(bits=1, population=100_000, epsilon=1.0, eta=1e-3, method="certified")
+    c = calibrate(bits=1, population=100_000, epsilon=1.0, eta=1e-3, method="homogeneous")
     assert c.q < 1e-3
     assert c.eta_at_q <= 1e-3
     # independent check: the exact single-bit tail (seed 000) at the returned q, the worse of both directions

@@ -70,7 +70,7 @@ def test_sd_formula_against_brute_force():
 
 
 def test_rows_small_l1():
-    c = compare_approaches(bits=1, population=100, epsilon=1.0, delta=1e-3, certified=False)
+    c = compare_approaches(bits=1, population=100, epsilon=1.0, delta=1e-3, sufficient=False)
     assert [r.approach for r in c.rows] == list(APPROACHES)
     loc = c.row("local-dp")
     assert loc.q == local_q(1, 1.0) and loc.kind == "exact"
@@ -80,14 +80,14 @@ def test_rows_small_l1():
     paper = c.row("sufficient-dp-paper")
     assert paper.kind == "heuristic"
     assert paper.q == calibrate(bits=1, population=100, epsilon=1.0, method="paper-sigma").q
-    assert c.row("sufficient-dp-certified").q is None
+    assert c.row("sufficient-dp-proven").q is None and c.row("sufficient-dp-homogeneous").q is None
     json.dumps(c.to_dict())
     assert isinstance(c.records, list) and set(c.records[0]) >= {"approach", "q", "sd", "kind", "guarantee", "notes"}
 
 
 def test_amplification_rows_certify_their_q():
     n, eps, delta = 10**6, 1.0, 1e-6
-    c = compare_approaches(bits=2, population=n, epsilon=eps, delta=delta, reports=2, certified=False)
+    c = compare_approaches(bits=2, population=n, epsilon=eps, delta=delta, reports=2, sufficient=False)
     loc = c.row("local-dp")
     assert c.row("shuffled-rr-exact").q is None  # L > 1: not applicable
     for b in ("efmrtt19", "bbgn19", "fmt21"):
@@ -99,16 +99,20 @@ def test_amplification_rows_certify_their_q():
     assert c.row("shuffle-fmt21").q < loc.q  # a million people: FMT amplifies
 
 
-def test_certified_row_small():
+def test_sufficient_rows_small():
     c = compare_approaches(bits=2, population=50, epsilon=1.0, delta=1e-3, eta=0.01)
-    row = c.row("sufficient-dp-certified")
-    assert row.kind == "bound"
-    assert row.q == calibrate(bits=2, population=50, epsilon=1.0, method="certified", eta=0.01).q
+    for method, scope in (("homogeneous", "homogeneous"), ("proven", "all-collections")):
+        row = c.row(f"sufficient-dp-{method}")
+        assert row.kind == "bound" and row.scope == scope
+        assert row.q == calibrate(bits=2, population=50, epsilon=1.0, method=method, eta=0.01).q
+    # the proof costs noise: the all-collections q is larger than the homogeneous one
+    assert c.row("sufficient-dp-proven").q > c.row("sufficient-dp-homogeneous").q
+    assert c.row("local-dp").scope == "per-report" and c.row("sufficient-dp-paper").scope == "homogeneous"
     assert c.row("shuffled-rr-exact").kind == "n/a"
 
 
 def test_exact_row_skipped_for_large_population():
-    c = compare_approaches(bits=1, population=500, epsilon=1.0, delta=1e-3, certified=False,
+    c = compare_approaches(bits=1, population=500, epsilon=1.0, delta=1e-3, sufficient=False,
                            exact_max_population=100)
     assert c.row("shuffled-rr-exact").q is None and "not computed" in c.row("shuffled-rr-exact").notes[0]
     with pytest.raises(KeyError):
@@ -120,7 +124,7 @@ def test_exact_row_skipped_for_large_population():
     {"eta": 0.0}, {"eta": 1.5}, {"reports": 0}, {"beta": -1.0}, {"beta": True}, {"exact_max_population": 0},
 ])
 def test_compare_invalid_inputs(kwargs):
-    base = {"bits": 1, "population": 10, "epsilon": 1.0, "delta": 0.01, "certified": False}
+    base = {"bits": 1, "population": 10, "epsilon": 1.0, "delta": 0.01, "sufficient": False}
     base.update(kwargs)
     with pytest.raises(ParameterError):
         compare_approaches(**base)

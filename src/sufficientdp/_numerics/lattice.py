@@ -15,8 +15,9 @@ Method and error budget (every term is added to ``upper`` and subtracted from ``
 
    ``mu_E = E[E]`` is computed exactly from the atoms, and ``tau`` is Bernstein's deviation for a sum of n iid
    variables bounded by ``h`` around their mean with variance ``n Var(e)``, at failure probability ``ALPHA``.
-   (Atoms too far out to index, ``|k| > 2**52``, are clamped; the probability that any person draws one, at most
-   ``n gamma pi(clamped)``, is added.)
+   (Atoms too far out to index, ``|k| > 2**52``, are clamped, and the rarest far-out atoms are set to 0 while
+   the chance that any person draws one stays below ``DROP = 1e-11``; either chance, at most
+   ``n gamma pi(atoms)``, is added. Brackets are therefore not meant for probabilities below about 1e-10.)
 2. **Window.** ``K`` lives on a cyclic lattice of ``M`` cells covering ``[a_lo, a_lo + M)``; the cyclic
    convolution of the wrapped per-person law equals the wrapped law of ``K``, so every computed cell is at least
    the true probability of its in-window value and exceeds it by at most ``P[K outside the window]``, which
@@ -41,10 +42,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
-__all__ = ["ALPHA", "TailBracket", "compound_tail_bracket"]
+__all__ = ["ALPHA", "DROP", "TailBracket", "compound_tail_bracket"]
 
 ALPHA = 1e-14
 """Failure probability allotted to each of: the window's upper tail, its lower tail, the rounding deviation."""
+
+DROP = 1e-11
+"""Largest chance that some person draws one of the far-out atoms that are set to 0 (added to the error budget)."""
 
 _U = 2.0 ** -53
 _KCAP = 2 ** 52
@@ -114,6 +118,17 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
     pi = pi / pi.sum()
     keep = pi > 0
     v, pi = v[keep], pi[keep]
+    # Rare far-out atoms only widen the window: replace the largest |v| by 0 while the chance that any person draws
+    # one stays <= DROP (that chance is added to upper and subtracted from lower: S is unchanged without them).
+    p_dropped = 0.0
+    if n > 0 and gamma > 0.0:
+        order = np.argsort(-np.abs(v), kind="stable")
+        cum = np.cumsum(pi[order]) * (n * gamma)
+        n_drop = int(np.searchsorted(cum, DROP, side="right"))
+        if 0 < n_drop < v.size:
+            p_dropped = float(cum[n_drop - 1])
+            v = v.copy()
+            v[order[:n_drop]] = 0.0
     scale = float(np.max(np.abs(v)))
     if n == 0 or gamma == 0.0 or scale == 0.0:
         sure = (t < 0.0).astype(float)
@@ -168,8 +183,8 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
     fft_err = math.sqrt(cells) * _U * (8.0 * math.log2(cells) + 16.0) * (
         n * gamma * float(np.sqrt(pmf @ pmf)) + 1.0)
     alias = 2.0 * ALPHA  # P[K outside the window], both sides
-    allowance_up = ALPHA + fft_err + ALPHA + p_clamped  # window top + float + rounding + clamping
-    allowance_lo = alias + fft_err + ALPHA + p_clamped
+    allowance_up = ALPHA + fft_err + ALPHA + p_clamped + p_dropped  # window, float, rounding, clamped, dropped
+    allowance_lo = alias + fft_err + ALPHA + p_clamped + p_dropped
 
     def p_k_greater(u: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Computed P[K > u] (window part) for real u, as suffix sums, and whether u is below the window."""
@@ -184,7 +199,7 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
     up_val, up_below = p_k_greater((ts + mu_e - tau) / h)
     lo_val, lo_below = p_k_greater((ts + mu_e + tau) / h)
     upper = np.where(up_below, 1.0, up_val + allowance_up)
-    lower = np.where(lo_below, 1.0 - ALPHA - ALPHA - p_clamped - fft_err, lo_val - allowance_lo)
+    lower = np.where(lo_below, 1.0 - ALPHA - ALPHA - p_clamped - p_dropped - fft_err, lo_val - allowance_lo)
     upper = np.clip(upper, 0.0, 1.0)
     lower = np.clip(lower, 0.0, 1.0)
     return TailBracket(lower=lower, upper=upper, cells=cells, step=h * scale,

@@ -20,11 +20,13 @@ standard deviation of an unbiased per-bit count, ``sd(d_hat) = sqrt(N q p / k) /
   and no per-bit reduction is valid.
 * ``sufficient-dp-paper`` — the paper's calibration, method ``paper-sigma`` (``E R + beta sd R <= e^epsilon``,
   seed 001 eq. 3.12). A heuristic, not a bound on eta (ERRATA 3).
-* ``sufficient-dp-certified`` — method ``certified``: a rigorous bound ``P[R > e^epsilon] <= eta`` for the
-  homogeneous configuration only (docs/worst_case.md).
+* ``sufficient-dp-proven`` — method ``proven``: a rigorous bound ``P[R > e^epsilon] <= eta`` for every pair of
+  neighbouring collections (docs/proofs/blanket.md; exact at L = 1). The product's default.
+* ``sufficient-dp-homogeneous`` — method ``homogeneous``: a rigorous bound for the paper's homogeneous
+  configuration only, which is not the worst case (docs/worst_case.md): shown to price what the proof costs.
 
 The guarantees differ in kind — (epsilon, 0) for every pair of collections, (epsilon, delta) for every pair, a tail
-bound for one configuration — and the ``guarantee`` text of each row says which.
+bound for every pair or for one configuration — and each row's ``scope`` and ``guarantee`` say which.
 """
 
 from __future__ import annotations
@@ -38,13 +40,13 @@ from scipy.stats import binom
 
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
 from ..accounting.amplification import BOUNDS, flip_probability_for_epsilon0, max_epsilon0
-from .calibrate import DEFAULT_ETA, calibrate, local_q, sigma_per_sqrt_n
+from .calibrate import DEFAULT_ETA, SCOPE, calibrate, local_q, sigma_per_sqrt_n
 
 __all__ = ["APPROACHES", "Comparison", "ComparisonRow", "compare_approaches", "shuffled_rr_exact_q",
            "shuffled_rr_worst_delta"]
 
 APPROACHES = ("local-dp", "shuffle-efmrtt19", "shuffle-bbgn19", "shuffle-fmt21", "shuffled-rr-exact",
-              "sufficient-dp-paper", "sufficient-dp-certified")
+              "sufficient-dp-paper", "sufficient-dp-homogeneous", "sufficient-dp-proven")
 
 _ALLOWANCE = 1e-11
 
@@ -59,6 +61,7 @@ class ComparisonRow:
         sd: ``sd(d_hat)`` of a per-bit count at q (None with q).
         sd_per_sqrt_n: ``sd / sqrt(N)``.
         kind: ``"exact"``, ``"bound"``, ``"heuristic"`` (the paper's mean + beta sd) or ``"n/a"``.
+        scope: for which collections it holds: ``"all-collections"``, ``"homogeneous"`` or ``"per-report"``.
         guarantee: what the row promises, in words.
         epsilon0: per-person local epsilon implied by q over kL bits (``k L log(p/q)``), where q exists.
         notes: caveats.
@@ -72,6 +75,7 @@ class ComparisonRow:
     sd_per_sqrt_n: float | None
     kind: str
     guarantee: str
+    scope: str = "all-collections"
     epsilon0: float | None = None
     notes: tuple[str, ...] = field(default=())
     verified: bool = True
@@ -189,14 +193,14 @@ def shuffled_rr_exact_q(n: int, epsilon: float, delta: float, *, rel_tol: float 
 
 # ------------------------------------------------------------------------------------------ the comparison
 def _row(approach: str, q: float | None, *, population: int, reports: int, bits: int, kind: str, guarantee: str,
-         notes: list[str], verified: bool = True) -> ComparisonRow:
+         notes: list[str], verified: bool = True, scope: str = "all-collections") -> ComparisonRow:
     if q is None:
         return ComparisonRow(approach=approach, q=None, sd=None, sd_per_sqrt_n=None, kind=kind,
-                             guarantee=guarantee, notes=tuple(notes), verified=verified)
+                             guarantee=guarantee, scope=scope, notes=tuple(notes), verified=verified)
     s = sigma_per_sqrt_n(q, reports)
     e0 = bits * reports * (math.log1p(-q) - math.log(q))
     return ComparisonRow(approach=approach, q=q, sd=s * math.sqrt(population), sd_per_sqrt_n=s, kind=kind,
-                         guarantee=guarantee, epsilon0=e0, notes=tuple(notes), verified=verified)
+                         guarantee=guarantee, scope=scope, epsilon0=e0, notes=tuple(notes), verified=verified)
 
 
 def compare_approaches(
@@ -208,7 +212,7 @@ def compare_approaches(
     eta: float = DEFAULT_ETA,
     reports: int = 1,
     beta: float = 3.0,
-    certified: bool = True,
+    sufficient: bool = True,
     exact_max_population: int = 400,
     progress: Any = None,
 ) -> Comparison:
@@ -219,12 +223,12 @@ def compare_approaches(
         population: N >= 1 (the crowd a release covers; also n of the shuffle bounds).
         epsilon: target epsilon > 0 (sufficient DP: lambda = e^epsilon).
         delta: target delta in (0, 1) for the approximate-DP rows (shuffling bounds, exact shuffled RR).
-        eta: target ``P[R > e^epsilon]`` in (0, 1) for certified sufficient DP (default 1e-3).
+        eta: target ``P[R > e^epsilon]`` in (0, 1) for the sufficient-DP rows (default 1e-3).
         reports: k >= 1 reports per person.
         beta: the paper's multiple of sd (``paper-sigma``), >= 0.
-        certified: compute the certified sufficient-DP row (slow for large L: about 60 s at L = 40).
+        sufficient: compute the sufficient-DP rows ``proven`` and ``homogeneous`` (slow for large L).
         exact_max_population: compute the exact shuffled-RR row only for N up to this (O(N^3) per step).
-        progress: optional ``progress(done, total)`` callback for the certified search.
+        progress: optional ``progress(done, total)`` callback for the sufficient-DP searches.
 
     Returns:
         A :class:`Comparison`.
@@ -237,7 +241,7 @@ def compare_approaches(
         :mod:`sufficientdp.accounting.amplification`.
 
     Example:
-        >>> c = compare_approaches(bits=1, population=100, epsilon=1.0, delta=1e-3, certified=False)
+        >>> c = compare_approaches(bits=1, population=100, epsilon=1.0, delta=1e-3, sufficient=False)
         >>> c.row("local-dp").q > c.row("shuffled-rr-exact").q
         True
     """
@@ -253,7 +257,7 @@ def compare_approaches(
     rows: list[ComparisonRow] = []
 
     q_loc = local_q(bits, epsilon, reports)
-    rows.append(_row("local-dp", q_loc, kind="exact",
+    rows.append(_row("local-dp", q_loc, kind="exact", scope="per-report",
                      guarantee=f"proof: pure epsilon-LDP for each person's {reports} report(s) of {bits} bit(s); "
                                "every pair of collections (eta = 0, delta = 0)",
                      notes=["seed 001 eq. (4.2) with k-fold composition"], **kw))
@@ -291,16 +295,18 @@ def compare_approaches(
 
     cal = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, reports=reports,
                     method="paper-sigma")
-    rows.append(_row("sufficient-dp-paper", cal.q, kind=cal.kind, guarantee=cal.guarantee,
+    rows.append(_row("sufficient-dp-paper", cal.q, kind=cal.kind, guarantee=cal.guarantee, scope=cal.scope,
                      notes=list(cal.notes), **kw))
-    if certified:
-        cal = calibrate(bits=bits, population=population, epsilon=epsilon, reports=reports, method="certified",
-                        eta=eta, progress=progress)
-        rows.append(_row("sufficient-dp-certified", cal.q, kind=cal.kind, guarantee=cal.guarantee,
-                         notes=[f"eta = {eta:g}; eta_at_q = {cal.eta_at_q}", *cal.notes], **kw))
-    else:
-        rows.append(_row("sufficient-dp-certified", None, kind="n/a",
-                         guarantee="rigorous tail bound for the homogeneous configuration (not computed)",
-                         notes=["skipped (certified=False)"], **kw))
+    for method in ("homogeneous", "proven"):
+        if sufficient:
+            cal = calibrate(bits=bits, population=population, epsilon=epsilon, reports=reports, method=method,
+                            eta=eta, progress=progress)
+            rows.append(_row(f"sufficient-dp-{method}", cal.q, kind=cal.kind, guarantee=cal.guarantee,
+                             scope=cal.scope, notes=[f"eta = {eta:g}; eta_at_q = {cal.eta_at_q}", *cal.notes],
+                             **kw))
+        else:
+            rows.append(_row(f"sufficient-dp-{method}", None, kind="n/a", scope=SCOPE[method],
+                             guarantee=f"sufficient-DP tail bound, method {method} (not computed)",
+                             notes=["skipped (sufficient=False)"], **kw))
     return Comparison(bits=bits, population=population, reports=reports, epsilon=epsilon, delta=delta, eta=eta,
                       beta=beta, rows=tuple(rows))

@@ -18,6 +18,44 @@ from ..ratio.result import TailResult
 __all__ = ["local_q_for_domain", "proven_q"]
 
 _BISECT_STEPS = 14  # relative precision 2**(2**-14) - 1 ~ 4e-5 on q once bracketed within a factor of 2
+_REL_TOL = 4e-5
+
+
+def _log_excess(value: float, target: float) -> float:
+    """log(value / target), finite (``value <= target`` iff it is <= 0)."""
+    return math.log(max(value, 1e-300)) - math.log(target)
+
+
+def _illinois(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float) -> float:
+    """Smallest passing q between a failing ``lo`` and a passing ``hi`` (to ``_REL_TOL``), by regula falsi (Illinois)
+    on ``log(eta(q) / target)`` against log q; bisection steps where the interpolation stalls. Returns a q at which
+    ``f(q) <= target`` was observed."""
+    side = 0
+    for _ in range(4 * _BISECT_STEPS):
+        if hi - lo <= _REL_TOL * hi:
+            break
+        a, b = math.log(lo), math.log(hi)
+        if math.isfinite(f_hi) and f_lo > f_hi:
+            x = b - f_hi * (b - a) / (f_hi - f_lo)
+            x = min(max(x, a + 0.02 * (b - a)), b - 0.02 * (b - a))
+            # aim just above the root so that the passing side moves
+            x = min(b - 0.5 * _REL_TOL, x + 0.5 * _REL_TOL)
+        else:
+            x = 0.5 * (a + b)
+        q = math.exp(x)
+        v = f(q)
+        fv = _log_excess(v, target)
+        if v <= target:
+            hi, f_hi = q, fv
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
+        else:
+            lo, f_lo = q, fv
+            if side == -1:
+                f_hi = f_hi * 0.5 if math.isfinite(f_hi) else f_hi
+            side = -1
+    return hi
 
 
 def local_q_for_domain(domain: Domain, epsilon: float, reports: int) -> float:
@@ -61,45 +99,36 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
         return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=dom)
 
     lead: set[str] = set()
-    eps_hint: dict[str, float] = {}
+    hint: list[float] = []
 
     def fast(q: float) -> float:
         tick()
         if exact_l1:
             return full(q).eta
         ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                      only=frozenset(lead) if lead else None)
-        eps_hint["e"] = ev.epsilon_prime
+                      only=frozenset(lead), epsilon_prime_hint=hint[0] if hint else None)
+        hint[:] = [ev.epsilon_prime]
         return ev.eta
 
-    # The pair types that matter, from one full evaluation in the middle of the range.
-    if not exact_l1:
+    if not exact_l1:  # the pair type that matters most, from one evaluation of every type
         ev0 = evaluate(q=0.5 * q_loc, population=population, epsilon=epsilon, reports=reports, domain=dom)
-        ranked = sorted(ev0.by_type, key=lambda kv: -kv[1])
-        lead.update(name for name, _ in ranked[:3])
-    hi = q_loc  # local DP: eta = 0 here
-    lo = None
+        lead.add(ev0.worst)
+        hint.append(ev0.epsilon_prime)
+    hi, lo = q_loc, None  # local DP: eta = 0 at q_loc
+    f_hi, f_lo = -math.inf, 0.0
     x = q_loc
     for _ in range(60):  # halve until the fast bound fails (or q is negligible)
         x *= 0.5
         if x < 1e-12:
             break
-        if fast(x) <= eta:
-            hi = x
+        fx = fast(x)
+        if fx <= eta:
+            hi, f_hi = x, _log_excess(fx, eta)
         else:
-            lo = x
+            lo, f_lo = x, _log_excess(fx, eta)
             break
-    while True:
-        if lo is None:
-            break
-        a, b = math.log(lo), math.log(hi)
-        for _ in range(_BISECT_STEPS):
-            mid = 0.5 * (a + b)
-            if fast(math.exp(mid)) <= eta:
-                b = mid
-            else:
-                a = mid
-        hi = math.exp(b)
+    while lo is not None:
+        hi = _illinois(fast, lo, hi, f_lo, f_hi, eta)
         res = full(hi)
         if res.eta <= eta:
             if progress is not None:
@@ -107,7 +136,7 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             return hi, res, notes
         # A pair type outside the searched subset fails at hi: include it and search above hi.
         lead.add(str(res.details.get("worst_pair")))
-        lo, hi = hi, q_loc
+        lo, f_lo, hi, f_hi = hi, _log_excess(res.eta, eta), q_loc, -math.inf
         if lo >= hi * (1 - 1e-9):
             break
     res = full(hi)

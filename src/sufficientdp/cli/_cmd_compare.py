@@ -21,10 +21,11 @@ def _cmd(args: argparse.Namespace) -> int:
     from ..calibration.compare import compare_approaches
     from .main import _emit, _step_progress
 
-    bar = _step_progress(not (args.json or args.quiet), "compare (certified search)")
+    bar = _step_progress(not (args.json or args.quiet), "compare (sufficient-DP searches)")
     try:
         c = compare_approaches(bits=args.bits, population=args.population, epsilon=args.epsilon, delta=args.delta,
-                               eta=args.eta, reports=args.reports, beta=args.beta, certified=not args.no_certified,
+                               eta=args.eta, reports=args.reports, beta=args.beta,
+                               sufficient=not args.no_sufficient,
                                exact_max_population=args.exact_max_population, progress=bar)
     finally:
         bar.close()
@@ -33,11 +34,11 @@ def _cmd(args: argparse.Namespace) -> int:
         return 0
     print(f"L = {c.bits} bits, N = {c.population} people, k = {c.reports} report(s), epsilon = {c.epsilon:g}, "
           f"delta = {c.delta:g} (approximate DP), eta = {c.eta:g} (sufficient DP)")
-    print(f"{'approach':<24} {'q':>10} {'sd(d_hat)':>12} {'sd/sqrt(N)':>11} {'eps0':>9}  kind")
+    print(f"{'approach':<26} {'q':>10} {'sd(d_hat)':>12} {'sd/sqrt(N)':>11} {'eps0':>9}  {'holds for':<16} kind")
     for r in c.rows:
         kind = r.kind if r.verified else f"{r.kind} (unverified)"
-        print(f"{r.approach:<24} {_fmt(r.q, '10.6f')} {_fmt(r.sd, '12.4g')} {_fmt(r.sd_per_sqrt_n, '11.4f')} "
-              f"{_fmt(r.epsilon0, '9.4g')}  {kind}")
+        print(f"{r.approach:<26} {_fmt(r.q, '10.6f')} {_fmt(r.sd, '12.4g')} {_fmt(r.sd_per_sqrt_n, '11.4f')} "
+              f"{_fmt(r.epsilon0, '9.4g')}  {r.scope:<16} {kind}")
     print()
     for r in c.rows:
         print(f"{r.approach}: {r.guarantee}")
@@ -58,10 +59,11 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="target epsilon")
     p.add_argument("--delta", type=_float("delta"), required=True, help="target delta of approximate DP")
     p.add_argument("--eta", type=_float("eta"), default=DEFAULT_ETA,
-                   help=f"target P[R > e^epsilon] of certified sufficient DP (default {DEFAULT_ETA:g})")
+                   help=f"target P[R > e^epsilon] of sufficient DP (default {DEFAULT_ETA:g})")
     p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
     p.add_argument("--beta", type=_float("beta"), default=3.0, help="the paper's multiple of sd (default 3)")
-    p.add_argument("--no-certified", action="store_true", help="skip the (slow for large L) certified row")
+    p.add_argument("--no-sufficient", action="store_true",
+                   help="skip the (slow for large L) sufficient-DP rows, proven and homogeneous")
     p.add_argument("--exact-max-population", type=_positive_int("exact-max-population"), default=400,
                    help="largest N for the exact shuffled-RR row (L = 1; default 400)")
     common(p)

@@ -307,11 +307,13 @@ class Evaluation:
 
 def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain: Domain,
              resolution: float = 2e-3, only: frozenset[str] | None = None, epsilon_prime: float | None = None,
+             epsilon_prime_hint: float | None = None,
              progress: Callable[[int, int], Any] | None = None) -> Evaluation:
     """The all-collections bound at q (no input checks; see :func:`proven_tail`).
 
     ``only`` restricts the pair types (the result is then a bound for those types only — calibration uses it to
-    search, then re-checks every type); ``epsilon_prime`` skips the search over e'.
+    search, then re-checks every type); ``epsilon_prime`` skips the search over e'; ``epsilon_prime_hint`` makes
+    that search local (three points around the hint).
     """
     notes: list[str] = []
     dom = domain
@@ -330,7 +332,7 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
         raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")
     if epsilon_prime is None:
         epsilon_prime = _search_epsilon_prime(types[:1], log_gamma=log_gamma, others=others, epsilon=epsilon,
-                                              reports=reports, resolution=resolution)
+                                              reports=reports, resolution=resolution, hint=epsilon_prime_hint)
     if progress is not None:
         progress(0, len(types))
     vals: list[tuple[str, float]] = []
@@ -346,7 +348,7 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
 
 
 def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
-                          resolution: float) -> float:
+                          resolution: float, hint: float | None = None) -> float:
     """A good e' < e for ``delta(e') / (1 - e**(e' - e))`` (any e' is valid; this only makes the bound small)."""
 
     def objective(x: float) -> float:
@@ -354,6 +356,12 @@ def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: in
         d, _ = _delta_all(types, log_gamma=log_gamma, others=others, eps_p=eps_p, reports=reports,
                           resolution=resolution)
         return d / -math.expm1(eps_p - epsilon)
+
+    if hint is not None and hint < epsilon:
+        x0 = math.log(epsilon - hint)
+        cands = [x0 - 0.35, x0, x0 + 0.35]
+        vals_h = [objective(x) for x in cands]
+        return epsilon - math.exp(cands[int(np.argmin(vals_h))])
 
     xs = np.linspace(math.log(1e-4), math.log(epsilon + 2.0), 9)
     vals = [objective(float(x)) for x in xs]
