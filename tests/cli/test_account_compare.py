@@ -131,7 +131,7 @@ def test_account_text_output(capsys):
 
 def test_compare_json_and_text(capsys):
     d = run_json(capsys, "compare", "--bits", "1", "--population", "60", "--epsilon", "1", "--delta", "0.001",
-                 "--no-certified")
+                 "--no-sufficient")
     rows = {r["approach"]: r for r in d["rows"]}
     assert set(rows) >= {"local-dp", "shuffle-fmt21", "shuffled-rr-exact", "sufficient-dp-paper"}
     assert rows["local-dp"]["q"] == pytest.approx(1 / (1 + math.e), rel=1e-14)

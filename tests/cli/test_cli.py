@@ -40,7 +40,11 @@ def test_calibrate_reproduces_paper(capsys, bits, population, epsilon, method, e
 def test_calibrate_text_and_max_weight(capsys):
     code, out, _err = run(capsys, "calibrate", "--bits", "64", "--population", "100000", "--epsilon", "1",
                          "--max-weight", "1")
-    assert code == 0 and "q" in out and "unproven" in out and "(2)" in out
+    # proven over the weight <= 1 domain: a bound for every pair of collections of that domain
+    assert code == 0 and "every pair of neighbouring collections" in out and "(2)" in out
+    code, out, _err = run(capsys, "calibrate", "--bits", "64", "--population", "100000", "--epsilon", "1",
+                         "--max-weight", "1", "--method", "homogeneous")
+    assert code == 0 and "unproven" in out and "homogeneous configuration only" in out
 
 
 @pytest.mark.parametrize(
@@ -50,7 +54,12 @@ def test_calibrate_text_and_max_weight(capsys):
         (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "-1"], "epsilon must be finite and > 0"),
         (["calibrate", "--bits", "x", "--population", "10", "--epsilon", "1"], "bits must be an integer"),
         (["calibrate", "--bits", "5", "--population", "10"], "required: --epsilon"),
-        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "1", "--method", "z"], "invalid choice"),
+        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "1", "--method", "z"],
+         "method must be one of proven, homogeneous"),
+        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "1", "--method", "certified"],
+         "'certified' was renamed 'homogeneous'"),
+        (["tail", "--bits", "5", "--population", "10", "--q", "0.2", "--epsilon", "1", "--outlier-bits", "2"],
+         "--outlier-bits does not apply to --method proven"),
         (["estimate", "--q", "0.2", "--input", "nope.csv"], "does not exist"),
         (["aggregate", "--input", "file.txt"], "must end in .csv, .parquet or .pq"),
         (["frobnicate"], "invalid choice"),
@@ -166,11 +175,14 @@ def test_estimate_joint_too_many_bits(capsys, tmp_path):
 
 def test_tail_json(capsys):
     d = run_json(capsys, "tail", "--bits", "5", "--population", "1000", "--q", "0.169199", "--epsilon", "2",
-                 "--outlier-bits", "5")
-    for key in ("eta", "eta_lower", "eta_upper", "delta", "method"):
+                 "--outlier-bits", "5", "--method", "homogeneous")
+    for key in ("eta", "eta_lower", "eta_upper", "delta", "method", "scope"):
         assert key in d
     # seed 001 §3.3: exact P[R >= e^2] = 0.003706 at this q (docs/reproduction.md, exact enumeration)
-    assert d["method"] == "certified" and 0.003706 <= d["eta"] <= 0.0037072
+    assert d["method"] == "certified" and 0.003706 <= d["eta"] <= 0.0037072 and d["scope"] == "homogeneous"
+    p = run_json(capsys, "tail", "--bits", "5", "--population", "1000", "--q", "0.169199", "--epsilon", "2")
+    # the default covers every pair of collections, so it is at least the homogeneous value
+    assert p["method"] == "proven" and p["scope"] == "all-collections" and p["eta"] >= d["eta"]
     mc = run_json(capsys, "tail", "--bits", "5", "--population", "1000", "--q", "0.169199", "--epsilon", "2",
                   "--method", "mc", "--seed", "2", "--outlier-bits", "5", "--direction", "forward")
     # exact value 0.0037063002 (ratio.tail.exact_tail, bracket narrower than 1e-10)
@@ -179,7 +191,10 @@ def test_tail_json(capsys):
 
 def test_tail_text_and_errors(capsys):
     code, out, err = run(capsys, "tail", "--bits", "3", "--population", "50", "--q", "0.2", "--epsilon", "1")
-    assert code == 0 and "rigorous upper bound" in out and "homogeneous configuration" in out
+    assert code == 0 and "rigorous upper bound" in out and "every pair of neighbouring collections" in out
+    code, out, err = run(capsys, "tail", "--bits", "3", "--population", "50", "--q", "0.2", "--epsilon", "1",
+                         "--method", "homogeneous")
+    assert code == 0 and "rigorous upper bound" in out and "homogeneous configuration only" in out
     code, out, err = run(capsys, "tail", "--bits", "3", "--population", "50", "--q", "0.7", "--epsilon", "1")
     assert code == 2 and "q must be in (0, 0.5); got 0.7" in err and err.count("\n") == 1
 
@@ -193,9 +208,10 @@ def test_worst_case_json(capsys):
     assert d["homogeneous_eta"] == pytest.approx(0.0241144, abs=1e-6)
 
 
-def test_calibrate_certified_cli(capsys):
+def test_calibrate_proven_cli(capsys):
     d = run_json(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "0.001")
-    assert d["method"] == "certified" and d["eta"] == 0.001 and d["eta_at_q"] <= 0.001
+    assert d["method"] == "proven" and d["eta"] == 0.001 and d["eta_at_q"] <= 0.001
+    assert d["scope"] == "all-collections" and d["kind"] == "bound"
     code, _, err = run(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "2")
     assert code == 2 and "eta must be in (0, 1); got 2.0" in err
 

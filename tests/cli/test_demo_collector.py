@@ -66,7 +66,7 @@ def test_collector_demo_end_to_end(capsys: pytest.CaptureFixture[str], monkeypat
     assert (bits, k, campaign["crowd_size"], campaign["rate_limit"]) == (4, 1, 300, "tokens")
     assert campaign["calibrated"] and 0 < campaign["q"] < 0.5 and campaign["eta_at_q"] <= campaign["eta"] == 0.001
     assert campaign["q"] == campaign["q_numerator"] / 2 ** campaign["precision"]
-    assert "token_key" not in campaign and "certified" in campaign["guarantee"]
+    assert "token_key" not in campaign and "every pair of neighbouring collections" in campaign["guarantee"]
     assert release["reports"] == k * PEOPLE and release["people"] == PEOPLE and d["population"] == PEOPLE
 
     # Independent truth: the same simulated population and the same per-person seeded randomizations.

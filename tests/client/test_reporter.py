@@ -620,14 +620,14 @@ def test_against_the_collector_service(tmp_path: Any) -> None:
 
     with TestClient(app_module.create_app(f"sqlite:///{tmp_path / 'c.db'}"), base_url="http://testserver") as tc:
         created = tc.post("/v1/campaigns", json={"name": "t", "bits": 8, "epsilon": 1.0, "eta": 0.5,
-                                                 "crowd_size": 3, "reports_per_person": 2, "q": 0.45})
+                                                 "crowd_size": 3, "reports_per_person": 2, "q": 0.48})
         assert created.status_code == 201, created.text
         cid = created.json()["id"]
         key = TokenKey.from_dict(created.json()["token_key"])  # the creator (the deployment) pins its key
         receipts = []
         for i in range(3):
             reporter = Reporter("http://testserver", cid, credential=f"user-{i}", client=tc, backoff=0.0,
-                                token_key=key, bits=8, max_reports_per_person=2, min_q=0.45)
+                                token_key=key, bits=8, max_reports_per_person=2, min_q=0.48)
             receipts.append(reporter.report([1, 0, 1, 0, 1, 1, 0, 0]))
         assert [(r.accepted, r.duplicates, r.tokens) for r in receipts] == [(2, 0, True)] * 3
         with pytest.raises(CollectorError) as info:
@@ -649,7 +649,7 @@ def test_lost_token_answer_against_the_collector_service(tmp_path: Any) -> None:
     app = app_module.create_app(f"sqlite:///{tmp_path / 'c.db'}")
     with TestClient(app, base_url="http://testserver") as tc:
         created = tc.post("/v1/campaigns", json={"name": "t", "bits": 8, "epsilon": 1.0, "eta": 0.5,
-                                                 "crowd_size": 3, "reports_per_person": 2, "q": 0.45})
+                                                 "crowd_size": 3, "reports_per_person": 2, "q": 0.48})
         assert created.status_code == 201, created.text
         cid = created.json()["id"]
         key = TokenKey.from_dict(created.json()["token_key"])

@@ -15,11 +15,12 @@ from sufficientdp.calibration import calibrate, local_q
 from sufficientdp.collection.campaign import (
     Campaign,
     TargetNotMetError,
-    proven_eta,
     estimate_release,
     plan_campaign,
+    proven_eta,
 )
 from sufficientdp.ratio.analysis import privacy_tail
+from sufficientdp.ratio.proven import proven_tail
 
 BASE = {"name": "survey", "bits": 4, "epsilon": 1.0, "crowd_size": 300}
 
@@ -67,18 +68,19 @@ def test_given_q_is_rounded_up_to_the_dyadic_grid_and_certified() -> None:
     assert plan.q_numerator == math.ceil(Fraction(0.3) * 2**20)
     assert plan.q == plan.q_numerator / 2**20 >= 0.3
     assert not plan.calibrated
-    # Independent truth: the exact tail (worst over j, both directions) lies below the certified bound, and the
-    # bound is tight here (exact arithmetic of the homogeneous configuration, L = 2, N = 50).
+    # The campaign's number is the all-collections bound at the dyadic q (the one calibrate and tail print), and
+    # it lies above the exact homogeneous tail (worst over j, both directions), a configuration it covers.
+    assert plan.eta_at_q == proven_tail(q=plan.q, bits=2, population=50, epsilon=1.0).eta
     exact = privacy_tail(q=plan.q, bits=2, population=50, epsilon=1.0, method="exact")
-    assert exact.eta <= plan.eta_at_q <= exact.eta * (1 + 1e-6)
+    assert exact.eta <= plan.eta_at_q
     d = plan.to_dict()
     assert d["q"] == plan.q and d["q_numerator"] == plan.q_numerator and d["eta_at_q"] == plan.eta_at_q
-    assert "certified" in d["guarantee"] and "50 people" in d["guarantee"]
+    assert "every pair of neighbouring collections" in d["guarantee"] and "50 people" in d["guarantee"]
 
 
 def test_given_q_above_target_is_refused_with_the_numbers() -> None:
     c = Campaign(**BASE, q=0.05)
-    with pytest.raises(TargetNotMetError, match=r"certified eta of 0\.94\d* at crowd_size 300") as info:
+    with pytest.raises(TargetNotMetError, match=r"proven eta bound of (1|0\.9\d*) at crowd_size 300") as info:
         plan_campaign(c)
     assert info.value.eta == 0.001 and info.value.eta_at_q > 0.9
     # The exact tail at q = 0.05 (L = 4, N = 300) is itself far above the target: the refusal is not an artefact.
@@ -95,10 +97,10 @@ def test_calibrated_q_meets_target_and_is_not_much_larger_than_needed() -> None:
     c = Campaign(name="t", bits=2, epsilon=1.0, crowd_size=100, eta=0.01, rate_limit="none")
     plan = plan_campaign(c)
     assert plan.calibrated and plan.eta_at_q <= 0.01
-    cal = calibrate(bits=2, population=100, epsilon=1.0, eta=0.01, method="certified")
-    assert cal.q <= plan.q <= cal.q + 2**-32
-    # Both sides: 5% less noise fails the target (exact tail, an independent computation).
-    assert privacy_tail(q=0.95 * plan.q, bits=2, population=100, epsilon=1.0, method="exact").eta > 0.01
+    cal = calibrate(bits=2, population=100, epsilon=1.0, eta=0.01)
+    assert cal.method == "proven" and cal.q <= plan.q <= cal.q + 2**-32
+    # Not wastefully large: 5% less noise fails the target under the same bound.
+    assert proven_tail(q=0.95 * plan.q, bits=2, population=100, epsilon=1.0).eta > 0.01
 
 
 def test_plan_campaign_rejects_non_campaign() -> None:

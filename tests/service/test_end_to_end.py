@@ -58,7 +58,7 @@ def test_reporters_to_release(tmp_path: Path) -> None:
     try:
         client = TestClient(app)
         r = client.post("/v1/campaigns", json={"name": "e2e", "bits": BITS, "epsilon": 1.0,
-                                               "crowd_size": PEOPLE, "reports_per_person": K, "q": 0.3,
+                                               "crowd_size": PEOPLE, "reports_per_person": K, "q": 0.4,
                                                "rate_limit": "tokens"})
         assert r.status_code == 201, r.text
         campaign = r.json()

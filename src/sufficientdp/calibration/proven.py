@@ -96,7 +96,8 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
 
     def full(q: float) -> TailResult:
         tick()
-        return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=dom)
+        return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=dom,
+                           epsilon_prime_hint=hint[0] if hint else None)
 
     lead: set[str] = set()
     hint: list[float] = []
@@ -105,8 +106,9 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
         tick()
         if exact_l1:
             return full(q).eta
+        # e' follows q by a local search around the previous one (any e' gives a valid bound)
         ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                      only=frozenset(lead), epsilon_prime_hint=hint[0] if hint else None)
+                      only=frozenset(lead), epsilon_prime_hint=hint[0])
         hint[:] = [ev.epsilon_prime]
         return ev.eta
 
@@ -136,6 +138,7 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             return hi, res, notes
         # A pair type outside the searched subset fails at hi: include it and search above hi.
         lead.add(str(res.details.get("worst_pair")))
+        hint[:] = [float(res.details.get("epsilon_prime", hint[0]))]
         lo, f_lo, hi, f_hi = hi, _log_excess(res.eta, eta), q_loc, -math.inf
         if lo >= hi * (1 - 1e-9):
             break
