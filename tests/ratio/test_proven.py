@@ -194,3 +194,38 @@ def test_domain_validation() -> None:
         proven_tail(q=0.7, bits=3, population=10, epsilon=1.0)
     with pytest.raises(ParameterError, match="domain.bits"):
         proven_tail(q=0.2, bits=3, population=10, epsilon=1.0, domain=Domain(bits=4))
+
+
+def _histogram_law(people: list[tuple[int, ...]], q: float, k: int) -> dict[tuple[int, ...], float]:
+    """Exact law of the histogram of all k * len(people) reports (dictionary convolution)."""
+    import itertools
+
+    bits = len(people[0])
+    cells = list(itertools.product((0, 1), repeat=bits))
+    law: dict[tuple[int, ...], float] = {tuple([0] * len(cells)): 1.0}
+    for x in people:
+        one = [math.prod(q if c != b else 1 - q for c, b in zip(cell, x, strict=True)) for cell in cells]
+        for _ in range(k):
+            nxt: dict[tuple[int, ...], float] = {}
+            for h, p in law.items():
+                for i, pi in enumerate(one):
+                    key = h[:i] + (h[i] + 1,) + h[i + 1:]
+                    nxt[key] = nxt.get(key, 0.0) + p * pi
+            law = nxt
+    return law
+
+
+def test_k_reports_bound_is_above_exhaustive_worst_two_bits() -> None:
+    # Every pair of neighbouring collections of L = 2, N = 3, k = 2 (all D' and ordered x != x'), exact laws.
+    import itertools
+
+    q, eps, k = 0.3, 1.0, 2
+    vecs = list(itertools.product((0, 1), repeat=2))
+    worst = 0.0
+    for base in itertools.combinations_with_replacement(vecs, 2):
+        for x, xp in itertools.permutations(vecs, 2):
+            a = _histogram_law([*base, x], q, k)
+            b = _histogram_law([*base, xp], q, k)
+            worst = max(worst, sum(pa for h, pa in a.items() if math.log(pa / b[h]) > eps))
+    bound = proven_tail(q=q, bits=2, population=3, epsilon=eps, reports=k)
+    assert bound.eta >= worst
