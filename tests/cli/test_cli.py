@@ -224,3 +224,16 @@ def test_aggregate_engines_agree(capsys, tmp_path, ext):
     a = run_json(capsys, "aggregate", "--input", str(f), "--histogram")
     b = run_json(capsys, "aggregate", "--input", str(f), "--histogram", "--engine", "duckdb")
     assert a == b
+
+
+def test_randomize_refuses_rows_above_max_weight(capsys, tmp_path):
+    f = tmp_path / "true.csv"
+    write_reports(f, np.array([[1, 0, 0], [1, 1, 0]], dtype=np.uint8))
+    out = tmp_path / "r.csv"
+    code, _, err = run(capsys, "randomize", "--q", "0.2", "--input", str(f), "--output", str(out),
+                       "--max-weight", "1", "--seed", "1")
+    assert code == 2 and "row 1 has 2 set bits; max_weight is 1" in err and err.count("\n") == 1
+    assert not out.exists()  # nothing written
+    code, _, _ = run(capsys, "randomize", "--q", "0.2", "--input", str(f), "--output", str(out),
+                     "--max-weight", "2", "--seed", "1")
+    assert code == 0 and out.exists()

@@ -16,12 +16,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from tests.oracles import blanket as oracle
 
 from sufficientdp import ParameterError
 from sufficientdp._numerics.lattice import compound_tail_bracket
 from sufficientdp.ratio.proven import Domain, blanket_delta, blanket_mass, pair_types, proven_tail
 from sufficientdp.ratio.worst_case import worst_case_exhaustive
-from tests.oracles import blanket as oracle
 
 
 # --------------------------------------------------------------------------------------------- compound bracket
@@ -120,7 +120,7 @@ def test_blanket_mass_closed_forms() -> None:
     assert math.isclose(math.exp(blanket_mass(Domain(bits=7), q)), (2 * q) ** 7, rel_tol=1e-12)
     # one-hot, L = 3: y with l < 3 set bits -> q^(l+1) p^(2-l); y = 111 -> q^2 p
     p = 1 - q
-    expect = sum(math.comb(3, l) * q ** (l + 1) * p ** (2 - l) for l in range(3)) + q ** 2 * p
+    expect = sum(math.comb(3, w) * q ** (w + 1) * p ** (2 - w) for w in range(3)) + q ** 2 * p
     assert math.isclose(math.exp(blanket_mass(Domain(bits=3, kind="onehot"), q)), expect, rel_tol=1e-12)
 
 

@@ -186,7 +186,7 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
     allowance_up = ALPHA + fft_err + ALPHA + p_clamped + p_dropped  # window, float, rounding, clamped, dropped
     allowance_lo = alias + fft_err + ALPHA + p_clamped + p_dropped
 
-    def p_k_greater(u: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def p_k_greater(u: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         """Computed P[K > u] (window part) for real u, as suffix sums, and whether u is below the window."""
         first = np.floor(u) + 1.0  # smallest integer K > u
         i = first - a_lo

@@ -19,6 +19,9 @@ __all__ = ["local_q_for_domain", "proven_q"]
 
 _BISECT_STEPS = 14  # relative precision 2**(2**-14) - 1 ~ 4e-5 on q once bracketed within a factor of 2
 _REL_TOL = 4e-5
+_SEARCH_RESOLUTION = 1e-2  # lattice resolution while bracketing q (fast, looser)
+_FINE_RESOLUTION = 2e-3  # the resolution of the final answer (proven_tail's default)
+_POLISH = 0.03  # the fine search looks this far (relative) below the coarse answer
 
 
 def _log_excess(value: float, target: float) -> float:
@@ -101,6 +104,7 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
 
     lead: set[str] = set()
     hint: list[float] = []
+    stage = [_SEARCH_RESOLUTION]
 
     def fast(q: float) -> float:
         tick()
@@ -108,7 +112,7 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             return full(q).eta
         # e' follows q by a local search around the previous one (any e' gives a valid bound)
         ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                      only=frozenset(lead), epsilon_prime_hint=hint[0])
+                      only=frozenset(lead), epsilon_prime_hint=hint[0], resolution=stage[0])
         hint[:] = [ev.epsilon_prime]
         return ev.eta
 
@@ -131,6 +135,16 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             break
     while lo is not None:
         hi = _illinois(fast, lo, hi, f_lo, f_hi, eta)
+        if not exact_l1 and stage[0] > _FINE_RESOLUTION:
+            # The coarse lattice was only for speed: its bound is looser, so the fine root lies at or below hi.
+            stage[0] = _FINE_RESOLUTION
+            f_hi = _log_excess(fast(hi), eta)
+            below = hi * (1.0 - _POLISH)
+            f_below = _log_excess(fast(below), eta)
+            if f_hi <= 0.0 < f_below:
+                hi = _illinois(fast, below, hi, f_below, f_hi, eta)
+            elif f_below <= 0.0:
+                hi = below
         res = full(hi)
         if res.eta <= eta:
             if progress is not None:

@@ -27,7 +27,7 @@ from ..estimation.joint import joint_frequencies
 from ..parameters import RandomizationParams
 from ..randomization._packing import pack_bits, unpack_bits
 from ..randomization._sources import as_source
-from ..randomization.randomizer import Randomizer
+from ..randomization.randomizer import Randomizer, check_domain
 
 CHUNK_ROWS = 1 << 18
 
@@ -165,6 +165,9 @@ def _cmd_randomize(args: argparse.Namespace) -> int:
 
     data, names = read_reports(args.input)
     params = RandomizationParams(bits=data.shape[1], q=args.q, reports=args.reports)
+    # A guarantee calibrated for a domain (--max-weight / --one-hot) covers only vectors in it: refuse the file
+    # before anything is written.
+    check_domain(data, max_weight=args.max_weight, onehot=args.one_hot)
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
     source = as_source(rng)
     randomizer = Randomizer(params, rng=source)
@@ -521,6 +524,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", required=True, help="CSV or Parquet file")
     p.add_argument("--output", required=True, help="CSV or Parquet file (written atomically, rows shuffled)")
     p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
+                   help="refuse the file if a row has more than w set bits (the domain q was calibrated for)")
+    p.add_argument("--one-hot", action="store_true",
+                   help="refuse the file unless every row has exactly one set bit")
     p.add_argument("--seed", type=int, default=None,
                    help="seed a numpy Generator (simulation only; default: CSPRNG)")
     common(p)

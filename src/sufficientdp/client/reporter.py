@@ -53,13 +53,13 @@ from typing import Any, Final
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._errors import ParameterError, SufficientDPError
+from .._errors import DataError, ParameterError, SufficientDPError
 from .._validation import check_int, check_positive_finite
 from ..collection.tokens import TokenKey, blind, new_nonce, unblind, verify
 from ..parameters import RandomizationParams
 from ..randomization._dyadic import DyadicProbability
 from ..randomization._sources import RandomSource, as_source
-from ..randomization.randomizer import Randomizer
+from ..randomization.randomizer import Randomizer, check_domain
 
 try:
     import httpx
@@ -262,6 +262,8 @@ class Reporter:
             through the blinding and links spent tokens to credentials. It can also hand each client its own key.
         backoff: base of the exponential backoff in seconds (>= 0): attempt i waits uniformly in
             ``[0, backoff * 2**i]``, at most 30 s, or the server's ``Retry-After`` if it is longer.
+        max_weight, onehot: the domain the campaign's guarantee was calibrated for (at most w set bits, or
+            exactly one); a value outside it is refused before anything is randomized or sent.
 
     A Reporter is single-use: :meth:`report` may succeed once (one value, k randomized reports). Not thread-safe.
 
@@ -288,6 +290,8 @@ class Reporter:
         max_reports_per_person: int | None = None,
         bits: int | None = None,
         allow_unpinned_token_key: bool = False,
+        max_weight: int | None = None,
+        onehot: bool = False,
     ) -> None:
         if not isinstance(base_url, str):
             raise ParameterError(f"base_url must be a string http(s)://host[:port]; got {type(base_url).__name__}")
@@ -314,12 +318,18 @@ class Reporter:
             check_int("max_reports_per_person", max_reports_per_person, minimum=1)
         if bits is not None:
             check_int("bits", bits, minimum=1)
+        if max_weight is not None:
+            check_int("max_weight", max_weight, minimum=1)
+        if not isinstance(onehot, bool) or (onehot and max_weight is not None):
+            raise ParameterError("onehot must be a bool, and exclusive with max_weight")
         if not isinstance(allow_unpinned_token_key, bool):
             raise ParameterError("allow_unpinned_token_key must be a bool; got "
                                  f"{type(allow_unpinned_token_key).__name__}")
         self.min_q = None if min_q is None else float(min_q)
         self.max_reports_per_person = max_reports_per_person
         self.bits = bits
+        self.max_weight = max_weight
+        self.onehot = onehot
         self.allow_unpinned_token_key = allow_unpinned_token_key
         self._source: RandomSource = as_source(rng)
         self.max_retries = check_int("max_retries", max_retries, minimum=0, maximum=100)
@@ -564,8 +574,8 @@ class Reporter:
             The receipt (accepted / duplicate counts).
 
         Raises:
-            ParameterError: ``value`` does not have length L or holds something other than 0/1; or a credential
-                is needed and missing.
+            ParameterError: ``value`` does not have length L or holds something other than 0/1, or lies outside
+                the declared domain (``max_weight`` / ``onehot``); or a credential is needed and missing.
             ReportLimitError: this Reporter already reported (or has a pending submission: call :meth:`resume`).
             CollectorError: the collector refused a request or stayed unreachable; the reports not yet
                 submitted are kept, :meth:`resume` sends them (with the same nonces) later.
@@ -577,6 +587,10 @@ class Reporter:
             raise ReportLimitError("a submission is pending; call resume() to finish it (never re-randomize)")
         info = self.fetch_campaign()
         arr = _check_value(value, info.bits)
+        try:  # the app's declared domain (the guarantee it relies on covers only vectors in it)
+            check_domain(np.asarray(arr).reshape(1, -1), max_weight=self.max_weight, onehot=self.onehot)
+        except DataError as exc:
+            raise ParameterError(f"value: {exc}".replace("row 0 has", "it has")) from None
         if info.rate_limit == "tokens":
             self.obtain_tokens()
         params = RandomizationParams(bits=info.bits, q=info.flip.numerator / (1 << info.flip.precision),

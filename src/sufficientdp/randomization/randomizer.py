@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._errors import DataError
+from .._errors import DataError, ParameterError
 from .._validation import check_int
 from ..parameters import RandomizationParams
 from ._packing import pack_bits, unpack_bits, words_per_report
@@ -21,7 +21,7 @@ from ._randomize import randomize_packed
 from ._sources import RandomSource, as_source
 from .encoders import encode_bits
 
-__all__ = ["Randomizer", "randomize"]
+__all__ = ["Randomizer", "check_domain", "randomize"]
 
 
 class Randomizer:
@@ -60,7 +60,32 @@ class Randomizer:
         return unpack_bits(out, self.params.bits)
 
 
-def randomize(values: ArrayLike, *, q: float, reports: int = 1, rng: Any = None, precision: int = 32) -> np.ndarray:
+def check_domain(values: np.ndarray, *, max_weight: int | None = None, onehot: bool = False) -> None:
+    """Refuse true vectors outside the declared domain (a guarantee proven for that domain covers only it).
+
+    Raises:
+        DataError: naming the first row with too many set bits (or, for one-hot, not exactly one), and its count.
+        ParameterError: ``max_weight`` not an integer >= 1, or both arguments given.
+    """
+    if max_weight is None and not onehot:
+        return
+    if max_weight is not None and onehot:
+        raise ParameterError("max_weight and onehot are exclusive (one-hot vectors have exactly one set bit)")
+    weights = np.asarray(values, dtype=np.uint8).sum(axis=1, dtype=np.int64)
+    if onehot:
+        bad = np.flatnonzero(weights != 1)
+        if bad.size:
+            raise DataError(f"row {int(bad[0])} has {int(weights[bad[0]])} set bits; one-hot vectors have exactly 1")
+        return
+    w = check_int("max_weight", max_weight, minimum=1)
+    bad = np.flatnonzero(weights > w)
+    if bad.size:
+        raise DataError(f"row {int(bad[0])} has {int(weights[bad[0]])} set bits; max_weight is {w} "
+                        f"({bad.size} row(s) above it)")
+
+
+def randomize(values: ArrayLike, *, q: float, reports: int = 1, rng: Any = None, precision: int = 32,
+              max_weight: int | None = None, onehot: bool = False) -> np.ndarray:
     """Randomize an ``(n, L)`` array of 0/1 reports: flip each bit with probability q, k times per person.
 
     Args:
@@ -69,12 +94,15 @@ def randomize(values: ArrayLike, *, q: float, reports: int = 1, rng: Any = None,
         reports: k >= 1 independent randomized reports per person.
         rng: ``None`` (CSPRNG), a seeded ``numpy.random.Generator``, or a RandomSource.
         precision: bits of the dyadic flip probability, in [2, 64].
+        max_weight, onehot: the domain q was calibrated for (``calibrate(max_weight=..., onehot=...)``); rows
+            outside it are refused before anything is randomized.
 
     Returns:
         ``(n*k, L)`` uint8 array; rows ``i*k .. i*k+k-1`` belong to person i (shuffle or tally before release).
 
     Raises:
-        ParameterError: q, reports or precision out of range. DataError: values not a 2-D 0/1 array.
+        ParameterError: q, reports or precision out of range. DataError: values not a 2-D 0/1 array, or a row
+            outside the declared domain.
 
     References:
         seed 001 §1.3 (the mechanism A_0), §6 (k-randomization).
@@ -89,4 +117,6 @@ def randomize(values: ArrayLike, *, q: float, reports: int = 1, rng: Any = None,
         raise DataError(f"reports must be a 2-D array (people x bits); got shape {arr.shape}")
     reports = check_int("reports", reports, minimum=1)
     params = RandomizationParams(bits=max(arr.shape[1], 1), q=q, reports=reports, precision=precision)
+    if max_weight is not None or onehot:
+        check_domain(encode_bits(arr, params.bits), max_weight=max_weight, onehot=onehot)
     return Randomizer(params, rng=rng).randomize(arr)

@@ -119,24 +119,24 @@ def _log_comb(n: NDArray[np.float64] | float, k: NDArray[np.float64] | float) ->
     return gammaln(np.asarray(n) + 1.0) - gammaln(np.asarray(k) + 1.0) - gammaln(np.asarray(n) - np.asarray(k) + 1.0)
 
 
-def _log_min_mass(domain: Domain, l: NDArray[np.float64], lq: float, lp: float) -> NDArray[np.float64]:
-    """``log min_{z in X} R(z)(y)`` for a report y with ``l`` set bits (it depends on l only)."""
+def _log_min_mass(domain: Domain, lvl: NDArray[np.float64], lq: float, lp: float) -> NDArray[np.float64]:
+    """``log min_{z in X} R(z)(y)`` for a report y with ``lvl`` set bits (it depends on that count only)."""
     L = domain.bits
     if domain.kind == "all":
-        d = np.full_like(l, float(L))
+        d = np.full_like(lvl, float(L))
     elif domain.kind == "onehot":
-        d = np.where(l < L, l + 1.0, L - 1.0)
+        d = np.where(lvl < L, lvl + 1.0, L - 1.0)
     else:
         w = float(domain.max_weight or 0)
-        d = l + np.minimum(w, L - l)
+        d = lvl + np.minimum(w, L - lvl)
     return d * lq + (L - d) * lp
 
 
 def blanket_mass(domain: Domain, q: float) -> float:
     """``log gamma``: log of the blanket's total mass ``sum_y min_{z in X} R(z)(y)`` (docs/proofs/blanket.md)."""
     lq, lp = math.log(q), math.log1p(-q)
-    l = np.arange(domain.bits + 1, dtype=float)
-    return float(logsumexp(_log_comb(float(domain.bits), l) + _log_min_mass(domain, l, lq, lp)))
+    lvl = np.arange(domain.bits + 1, dtype=float)
+    return float(logsumexp(_log_comb(float(domain.bits), lvl) + _log_min_mass(domain, lvl, lq, lp)))
 
 
 def pair_types(domain: Domain, q: float) -> Iterator[PairType]:
