@@ -51,9 +51,9 @@ def test_invalid(kwargs, fragment):
     assert fragment in str(info.value)
 
 
-def test_certified_calibration_meets_target_and_is_tight():
-    cal = calibrate(bits=5, population=1000, epsilon=2.0, eta=1e-3)
-    assert cal.method == "certified" and cal.eta_at_q <= 1e-3
+def test_homogeneous_calibration_meets_target_and_is_tight():
+    cal = calibrate(bits=5, population=1000, epsilon=2.0, eta=1e-3, method="homogeneous")
+    assert cal.method == "homogeneous" and cal.eta_at_q <= 1e-3
     at_q = privacy_tail(q=cal.q, bits=5, population=1000, epsilon=2.0)
     assert at_q.eta <= 1e-3 * (1 + 1e-9)
     below = privacy_tail(q=cal.q * 0.99, bits=5, population=1000, epsilon=2.0)

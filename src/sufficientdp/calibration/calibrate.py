@@ -73,8 +73,8 @@ _GUARANTEE = {
     "homogeneous": ("rigorous upper bound for the homogeneous configuration only (N - 1 identical vectors and one "
                     "neighbour), both directions, worst outlier weight j; NOT the worst case over all "
                     "collections (docs/worst_case.md), so other collections can exceed eta"),
-    "mc": ("estimate: Monte Carlo upper confidence limit of P[R > e^epsilon] <= eta (homogeneous configuration, "
-           "forward direction); not a bound"),
+    "mc": ("estimate: Monte Carlo upper confidence limit of P[R > e^epsilon] <= eta for the homogeneous "
+           "configuration only (worst outlier weight j, both directions); not a bound"),
     "exact": ("exact: P[R > e^epsilon] <= eta computed exactly for the homogeneous configuration, both "
               "directions, worst outlier weight j (small cases only); other collections can exceed it"),
     "local": "proof: local DP, every single report's ratio is at most e^epsilon, so eta = 0 for every collection",

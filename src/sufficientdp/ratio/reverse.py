@@ -619,7 +619,11 @@ def _reverse_certified(cfg: _Cfg) -> TailResult:
                        d_hi=0.0, details={"direction": "reverse", "reason": _NEVER})
     rb = _reverse_certified_core(cfg)
     up = _finish_up(rb.log_bound)
-    lo = max(0.0, math.exp(rb.log_lower) * (1.0 - _REL_SAFETY)) if rb.log_lower > -math.inf else 0.0
+    # For k > 1 the core's lower end comes from the truncated sum e_1(min(w, tau)), whose event contains the tail
+    # event: it bounds eta from above, not below. Only k = 1 has a valid lower end here (k_reports has the
+    # rigorous k > 1 bracket).
+    lo = (max(0.0, math.exp(rb.log_lower) * (1.0 - _REL_SAFETY))
+          if cfg.k == 1 and rb.log_lower > -math.inf else 0.0)
     enum = _small_exact(cfg, "reverse")
     if enum is not None and enum.eta_upper is not None and enum.eta_upper < up:
         up = float(enum.eta_upper)

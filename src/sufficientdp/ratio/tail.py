@@ -1015,7 +1015,7 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
         rows.append({"u": u[keep], "theta": theta[keep], "t": t[keep], "m": hv.m[keep], "h": hv.h[keep],
                      "lstar": np.full(int(keep.sum()), hv.lstar), "v1": np.full(int(keep.sum()), v1)})
     alpha = 1.0 - confidence
-    if rows:
+    if rows and any(r["u"].size for r in rows):  # nothing to sample when every live weight underflowed to 0
         cat = {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
         u_tot = float(np.sum(cat["u"]))
         pick = rng.choice(cat["u"].size, size=samples, p=cat["u"] / u_tot)
