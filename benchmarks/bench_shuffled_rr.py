@@ -12,9 +12,16 @@ At n = 1e6 people, q = 0.25, a grid of 40 epsilons, for neighbouring counts (m, 
   ``from_two_probability_mass_functions`` fed with *our* exact log-pmfs on the same window (pessimistic, 1e-4
   discretization), then ``get_delta_for_epsilon`` on the grid. This times its PLD construction and queries only.
 
-Also the honest cost of the worst case over m: per-m times at several m, the extrapolated full scan at n = 1e6,
-and a measured full scan at n = 2000. Times are wall-clock best-of-2 on a shared 2-core machine (CPU time in
-brackets).
+Worst case over every neighbouring pair (all m = 0..n-1, both directions), n = 1e4, 1e5, 1e6:
+
+* ``new``: :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (every pair at once by a tilted trapezoid rule,
+  exact with a per-pair rounding bracket);
+* ``old scan`` (baseline): the previous full scan, one exact PLD per m (``shuffled_rr_pld``, remove direction,
+  tail_tol = 1e-30; the add pairs are the mirrored remove pairs) and delta/eta at epsilon. Measured in full at
+  n = 1e4; at 1e5 and 1e6 (hours) its time is the mean per-m cost over evenly spaced m (ends included) times n,
+  marked "extrapolated". Ratio = old / new.
+
+Times are wall-clock best-of-2 on a shared 2-core machine (CPU time in brackets).
 
 Usage: ``.venv/bin/python benchmarks/bench_shuffled_rr.py`` (prints a markdown section; ``main()`` returns it).
 """
@@ -30,7 +37,8 @@ import numpy as np
 from scipy.signal import fftconvolve
 from scipy.stats import binom
 
-from sufficientdp.accounting.shuffled import _pair, shuffled_rr_profile, shuffled_rr_worst_profile
+from sufficientdp.accounting.shuffled import _pair, shuffled_rr_pld, shuffled_rr_profile
+from sufficientdp.ratio.single_bit import worst_over_crowds
 
 N = 1_000_000
 Q = 0.25
@@ -75,6 +83,51 @@ def dp_accounting_delta(n: int, m: int, q: float, eps: np.ndarray) -> np.ndarray
     return np.array([pld.get_delta_for_epsilon(float(e)) for e in eps])
 
 
+WORST_NS = (10_000, 100_000, 1_000_000)
+WORST_CASES = ((0.25, 0.01), (0.0163608, 1.0))
+SAMPLE_M = 40  # per-m cost sample for the extrapolated baseline
+
+
+def old_scan(n: int, q: float, eps: float, ms: Any) -> tuple[float, float]:
+    """Baseline: the previous full scan, one exact PLD per m (remove direction; add = mirrored remove)."""
+    best_d = best_e = 0.0
+    for m in ms:
+        pld = shuffled_rr_pld(n=n, m=int(m), q=q, direction="remove")
+        best_d, best_e = max(best_d, float(pld.delta(eps))), max(best_e, float(pld.eta(eps)))
+    return best_d, best_e
+
+
+def worst_case_section() -> list[str]:
+    lines = ["## Worst case over every neighbouring pair (all m, both directions)", "",
+             "`new` = `worst_over_crowds` (exact; max relative bracket half-width of any pair in the last column); "
+             "`old scan` = one exact PLD per m (the previous full scan), measured in full at n = 1e4 and "
+             f"extrapolated from {SAMPLE_M} evenly spaced m above. Wall s, best of 2 [CPU s]; ratio = old / new.", "",
+             "| n | q | eps | new s | old scan s | ratio | worst delta (m, dir) | worst eta (m, dir) | old = new? | "
+             "bracket |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for q, eps in WORST_CASES:
+        for n in WORST_NS:
+            r, t_new, c_new = _timed(lambda n=n, q=q, eps=eps: worst_over_crowds(n, q, eps), clear=False)
+            if n <= 10_000:
+                (d_old, e_old), t_old, c_old = _timed(lambda n=n, q=q, eps=eps: old_scan(n, q, eps, range(n)),
+                                                      repeats=1, clear=False)
+                old_cell = f"{t_old:.1f} [{c_old:.1f}]"
+                agree = ("yes" if math.isclose(d_old, r.delta, rel_tol=1e-8, abs_tol=1e-28)
+                         and math.isclose(e_old, r.eta, rel_tol=1e-8, abs_tol=1e-28) else "NO")
+            else:
+                ms = np.unique(np.linspace(0, n - 1, SAMPLE_M).astype(np.int64))
+                (d_old, e_old), t_s, c_s = _timed(lambda n=n, q=q, eps=eps, ms=ms: old_scan(n, q, eps, ms),
+                                                  repeats=1, clear=False)
+                t_old, c_old = t_s / ms.size * n, c_s / ms.size * n
+                old_cell = f"~{t_old:,.0f} [~{c_old:,.0f}] extrapolated"
+                ok = d_old <= r.delta_upper * (1 + 1e-8) + 1e-28 and e_old <= r.eta_upper * (1 + 1e-8) + 1e-28
+                agree = "sampled pairs <= new" if ok else "NO"
+            lines.append(
+                f"| {n:,} | {q} | {eps} | {t_new:.2f} [{c_new:.2f}] | {old_cell} | {t_old / t_new:,.0f} | "
+                f"{r.delta:.6g} ({r.worst_m_delta}, {r.worst_direction_delta}) | {r.eta:.6g} ({r.worst_m_eta}, "
+                f"{r.worst_direction_eta}) | {agree} | {r.details['max_pair_relative_halfwidth']:.1g} |")
+    return lines
+
+
 def main() -> str:
     lines = ["## Shuffled binary randomized response: exact delta/eta profile", ""]
     lines.append(
@@ -105,24 +158,7 @@ def main() -> str:
             f"| {m:,} | {t_ours:.2f} [{c_ours:.2f}] | {t_naive:.2f} [{c_naive:.2f}] | {t_naive / t_ours:.1f} | "
             f"{dpa_cell} | {prof.delta[i5]:.6g} | {dev:.2g} | {ge} | {prof.eta[i5]:.6g} |")
     lines.append("")
-    # worst case over m: cost per m, extrapolation, and a real scan at small n
-    per_m = []
-    for m in (0, 10, 1_000, 100_000, N // 2):
-        _, t, c = _timed(lambda: shuffled_rr_profile(n=N, m=m, q=Q, epsilon=EPS), repeats=1)
-        per_m.append((m, t, c))
-    mean_c = float(np.mean([c for _, _, c in per_m]))
-    lines.append("Worst case over m (scan of all m; no end point assumed): per-m cost at n = 1e6, " + ", ".join(
-        f"m = {m:,}: {t:.2f} s [{c:.2f}]" for m, t, c in per_m) + f". A full scan of all {N:,} values of m would "
-        f"take about {mean_c * N / 3600:.0f} CPU hours at the mean of these (the remove direction alone suffices by "
-        "the mirror symmetry, already used) — not practical; `shuffled_rr_worst_profile` refuses n > max_scan "
-        "unless given a subset `ms` (then labelled as not a worst case).")
-    n_small = 2_000
-    w, t_w, c_w = _timed(lambda: shuffled_rr_worst_profile(n=n_small, q=Q, epsilon=[0.05, 0.1, 0.2]), repeats=1)
-    lines.append("")
-    lines.append(
-        f"Measured full scan at n = {n_small:,} (all m, 3 epsilons): {t_w:.1f} s [{c_w:.1f}]; worst m for delta at "
-        f"eps = 0.05, 0.1, 0.2: {w.worst_m_delta.tolist()} ({', '.join(w.worst_direction_delta)}), delta = "
-        f"{', '.join(f'{x:.4g}' for x in w.delta)}.")
+    lines += worst_case_section()
     return "\n".join(lines)
 
 

@@ -45,8 +45,8 @@ def main() -> None:
          f"numpy {numpy.__version__}"),
         "",
     ]
-    for name in ("bench_randomizer", "bench_aggregation", "bench_tail", "bench_shuffled_rr", "bench_engines",
-                 "bench_collector"):
+    for name in ("bench_randomizer", "bench_aggregation", "bench_tail", "bench_proven", "bench_shuffled_rr",
+                 "bench_engines", "bench_collector"):
         print(f"running {name} ...", file=sys.stderr)
         sections.append(_load(name).main())
         sections.append("")

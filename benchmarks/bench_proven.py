@@ -1,0 +1,76 @@
+"""Benchmark of the all-collections bound (sufficientdp.ratio.proven) against the homogeneous bound it replaced.
+
+The baseline, measured in the same run, is the previous default: the certified homogeneous tail, worst over outlier
+weights j and both directions (``privacy_tail(method="certified")``), which covers one configuration only. For each
+row: time of one eta evaluation by each, the ratio of times, and the two values (the proven one is larger because
+it covers every pair of collections). Then one calibration each at L = 5 (the interactive case).
+
+Targets (issue 9): about 1 s per eta evaluation at N = 1e7. Usage: ``.venv/bin/python benchmarks/bench_proven.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import best_seconds  # noqa: E402
+
+from sufficientdp import calibrate  # noqa: E402
+from sufficientdp.ratio.analysis import privacy_tail  # noqa: E402
+from sufficientdp.ratio.proven import Domain, proven_tail  # noqa: E402
+
+ROWS = [  # (L, N, epsilon, q, domain): q near the proven calibration at eta = 1e-3
+    (5, 1000, math.log(2.0), 0.3045, "all"),
+    (16, 100_000, 1.0, 0.3314, "all"),
+    (40, 10_000_000, 2.0, 0.3756, "all"),
+    (64, 100_000, 1.0, 0.0164, "onehot"),
+]
+
+
+def main() -> str:
+    lines = [
+        "## All-collections bound (`proven`) against the homogeneous bound (`homogeneous`, the old default)",
+        "",
+        "One eta evaluation each, best of 2; the baseline covers only the paper's configuration, the proven bound "
+        "every pair of collections (so its value is larger).",
+        "",
+        "| L | N | epsilon | q | domain | proven s | homogeneous s | time ratio | eta proven | eta homogeneous |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for bits, n, eps, q, dom in ROWS:
+        domain = Domain(bits=bits, kind=dom)
+        out: dict[str, float] = {}
+
+        def run_proven() -> None:
+            out["p"] = proven_tail(q=q, bits=bits, population=n, epsilon=eps, domain=domain).eta  # noqa: B023
+
+        def run_homog() -> None:
+            out["h"] = privacy_tail(q=q, bits=bits, population=n, epsilon=eps, method="certified").eta  # noqa: B023
+
+        t_p = best_seconds(run_proven, 2)
+        if dom == "all":
+            t_h = best_seconds(run_homog, 2)
+            h_text, ratio, eta_h = f"{t_h:.2f}", f"{t_p / t_h:.2f}", f"{out['h']:.3g}"
+        else:
+            h_text, ratio, eta_h = "-", "-", "- (no one-hot homogeneous bound)"
+        lines.append(f"| {bits} | {n:.0e} | {eps:.4g} | {q} | {dom} | {t_p:.2f} | {h_text} | {ratio} | "
+                     f"{out['p']:.3g} | {eta_h} |")
+    lines += ["", "Calibration at L = 5, N = 1000, epsilon = ln 2, eta = 1e-3 (one run each):", "",
+              "| method | q | sd/sqrt(N) | seconds |", "|---|---|---|---|"]
+    for method in ("homogeneous", "proven"):
+        res: dict[str, float] = {}
+
+        def run_cal() -> None:
+            c = calibrate(bits=5, population=1000, epsilon=math.log(2.0), eta=1e-3, method=method)  # noqa: B023
+            res["q"], res["sd"] = c.q, c.sigma_per_sqrt_n  # noqa: B023
+
+        t = best_seconds(run_cal, 1)
+        lines.append(f"| {method} | {res['q']:.4f} | {res['sd']:.3f} | {t:.1f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(main())
