@@ -132,7 +132,7 @@ def test_unverified_statements_are_flagged(bound):
 def test_compare_rows_carry_the_unverified_note():
     from sufficientdp.calibration.compare import compare_approaches
 
-    c = compare_approaches(bits=1, population=10**6, epsilon=1.0, delta=1e-6, certified=False,
+    c = compare_approaches(bits=1, population=10**6, epsilon=1.0, delta=1e-6, sufficient=False,
                            exact_max_population=10)
     row = c.row("shuffle-fmt21")
     assert any(x.startswith("unverified") for x in row.notes)

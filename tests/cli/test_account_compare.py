@@ -139,7 +139,8 @@ def test_compare_json_and_text(capsys):
     assert all({"approach", "q", "sd", "kind", "guarantee", "notes"} <= set(r) for r in d["rows"])
     code, out, _ = run(capsys, "compare", "--bits", "2", "--population", "30", "--epsilon", "1", "--delta",
                        "0.01", "--eta", "0.01", "--quiet")
-    assert code == 0 and "sufficient-dp-certified" in out and "approach" in out
+    assert code == 0 and "sufficient-dp-proven" in out and "sufficient-dp-homogeneous" in out and "approach" in out
+    assert "all-collections" in out and "homogeneous" in out  # the scope column
 
 
 @pytest.mark.parametrize("argv", [

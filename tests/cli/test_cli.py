@@ -38,7 +38,7 @@ def test_calibrate_reproduces_paper(capsys, bits, population, epsilon, method, e
 
 
 def test_calibrate_text_and_max_weight(capsys):
-    code, out, _err = run(capsys, "calibrate", "--bits", "64", "--population", "100000", "--epsilon", "1",
+    code, out, _err = run(capsys, "calibrate", "--bits", "12", "--population", "2000", "--epsilon", "1",
                          "--max-weight", "1")
     # proven over the weight <= 1 domain: a bound for every pair of collections of that domain
     assert code == 0 and "every pair of neighbouring collections" in out and "(2)" in out

@@ -458,25 +458,28 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
 
 def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
                           resolution: float, hint: float | None = None) -> float:
-    """A good e' < e for ``delta(e') / (1 - e**(e' - e))`` (any e' is valid; this only makes the bound small)."""
+    """A good e' < e for ``delta(e') / (1 - e**(e' - e))`` (any e' is valid; this only makes the bound small).
 
-    def objective(x: float) -> float:
+    Without a hint: a grid and a golden-section search on the coarse lattice (where e' lies hardly depends on the
+    lattice), then a short pattern search on the requested one. With a hint: only the pattern search.
+    """
+
+    def objective(x: float, res: float) -> float:
         eps_p = epsilon - math.exp(x)
         d, _ = _delta_all(types, log_gamma=log_gamma, others=others, eps_p=eps_p, reports=reports,
-                          resolution=resolution)
+                          resolution=res)
         return d / -math.expm1(eps_p - epsilon)
 
-    if hint is not None and hint < epsilon:
-        # pattern search from the hint: walk downhill in steps of 0.35 (in log(e - e')), then halve the step twice
-        x_lo, x_hi = math.log(1e-6), math.log(epsilon + 4.0)
-        x0 = min(max(math.log(epsilon - hint), x_lo), x_hi)
-        f0 = objective(x0)
-        step = 0.35
+    x_lo, x_hi = math.log(1e-6), math.log(epsilon + 4.0)
+
+    def pattern(x0: float, step: float) -> float:
+        # walk downhill in log(e - e'), halving the step once nothing improves
+        f0 = objective(x0, resolution)
         for _ in range(24):
             moved = False
             for x1 in (x0 - step, x0 + step):
                 if x_lo <= x1 <= x_hi:
-                    f1 = objective(x1)
+                    f1 = objective(x1, resolution)
                     if f1 < f0:
                         x0, f0, moved = x1, f1, True
                         break
@@ -486,27 +489,33 @@ def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: in
                 step *= 0.5
         return epsilon - math.exp(x0)
 
+    if hint is not None and hint < epsilon:
+        return pattern(min(max(math.log(epsilon - hint), x_lo), x_hi), 0.35)
+
+    coarse = max(resolution, _COARSE)
     xs = np.linspace(math.log(1e-4), math.log(epsilon + 2.0), 9)
-    vals = [objective(float(x)) for x in xs]
+    vals = [objective(float(x), coarse) for x in xs]
     i = int(np.argmin(vals))
     best_x, best_v = float(xs[i]), vals[i]
     a, b = float(xs[max(i - 1, 0)]), float(xs[min(i + 1, len(xs) - 1)])
     gr = (math.sqrt(5) - 1) / 2
     c, d = b - gr * (b - a), a + gr * (b - a)
-    fc, fd = objective(c), objective(d)
+    fc, fd = objective(c, coarse), objective(d, coarse)
     for _ in range(6):
         if fc < fd:
             b, d, fd = d, c, fc
             c = b - gr * (b - a)
-            fc = objective(c)
+            fc = objective(c, coarse)
         else:
             a, c, fc = c, d, fd
             d = a + gr * (b - a)
-            fd = objective(d)
+            fd = objective(d, coarse)
     for x_, v_ in ((c, fc), (d, fd)):
         if v_ < best_v:
             best_x, best_v = x_, v_
-    return epsilon - math.exp(best_x)
+    if coarse == resolution:
+        return epsilon - math.exp(best_x)
+    return pattern(best_x, 0.12)
 
 
 def local_distance(dom: Domain) -> int:
