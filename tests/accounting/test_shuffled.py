@@ -154,7 +154,7 @@ def test_worst_profile_subset_is_labelled() -> None:
     assert "not a worst case" in r.scanned and r.worst_m_delta[0] in (0, 1, 2)
     assert r.kind == "lower bound" and r.to_dict()["kind"] == "lower bound"
     with pytest.raises(ParameterError, match="max_scan"):
-        shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=0.1)
+        shuffled_rr_worst_profile(n=2 * 10**6, q=0.25, epsilon=0.1)  # full scans go up to max_scan = 10**6
 
 
 @pytest.mark.parametrize("tail_tol", [0.0, 1e-30])
@@ -226,15 +226,18 @@ def test_worst_bracket_contains_the_exact_worst_case(n: int, q: float, eps: floa
         assert br.delta_upper_unverified is None
 
 
-def test_full_scan_with_negligible_values_is_a_bracket_when_truncation_dominates() -> None:
-    # n = 1000, q = 0.3, eps = 0.5: every pair's delta is ~1e-59 or less, below the 1e-30 truncation; only 64 pairs
-    # (nearest the ends) are recomputed untruncated, so the scan reports an honest bracket with a tiny upper end
+def test_full_scan_resolves_negligible_values_exactly() -> None:
+    # n = 1000, q = 0.3, eps = 0.5: every pair's delta is ~1e-59 or less (the old truncated scan could only bracket
+    # it); the worst-over-crowds engine has no truncation, so the result is exact and matches an untruncated PLD
     r = shuffled_rr_worst_bracket(n=1000, q=0.3, epsilon=0.5)
-    assert r.kind == "bracket" and "tail_tol" in r.upper_source
-    assert r.details["pairs_recomputed_untruncated"] == 64
+    assert r.kind == "exact" and r.upper_source == "exact full scan"
     exact_m0 = shuffled_rr_profile(n=1000, m=0, q=0.3, epsilon=0.5, tail_tol=0.0)  # untruncated, exact
-    assert r.delta_lower == pytest.approx(float(exact_m0.delta[0]), rel=1e-9)
-    assert r.delta_lower <= r.delta_upper < 1e-30 and r.eta_lower <= r.eta_upper < 1e-29
+    assert r.delta_upper >= float(exact_m0.delta[0]) * (1 - 1e-9) and r.delta_upper < 1e-30
+    pld = shuffled_rr_pld(n=1000, m=r.worst_m, q=0.3, direction=r.worst_direction, tail_tol=0.0)
+    assert float(pld.delta(0.5)) == pytest.approx(r.delta_upper, rel=1e-9)
+    lo, hi = r.details["delta_bracket"]
+    assert lo <= r.delta_upper <= hi and hi - lo <= 1e-8 * r.delta_upper
+
 
 def test_worst_bracket_each_upper_bound_dominates_the_exact_worst_case() -> None:
     # every rigorous bound, not only the smallest, must hold for the exact worst case (independent of which wins)
@@ -312,15 +315,18 @@ def test_worst_bracket_pure_dp_region_and_large_n() -> None:
     r = shuffled_rr_worst_bracket(n=5000, q=q, epsilon=1.5, full_scan_max=10, ends=2, samples=2)
     assert r.eta_upper == 0.0 and r.delta_upper == 0.0 and r.delta_lower == 0.0
     assert "pure DP" in r.upper_source
-    big = shuffled_rr_worst_bracket(n=10**5, q=0.25, epsilon=0.01, ends=2, samples=2)
+    big = shuffled_rr_worst_bracket(n=10**5, q=0.25, epsilon=0.01, ends=2, samples=2, full_scan_max=1000)
     assert big.kind == "bracket" and 0 < big.delta_lower <= big.delta_upper < 1
     assert big.eta_lower <= big.eta_upper and big.worst_m in (0, 1, 99_997, 99_998)
+    exact = shuffled_rr_worst_bracket(n=10**5, q=0.25, epsilon=0.01)  # default: every m (about 0.3 s)
+    assert exact.kind == "exact" and big.delta_lower <= exact.delta_upper * (1 + 1e-9) <= big.delta_upper * (1 + 1e-9)
+    assert big.eta_lower <= exact.eta_upper * (1 + 1e-9) and exact.eta_upper <= big.eta_upper
 
 
 def test_worst_bracket_progress_callback() -> None:
     calls: list[tuple[int, int]] = []
     shuffled_rr_worst_bracket(n=10, q=0.2, epsilon=0.5, progress=lambda d, t: calls.append((d, t)))
-    assert calls[-1] == (5, 5) and len(calls) == 5  # representatives m = 0..4 cover m = 0..9
+    assert calls and calls[-1] == (10, 10)  # every m = 0..9 evaluated
 
 
 @pytest.mark.parametrize(

@@ -192,6 +192,6 @@ def test_invalid_inputs():
     with pytest.raises(ParameterError):
         single_bit_tail(n=3, m=1, q=0.2, epsilon=1.0, direction="sideways")
     with pytest.raises(ParameterError):
-        single_bit_worst_tail(n=50_000, q=0.2, epsilon=1.0)
+        single_bit_worst_tail(n=2_000_000, q=0.2, epsilon=1.0)
     with pytest.raises(ParameterError):
         log_privacy_ratio([5], n=3, m=1, q=0.2)

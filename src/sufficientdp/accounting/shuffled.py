@@ -17,7 +17,9 @@ Two mechanisms:
    Worst case over ``m``: by the symmetry ``n - A_n(m) ~ A_n(n - m)`` the "add" pair at ``m`` is the "remove"
    pair at ``n - 1 - m`` mirrored, so scanning the "remove" direction over every ``m = 0..n-1`` covers both
    directions. The worst ``m`` is near the ends but **not** always ``0`` or ``n - 1`` (``docs/single_bit.md``),
-   so :func:`shuffled_rr_worst_profile` scans; no end point is assumed.
+   so every ``m`` is evaluated; no end point is assumed. The one engine for that is
+   :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (all n pairs in O(n), n = 1e6 in seconds), which
+   :func:`shuffled_rr_worst_profile` and :func:`shuffled_rr_worst_bracket` call.
 
 2. **Anonymized L-bit histogram, homogeneous configuration** (seed 001 §3): ``N`` people, ``N - 1`` all-zero,
    and one person who is all-zero in ``D`` and has ``j`` set bits in ``D_m``; the privacy loss is
@@ -46,7 +48,7 @@ from scipy.stats import binom
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
-from ..ratio.single_bit import _TwoBinomial
+from ..ratio.single_bit import _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
 from .amplification import _up as _round_up
 from .pld import PrivacyLossDistribution
 
@@ -327,8 +329,9 @@ class ShuffledRRProfile:
         worst_direction_delta, worst_direction_eta: per epsilon, ``"add"`` or ``"remove"`` (``""`` where the value
             is 0). In a full scan only "remove" pairs are computed; the remove pair at ``m > n - 1 - m`` is reported
             as the identical "add" pair at ``n - 1 - m``, and ties keep the smallest ``m``.
-        kind: ``"exact"`` (``tail_tol = 0``), ``"bound"`` (upper bounds within ``tail_tol`` of exact) or, for a worst
-            profile over a proper subset of ``m``, ``"lower bound"`` (a lower bound on the worst case).
+        kind: ``"exact"`` (``tail_tol = 0``), ``"bound"`` (upper bounds within ``tail_tol`` of exact; for a worst
+            profile: the upper ends of the engine's rounding brackets) or, for a worst profile over a proper subset
+            of ``m``, ``"lower bound"`` (a lower bound on the worst case).
         tail_tol: the truncation tolerance used.
         scanned: which ``m`` were examined.
         details: extras (JSON-ready).
@@ -398,31 +401,36 @@ def shuffled_rr_profile(*, n: int, m: int, q: float, epsilon: ArrayLike, tail_to
     )
 
 
-def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: ArrayLike | None = None,
-                              max_scan: int = 5_000, tail_tol: float = 1e-30) -> ShuffledRRProfile:
-    """Worst ``delta(eps)`` and ``eta(eps)`` over every neighbouring pair, by scanning ``m``.
+def _pairs_both_ways(n: int, q: float, eps: float, ms: list[int]) -> tuple[_Pairs, dict[int, int]]:
+    """Remove-direction pairs at ``ms`` and ``n - 1 - ms`` (the add pairs at ``ms``), by the one worst-case engine."""
+    every = np.unique(np.array(ms + [n - 1 - m for m in ms], dtype=np.int64))
+    pairs = _remove_pairs(n, q, eps, every)
+    return pairs, {int(m): i for i, m in enumerate(every)}
 
-    Scans the "remove" pair ``(A_n(m), A_n(m+1))`` for every ``m = 0..n-1``; by the symmetry
-    ``n - A_n(m) ~ A_n(n - m)`` this also covers every "add" pair (the add pair at ``m`` is the mirrored remove pair
-    at ``n - 1 - m``). No end point is assumed: the worst ``m`` is returned per epsilon. Cost: ``n`` PLD builds
-    (each O(window * sqrt(min(m, n-m))); a few ms for ``m`` near the ends at ``n = 1e6``, about a second near the
-    middle), so full scans are refused above ``max_scan``; pass ``ms`` to scan a subset. Unless the subset covers
-    every ``m``, the result is then only a **lower bound** on the worst case (``kind="lower bound"``): each pair's
-    value minus its truncated mass (a lower bound on that pair's exact value), lowered by ``1e-7`` relative for
-    the log pmfs' rounding at large ``n``, maximised over the subset.
+
+def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: ArrayLike | None = None,
+                              max_scan: int = 1_000_000, tail_tol: float = 1e-30) -> ShuffledRRProfile:
+    """Worst ``delta(eps)`` and ``eta(eps)`` over every neighbouring pair, per epsilon.
+
+    Every pair ``(A_n(m), A_n(m+1))``, ``m = 0..n-1``, both directions, is evaluated by
+    :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (O(n) per epsilon; n = 1e6 in seconds; refused above
+    ``max_scan``). No end point is assumed: the worst ``m`` is returned per epsilon. Pass ``ms`` to evaluate a
+    subset (both directions at each given m); unless it covers every ``m`` the result is then only a **lower
+    bound** on the worst case (``kind="lower bound"``): each pair's rigorous lower end, maximised over the subset.
 
     Args:
         n: people, >= 1.
         q: flip probability in (0, 0.5).
         epsilon: one or more epsilons (finite, >= 0).
         ms: optional subset of m values in [0, n-1].
-        max_scan: largest n for a full scan (default 5000).
-        tail_tol: as in :func:`shuffled_rr_pld`.
+        max_scan: largest n for a full scan (default 10**6).
+        tail_tol: kept for compatibility (no truncation happens any more): with ``tail_tol = 0`` the values are the
+            exact ones (``kind="exact"``), otherwise the upper ends of their rounding brackets (``kind="bound"``).
 
     Returns:
         A :class:`ShuffledRRProfile` with ``m=None``, ``worst_m_delta`` / ``worst_m_eta`` per epsilon
-        (``-1`` where the worst value is 0) and ``scanned``. ``kind``: ``"exact"`` (every ``m``, ``tail_tol = 0``),
-        ``"bound"`` (every ``m``, upper bounds within ``tail_tol``) or ``"lower bound"`` (a proper subset ``ms``).
+        (``-1`` where the worst value is 0) and ``scanned``. ``kind``: ``"exact"``, ``"bound"`` or
+        ``"lower bound"`` (a proper subset ``ms``). ``details["pairs"]`` per epsilon: the engine's counters.
 
     Raises:
         ParameterError: arguments out of range, empty ``ms``, or ``n > max_scan`` without ``ms``.
@@ -451,54 +459,45 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
     subset = len(m_list) < n  # a proper subset: the maximum over it is only a lower bound on the worst case
     if not subset and ms is not None:
         scanned = "all m = 0..n-1 (given as ms), both directions"
-    rows: list[tuple[int, str]] = []
-    d_rows: list[NDArray[np.float64]] = []
-    e_rows: list[NDArray[np.float64]] = []
-    for m in m_list:
-        for d in (("remove",) if ms is None else _DIRECTIONS):
-            pld = shuffled_rr_pld(n=n, m=m, q=q, direction=d, tail_tol=tol)
-            dv, ev = np.atleast_1d(pld.delta(eps)), np.atleast_1d(pld.eta(eps))
-            if subset:  # lower bounds on the pair's exact values (truncated mass removed, rounding margin)
-                drop = float(pld.infinity_mass)
-                dv = np.maximum(0.0, dv - drop) * (1.0 - _LOWER_REL)
-                ev = np.maximum(0.0, ev - drop) * (1.0 - _LOWER_REL)
-            d_rows.append(dv)
-            e_rows.append(ev)
-            if ms is None and n - 1 - m < m:  # report the mirrored representative: ("add", n - 1 - m)
-                rows.append((n - 1 - m, "add"))
-            else:
-                rows.append((m, d))
-    best_d, arg_d, dir_d = _pick(np.array(d_rows), rows)
-    best_e, arg_e, dir_e = _pick(np.array(e_rows), rows)
-    details: dict[str, Any] = {"pairs_examined": len(rows)}
+    k = eps.size
+    best = {"delta": np.zeros(k), "eta": np.zeros(k)}
+    arg = {"delta": np.full(k, -1, dtype=np.int64), "eta": np.full(k, -1, dtype=np.int64)}
+    dirs: dict[str, list[str]] = {"delta": [], "eta": []}
+    counters = []
+    for i, e in enumerate(eps):
+        if not subset:
+            w = worst_over_crowds(n, q, float(e))
+            counters.append(w.details)
+            for name in ("delta", "eta"):
+                best[name][i] = getattr(w, name if tol == 0.0 else f"{name}_upper")
+                arg[name][i] = getattr(w, f"worst_m_{name}")
+                dirs[name].append(getattr(w, f"worst_direction_{name}"))
+            continue
+        pairs, where = _pairs_both_ways(n, q, float(e), m_list)
+        for name in ("delta", "eta"):
+            lo = getattr(pairs, f"log_{name}_lo")
+            cands = [(float(lo[where[m]]), m, "remove") for m in m_list]
+            cands += [(float(lo[where[n - 1 - m]]), m, "add") for m in m_list]
+            top = max(c[0] for c in cands)
+            if top == _NEG_INF:
+                dirs[name].append("")
+                continue
+            # ties (1e-12 relative) keep the smallest m, "remove" first
+            v, m, d = min((c for c in cands if c[0] >= top - 1e-12), key=lambda c: (c[1], c[2] == "add"))
+            best[name][i], arg[name][i] = math.exp(v) if v > -745.2 else 0.0, m
+            dirs[name].append(d)
+    details: dict[str, Any] = {"pairs_examined": 2 * len(m_list)}
+    if counters:
+        details["pairs"] = counters
     if subset:
         kind = "lower bound"
-        details["lower_relative_margin"] = _LOWER_REL
     else:
         kind = "exact" if tol == 0.0 else "bound"
     return ShuffledRRProfile(
-        epsilon=eps, delta=best_d, eta=best_e, n=n, q=q, m=None, worst_m_delta=arg_d, worst_m_eta=arg_e,
-        worst_direction_delta=dir_d, worst_direction_eta=dir_e, kind=kind, tail_tol=tol, scanned=scanned,
-        details=details,
+        epsilon=eps, delta=best["delta"], eta=best["eta"], n=n, q=q, m=None, worst_m_delta=arg["delta"],
+        worst_m_eta=arg["eta"], worst_direction_delta=tuple(dirs["delta"]), worst_direction_eta=tuple(dirs["eta"]),
+        kind=kind, tail_tol=tol, scanned=scanned, details=details,
     )
-
-
-def _pick(values: NDArray[np.float64], rows: list[tuple[int, str]]
-          ) -> tuple[NDArray[np.float64], NDArray[np.int64], tuple[str, ...]]:
-    """Per column: the maximum and, among rows within 1e-12 (relative) of it, the one with the smallest m."""
-    best = values.max(axis=0)
-    ms = np.array([r[0] for r in rows], dtype=np.int64)
-    arg = np.full(values.shape[1], -1, dtype=np.int64)
-    dirs = []
-    for k in range(values.shape[1]):
-        if best[k] <= 0.0:
-            dirs.append("")
-            continue
-        close = np.flatnonzero(values[:, k] >= best[k] * (1.0 - 1e-12))
-        i = int(close[np.argmin(ms[close])])
-        arg[k] = ms[i]
-        dirs.append(rows[i][1])
-    return best, arg, tuple(dirs)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -507,11 +506,6 @@ def _pick(values: NDArray[np.float64], rows: list[tuple[int, str]]
 
 #: Grid of ``eps' / eps`` used by the eta upper bound ``eta(eps) <= delta(eps') / (1 - e^(eps' - eps))``.
 _ETA_GRID = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98)
-#: Relative gap between a pair's truncated value and its truncated value minus the dropped mass under which the
-#: pair counts as resolved (exact to floating-point accuracy).
-_RESOLVED_REL = 1e-12
-#: In a full scan, at most this many pairs whose truncation matters are recomputed untruncated (``tail_tol=0``).
-_REFINE_MAX = 64
 _EPS_ULP = 2.220446049250313e-16
 
 
@@ -580,56 +574,17 @@ class ShuffledRRBracket:
         return d
 
 
-@dataclass(slots=True)
-class _Row:
-    m: int  # representative m (the mirrored "add" pair for a remove pair with m > n - 1 - m)
-    direction: str
-    d_up: float
-    d_lo: float
-    e_up: float
-    e_lo: float
-
-    def resolved(self) -> bool:
-        return (self.d_up - self.d_lo <= _RESOLVED_REL * self.d_up
-                and self.e_up - self.e_lo <= _RESOLVED_REL * self.e_up)
-
-
-#: Relative margin by which scanned values are lowered before serving as lower bounds in the bracket path: the log
-#: pmfs at n ~ 1e6 carry ~1e-9 relative rounding (gammaln of arguments ~1e7), a hundredfold below this.
-_LOWER_REL = 1e-7
-
-
-def _row(n: int, m: int, q: float, eps: float, direction: str, tol: float, rel: float = 0.0) -> _Row:
-    """One pair: the truncated values (upper bounds) and the same minus the dropped ``P``-mass (lower bounds).
-
-    ``rel`` lowers the lower values by that relative margin (rounding of the log pmfs at large n).
-    """
-    pld = shuffled_rr_pld(n=n, m=m, q=q, direction=direction, tail_tol=tol)
-    d, e, drop = float(pld.delta(eps)), float(pld.eta(eps)), float(pld.infinity_mass)
-    if drop == 0.0 and rel == 0.0:
-        return _Row(m, direction, d, d, e, e)
-    return _Row(m, direction, d, max(0.0, d - drop) * (1.0 - rel), e, max(0.0, e - drop) * (1.0 - rel))
-
-
-def _scan(n: int, q: float, eps: float, reps: list[int], tol: float,
-          progress: Callable[[int, int], None] | None, rel: float = 0.0) -> list[_Row]:
-    """Both directions at each representative ``m <= (n - 1) / 2`` (covers ``m`` and ``n - 1 - m``)."""
-    rows: list[_Row] = []
-    for i, m in enumerate(reps):
-        for d in _DIRECTIONS:
-            rows.append(_row(n, m, q, eps, d, tol, rel))
-        if progress is not None:
-            progress(i + 1, len(reps))
-    return rows
-
-
-def _argmax(rows: list[_Row], key: str) -> tuple[float, int, str]:
-    best, arg, direction = 0.0, -1, ""
-    for r in sorted(rows, key=lambda r: r.m):  # ties keep the smallest m
-        v = getattr(r, key)
-        if v > best * (1.0 + 1e-12) or (best == 0.0 and v > 0.0):
-            best, arg, direction = v, r.m, r.direction
-    return best, arg, direction
+def _best_scanned(pairs: _Pairs, where: dict[int, int], reps: list[int], n: int, name: str
+                  ) -> tuple[float, int, str]:
+    """Largest rigorous lower end over the scanned pairs (remove at each rep, and add = remove at n - 1 - rep)."""
+    lo = getattr(pairs, f"log_{name}_lo")
+    best, arg, direction = _NEG_INF, -1, ""
+    for m in reps:  # ties keep the smallest m, "remove" first
+        for d, i in (("remove", where[m]), ("add", where[n - 1 - m])):
+            v = float(lo[i])
+            if v > best + 1e-12:
+                best, arg, direction = v, m, d
+    return (math.exp(best) if best > -745.2 else 0.0), (arg if best > _NEG_INF else -1), direction
 
 
 def _smallest_feasible_delta(ok: Callable[[float], bool]) -> float | None:
@@ -774,21 +729,19 @@ _UNVERIFIED_NOTE = ("rests on a published statement not verified against the pap
                     "provenance); an upper bound only if that statement is what the paper proves")
 
 
-def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max: int = 2_000, ends: int = 16,
+def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max: int = 1_000_000, ends: int = 16,
                               samples: int = 24, progress: Callable[[int, int], None] | None = None
                               ) -> ShuffledRRBracket:
     """Worst ``delta(eps)`` and ``eta(eps)`` of shuffled binary RR over every neighbouring pair: exact or bracketed.
 
-    * ``n <= full_scan_max``: every pair ``(A_n(m), A_n(m+1))``, ``m = 0..n-1``, both directions (each
-      representative ``m <= (n-1)/2`` in both directions, by the mirror symmetry), each first with a ``1e-30``
-      truncation. Pairs where the truncation is not negligible (dropped mass above ``1e-12`` relative, which
-      happens only when the value itself is below about ``1e-18``) are recomputed untruncated, at most 64 of them,
-      those nearest the ends first. If all that could matter are resolved: ``kind="exact"``, lower == upper.
-      Otherwise ``kind="bracket"`` with the truncated full scan (each value an upper bound) as the upper end.
+    * ``n <= full_scan_max`` (default 10**6): every pair ``(A_n(m), A_n(m+1))``, ``m = 0..n-1``, both directions,
+      by :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (O(n); n = 1e6 in a few seconds):
+      ``kind="exact"``, lower == upper == the exact worst value. Its rounding bracket (about 1e-10 relative) is in
+      ``details["delta_bracket"]`` / ``details["eta_bracket"]``.
     * ``n > full_scan_max``: the ``ends`` smallest and largest ``m`` and ``samples`` geometrically spaced interior
-      ``m`` (with their mirrors), both directions. Lower end: the exact worst over those pairs (truncated value
-      minus its dropped mass, lowered by 1e-7 relative for the log pmfs' rounding), a valid lower bound on the worst case (the worst ``m`` is usually near an end but
-      that is not proved, so it is not assumed). Upper end: the smallest *verified* bound valid for every pair
+      ``m`` (with their mirrors), both directions. Lower end: the largest rigorous lower end over those pairs
+      (same engine), a valid lower bound on the worst case (the worst ``m`` is usually near an end but that is not
+      proved, so it is not assumed). Upper end: the smallest *verified* bound valid for every pair
       (today only ``local-rr`` data processing; an amplification bound counts once its ``verified`` flag is True;
       see :func:`_delta_upper_all_m`), never below the lower end; ``eta`` upper from
       ``eta(eps) <= delta(eps') / (1 - e^(eps' - eps))``, ``eps' < eps``. ``kind="bracket"``.
@@ -802,10 +755,10 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
         n: people, >= 1.
         q: flip probability in (0, 0.5).
         epsilon: finite, > 0.
-        full_scan_max: largest n scanned in full (default 2000; about 2 s there), >= 1.
+        full_scan_max: largest n evaluated in full (default 10**6; a few seconds there), >= 1.
         ends: how many m at each end are scanned in the bracket path, >= 1.
         samples: how many geometrically spaced interior m are scanned in the bracket path, >= 0.
-        progress: optional ``progress(done, total)`` callback over the representative m scanned.
+        progress: optional ``progress(done, total)`` callback (over the m evaluated).
 
     Returns:
         A :class:`ShuffledRRBracket`.
@@ -827,53 +780,35 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
     full_scan_max = check_int("full_scan_max", full_scan_max, minimum=1)
     ends = check_int("ends", ends, minimum=1)
     samples = check_int("samples", samples, minimum=0)
-    tol = 1e-30
     half = (n - 1) // 2
-    details: dict[str, Any] = {"tail_tol": tol}
+    details: dict[str, Any] = {}
     if n <= full_scan_max:
-        reps = list(range(half + 1))
-        rows = _scan(n, q, eps, reps, tol, progress)
-        # recompute untruncated the unresolved pairs that could still be the worst
-        refined = 0
-        for _ in range(2):
-            lo_d, lo_e = max(r.d_lo for r in rows), max(r.e_lo for r in rows)
-            todo = sorted((i for i, r in enumerate(rows) if not r.resolved() and (r.d_up > lo_d or r.e_up > lo_e)),
-                          key=lambda i: min(rows[i].m, n - 1 - rows[i].m))
-            for i in todo[: _REFINE_MAX - refined]:
-                rows[i] = _row(n, rows[i].m, q, eps, rows[i].direction, 0.0)
-                refined += 1
-        lo_d, lo_e = max(r.d_lo for r in rows), max(r.e_lo for r in rows)
-        open_rows = [r for r in rows if not r.resolved() and (r.d_up > lo_d or r.e_up > lo_e)]
-        details.update(pairs_evaluated=len(rows), pairs_recomputed_untruncated=refined)
-        scanned = "all m = 0..n-1, both directions"
-        if not open_rows:
-            d_best, m_d, dir_d = _argmax(rows, "d_up")
-            e_best, m_e, _ = _argmax(rows, "e_up")
-            return ShuffledRRBracket(
-                delta_lower=d_best, delta_upper=d_best, eta_lower=e_best, eta_upper=e_best, kind="exact",
-                worst_m=m_d, worst_direction=dir_d, worst_m_eta=m_e, scanned=scanned,
-                upper_source="exact full scan", n=n, q=q, epsilon=eps, details=details)
-        scan_up_d, scan_up_e = max(r.d_up for r in rows), max(r.e_up for r in rows)
-        scan_source = f"full scan truncated at tail_tol = {tol:g} (every value an upper bound)"
-    else:
-        interior = np.geomspace(ends, max(ends, half), samples) if samples and half > ends else np.array([])
-        reps = sorted(set(range(min(ends, half + 1))) | {int(round(x)) for x in interior if ends <= x <= half})
-        rows = _scan(n, q, eps, reps, tol, progress, _LOWER_REL)
-        details.update(pairs_evaluated=len(rows), representatives=reps, lower_relative_margin=_LOWER_REL)
-        scanned = (f"m = 0..{min(ends, half + 1) - 1} and their mirrors n-{min(ends, half + 1)}..n-1, plus "
-                   f"{len(reps) - min(ends, half + 1)} geometrically spaced interior m in [{ends}, {half}] and "
-                   "their mirrors, both directions (not every m: the lower end is a lower bound)")
-        scan_up_d = scan_up_e = math.inf
-        scan_source = ""
-    d_lo, m_d, dir_d = _argmax(rows, "d_lo")
-    e_lo, m_e, _ = _argmax(rows, "e_lo")
+        w = worst_over_crowds(n, q, eps, progress=progress)
+        details.update(w.details, delta_bracket=[w.delta_lower, w.delta_upper],
+                       eta_bracket=[w.eta_lower, w.eta_upper], method=w.method)
+        return ShuffledRRBracket(
+            delta_lower=w.delta, delta_upper=w.delta, eta_lower=w.eta, eta_upper=w.eta, kind="exact",
+            worst_m=w.worst_m_delta, worst_direction=w.worst_direction_delta, worst_m_eta=w.worst_m_eta,
+            scanned="all m = 0..n-1, both directions", upper_source="exact full scan", n=n, q=q, epsilon=eps,
+            details=details)
+    interior = np.geomspace(ends, max(ends, half), samples) if samples and half > ends else np.array([])
+    reps = sorted(set(range(min(ends, half + 1))) | {int(round(x)) for x in interior if ends <= x <= half})
+    pairs, where = _pairs_both_ways(n, q, eps, reps)
+    if progress is not None:
+        progress(len(reps), len(reps))
+    details.update(pairs_evaluated=2 * len(reps), representatives=reps)
+    scanned = (f"m = 0..{min(ends, half + 1) - 1} and their mirrors n-{min(ends, half + 1)}..n-1, plus "
+               f"{len(reps) - min(ends, half + 1)} geometrically spaced interior m in [{ends}, {half}] and "
+               "their mirrors, both directions (not every m: the lower end is a lower bound)")
+    d_lo, m_d, dir_d = _best_scanned(pairs, where, reps, n, "delta")
+    e_lo, m_e, _ = _best_scanned(pairs, where, reps, n, "eta")
     bounds = _delta_upper_all_m(n=n, q=q, epsilon=eps)
     d_rig = _best(bounds, True)  # local-rr is always verified and applicable
     assert d_rig is not None
     d_unv = _best(bounds, False)
     (e_rig, e_eps, e_src), e_unv = _eta_upper_all_m(n=n, q=q, epsilon=eps)
-    d_up, d_up_src = (scan_up_d, scan_source) if scan_up_d <= d_rig[0] else (d_rig[0], _label(d_rig[1]))
-    e_up, e_up_src = (scan_up_e, scan_source) if scan_up_e <= e_rig else (e_rig, e_src)
+    d_up, d_up_src = d_rig[0], _label(d_rig[1])
+    e_up, e_up_src = e_rig, e_src
     if e_up >= 1.0 and d_up >= 1.0:
         d_up_src = e_up_src = "no rigorous bound applies: trivial upper end 1"
     d_up, e_up = max(d_lo, d_up), max(e_lo, e_up)

@@ -5,8 +5,10 @@ Mechanisms:
 * ``shuffled-rr`` — n people, one bit each, binary randomized response with flip probability q, output the count
   of ones (the shuffled release). Neighbouring collections differ in one person's bit; delta and eta are the worst
   over the others' ones-count m and both directions
-  (:func:`sufficientdp.accounting.shuffled.shuffled_rr_worst_bracket`): for n <= ``--full-scan-max`` (default 2000)
-  every m is scanned and the numbers are exact (kind ``"exact"``); above, the exact worst over the end and sampled
+  (:func:`sufficientdp.accounting.shuffled.shuffled_rr_worst_bracket`): for n <= ``--full-scan-max`` (default
+  10**6) every m is evaluated by :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (O(n): n = 1e6 in a few
+  seconds) and the numbers are exact (kind ``"exact"``; ``exact_bracket`` gives their rounding bracket, about
+  1e-10 relative); above, the exact worst over the end and sampled
   m is a lower bound and the smallest *verified* bound valid for every m the upper end (kind ``"bracket"``; today
   only data processing from one person's RR: the published amplification bounds BBGN19, FMT21, EFMRTT19 carry
   ``verified=False`` and count only once their flag says verified). ``delta`` and ``eta`` are the rigorous upper
@@ -56,6 +58,9 @@ def account(args: argparse.Namespace, progress: Callable[[int, int], None] | Non
                    upper_source=r.upper_source, delta_upper_unverified=r.delta_upper_unverified,
                    eta_upper_unverified=r.eta_upper_unverified, unverified_source=r.unverified_source,
                    bound_status=r.to_dict()["bound_status"],
+                   exact_bracket=({"delta": r.details["delta_bracket"], "eta": r.details["eta_bracket"]}
+                                  if r.kind == "exact" else None),
+                   method=r.details.get("method", "bracket: sampled m (lower end), verified bounds (upper end)"),
                    neighbours="one person's bit differs; worst over the others' ones-count m, both directions")
         return out
     from ..accounting import mechanisms as mx
@@ -136,7 +141,8 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--differing", type=_positive_int("differing"), default=None,
                    help="bits in which neighbours differ (bit-vector-rr; default L, the worst case)")
     p.add_argument("--sigma", type=_float("sigma"), default=None, help="noise standard deviation (gaussian)")
-    p.add_argument("--full-scan-max", type=_positive_int("full-scan-max"), default=2000,
-                   help="shuffled-rr: scan every m (exact) up to this n; above, a rigorous bracket (default 2000)")
+    p.add_argument("--full-scan-max", type=_positive_int("full-scan-max"), default=1_000_000,
+                   help="shuffled-rr: evaluate every m (exact) up to this n; above, a rigorous bracket "
+                        "(default 1000000; n = 1e6 takes a few seconds)")
     common(p)
     p.set_defaults(func=_cmd)
