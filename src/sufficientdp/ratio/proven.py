@@ -184,6 +184,25 @@ def _class_count(domain: Domain) -> int:
                for a in range(w - c + 1) for b in range(w - c + 1) if a + b >= 1 and a + b + c <= L)
 
 
+def _event_tails(pair: PairType, *, log_gamma: float, others: int, shift: float,
+                 resolution: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Bracket ``P[S > -g_c]`` for every report class c, ``g = r_x - e**shift r_x'`` (module docstring, step 3).
+
+    ``g`` is scaled by its largest term (the event ``{S + g > 0}`` is scale-free). Returns ``(lower, upper)``.
+    """
+    lo = pair.log_omega
+    lr_x, lr_xp = pair.log_p - lo, pair.log_q + shift - lo  # log r_x and log(e^shift r_x')
+    top = float(np.max(np.maximum(lr_x, lr_xp)))
+    g = np.exp(lr_x - top) - np.exp(lr_xp - top)
+    gamma = math.exp(log_gamma)
+    if others == 0 or gamma == 0.0:  # S = 0
+        sure = (g > 0).astype(float)
+        return sure, sure
+    br = compound_tail_bracket(g, np.exp(lo - float(logsumexp(lo))), gamma=min(gamma, 1.0), n=others,
+                               thresholds=-g, resolution=resolution)
+    return br.lower, br.upper
+
+
 def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prime: float,
                   resolution: float = 2e-3) -> float:
     """Rigorous upper bound on ``delta_PQ(e')`` of the blanket dominating pair of one pair type.
@@ -191,18 +210,9 @@ def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prim
     ``delta = sum_c (P_c - e**e' Q_c) P[S > -g_c]`` (module docstring, step 3): classes with ``g_c > 0`` use the
     upper end of the bracket on ``P[S > -g_c]``, classes with ``g_c < 0`` its lower end.
     """
-    lp, lqq, lo = pair.log_p, pair.log_q + epsilon_prime, pair.log_omega
-    weight = np.exp(lp) - np.exp(lqq)  # P_c - e^e' Q_c
-    lr_x, lr_xp = lp - lo, lqq - lo  # log of the two per-report ratios (the second times e^e')
-    top = float(np.max(np.maximum(lr_x, lr_xp)))
-    g = np.exp(lr_x - top) - np.exp(lr_xp - top)  # g / max, scale-free
-    gamma = math.exp(log_gamma)
-    if others == 0 or gamma == 0.0:
-        tail_up = tail_lo = (g > 0).astype(float)
-    else:
-        br = compound_tail_bracket(g, np.exp(lo - float(logsumexp(lo))), gamma=min(gamma, 1.0), n=others,
-                                   thresholds=-g, resolution=resolution)
-        tail_up, tail_lo = br.upper, br.lower
+    weight = np.exp(pair.log_p) - np.exp(pair.log_q + epsilon_prime)  # P_c - e^e' Q_c, of the sign of g_c
+    tail_lo, tail_up = _event_tails(pair, log_gamma=log_gamma, others=others, shift=epsilon_prime,
+                                    resolution=resolution)
     pos = weight > 0
     delta = float(np.sum(weight[pos] * tail_up[pos]) + np.sum(weight[~pos] * tail_lo[~pos]))
     scale = float(np.sum(np.abs(weight)))
@@ -309,18 +319,9 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
 
 
 def _blanket_eta(pair: PairType, *, log_gamma: float, others: int, threshold: float, resolution: float) -> float:
-    """Upper bound on the dominating pair's own tail ``P_P[L_PQ > s]`` (used for k > 1)."""
-    lp, lqq, lo = pair.log_p, pair.log_q + threshold, pair.log_omega
-    lr_x, lr_xp = lp - lo, lqq - lo
-    top = float(np.max(np.maximum(lr_x, lr_xp)))
-    g = np.exp(lr_x - top) - np.exp(lr_xp - top)
-    gamma = math.exp(log_gamma)
-    if others == 0 or gamma == 0.0:
-        tail_up = (g > 0).astype(float)
-    else:
-        tail_up = compound_tail_bracket(g, np.exp(lo - float(logsumexp(lo))), gamma=min(gamma, 1.0), n=others,
-                                        thresholds=-g, resolution=resolution).upper
-    return min(1.0, float(np.sum(np.exp(lp) * tail_up)) * (1 + _REL_SAFETY) + 1e-300)
+    """Upper bound on the dominating pair's own tail ``P_P[L_PQ > s] = sum_c P_c P[S > -g_c]`` (used for k > 1)."""
+    _, tail_up = _event_tails(pair, log_gamma=log_gamma, others=others, shift=threshold, resolution=resolution)
+    return min(1.0, float(np.sum(np.exp(pair.log_p) * tail_up)) * (1 + _REL_SAFETY) + 1e-300)
 
 
 def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
