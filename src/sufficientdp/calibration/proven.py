@@ -98,9 +98,9 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
     exact_l1 = bits == 1 and reports == 1
 
     def full(q: float) -> TailResult:
+        # exactly the number tail, the collector and every other caller compute at q (one answer everywhere)
         tick()
-        return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                           epsilon_prime_hint=hint[0] if hint else None)
+        return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=dom)
 
     lead: set[str] = set()
     hint: list[float] = []
