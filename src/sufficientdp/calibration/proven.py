@@ -150,8 +150,22 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             if progress is not None:
                 progress(total, total)
             return hi, res, notes
+        worst = str(res.details.get("worst_pair"))
+        if exact_l1 or worst in lead:
+            # Same pair type, only the final e' search differs from the search's: step up until the final check
+            # passes (a few steps; local DP's q passes surely).
+            step = 0.002
+            while hi < q_loc:
+                hi = min(q_loc, hi + step * (q_loc - hi) if step < 1 else q_loc)
+                res = full(hi)
+                if res.eta <= eta:
+                    if progress is not None:
+                        progress(total, total)
+                    return hi, res, notes
+                step *= 3.0
+            break
         # A pair type outside the searched subset fails at hi: include it and search above hi.
-        lead.add(str(res.details.get("worst_pair")))
+        lead.add(worst)
         hint[:] = [float(res.details.get("epsilon_prime", hint[0]))]
         lo, f_lo, hi, f_hi = hi, _log_excess(res.eta, eta), q_loc, -math.inf
         if lo >= hi * (1 - 1e-9):
