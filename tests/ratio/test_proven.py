@@ -19,6 +19,7 @@ import pytest
 from tests.oracles import blanket as oracle
 
 from sufficientdp import ParameterError
+from sufficientdp._numerics import lattice
 from sufficientdp._numerics.lattice import compound_tail_bracket
 from sufficientdp.ratio.proven import Domain, blanket_delta, blanket_mass, pair_types, proven_tail
 from sufficientdp.ratio.worst_case import worst_case_exhaustive
@@ -79,6 +80,34 @@ def test_bracket_contains_exact_tail_many_people() -> None:
     # and it is tight: within 1% of the truth where the truth is not negligible
     mask = exact > 1e-6
     assert np.all(br.upper[mask] <= exact[mask] * 1.01 + 1e-9)
+
+
+@pytest.mark.parametrize("rare", [2e-5, 4e-5])
+def test_bracket_with_rare_heavy_atoms_contains_exact_tail(rare: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A rare atom 40x the others is conditioned on exactly (lattice.HEAVY_RATE): the law is an exact integer
+    # convolution power (numpy, non-negative float64 sums); thresholds in the bulk and beyond the heavy atom.
+    values = np.array([-7.0, -1.0, 2.0, 5.0, 300.0, -250.0])
+    probs = np.array([0.1, 0.4, 0.3, 0.2 - 2 * rare, rare, rare])
+    gamma, n = 0.2, 60
+    small = np.zeros(551)  # one person's law on -250..300
+    for v, p in zip(values, probs, strict=True):
+        small[int(v) + 250] += gamma * p
+    small[250] += 1 - gamma
+    law = np.ones(1)
+    for _ in range(n):
+        law = np.convolve(law, small)
+    support = np.arange(law.size) - 250 * n
+    ts = np.array([-400.5, -260.5, -40.5, -10.5, 0.5, 9.5, 30.5, 250.5, 290.5, 320.5, 700.5])
+    exact = np.array([law[support > t].sum() for t in ts])
+    br = compound_tail_bracket(values, probs, gamma=gamma, n=n, thresholds=ts)
+    monkeypatch.setattr(lattice, "HEAVY_RATE", 0.0)
+    plain = compound_tail_bracket(values, probs, gamma=gamma, n=n, thresholds=ts)
+    assert br.cells * 8 <= plain.cells  # the heavy atoms did not set the window
+    assert np.all(br.lower <= exact * (1 + 1e-10) + 1e-14)
+    assert np.all(exact <= br.upper * (1 + 1e-10) + 1e-14)
+    mask = exact > 1e-8
+    assert np.all(br.upper[mask] <= exact[mask] * 1.01 + 1e-9)
+    assert np.all(br.lower[mask] >= exact[mask] * 0.99 - 1e-9)
 
 
 def test_bracket_degenerate_cases() -> None:

@@ -23,14 +23,24 @@ Method and error budget (every term is added to ``upper`` and subtracted from ``
    the true probability of its in-window value and exceeds it by at most ``P[K outside the window]``, which
    Chernoff's bound with the exact moment generating function of the lattice variable makes ``<= ALPHA`` per side.
 3. **Floating point.** The law of ``K`` is ``irfft((1 - gamma + gamma F)**n)`` with ``F = rfft(pmf of k)``,
-   computed as ``exp(n log1p(gamma (F - 1)))``. FFTs are normwise backward stable
+   computed as ``exp(n log1p(gamma (F - 1)))`` (and for ``n - r`` people by multiplying that power up by the
+   per-person transform, a few more roundings absorbed in ``C2``). FFTs are normwise backward stable
    (``||fl(FFT x) - FFT x||_2 <= c u log2(M) ||FFT x||_2``), and ``|d(1 + z)**n / dz| <= n`` on the unit disc, so
    the error of any sum of computed cells is at most ``sqrt(M) u (C1 log2(M) + C2) (n gamma ||pmf||_2 + 1)``
    with ``u`` the unit round-off and generous constants ``C1 = 8``, ``C2 = 16``. This is a float-error *model*, as
    everywhere in this package: the bracket is rigorous up to it, not interval arithmetic.
 
-The lattice step ``h`` is chosen so that ``tau`` is about ``resolution`` times the standard deviation of ``S``
-(capped at ``max_cells`` cells; a coarser lattice stays valid, only looser).
+4. **Heavy atoms.** Rare atoms far larger than the rest would set the window (and so the number of cells) on
+   their own. The largest ``|v|`` are split off while the expected number of people drawing one,
+   ``lambda = n gamma pi(heavy)``, is at most :data:`HEAVY_RATE`. With ``H`` that number, ``P[H > r] <=
+   lambda**(r+1) / (r+1)!`` (union bound over (r+1)-sets of people), so ``r = 0 .. h_max`` are enumerated: given
+   ``H = r`` the other ``n - r`` people are iid draws of the light-conditional law (steps 1-3, one inverse FFT per
+   r; the window holds for every such r) and the heavy ones add a sum ``y`` whose finite law is enumerated
+   exactly, so ``P[S > t] = sum_r P[H = r] sum_y P(y) P[S_light(n - r) > t - y]`` up to ``P[H > h_max]`` and the
+   rarest heavy sums left out (together at most ``DROP``, added to ``upper``).
+
+The lattice step ``h`` is chosen so that ``tau`` is about ``resolution`` times the standard deviation of the light
+sum (capped at ``max_cells`` cells; a coarser lattice stays valid, only looser).
 """
 
 from __future__ import annotations
@@ -40,9 +50,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import fft as _fft
 from scipy.special import logsumexp
 
-__all__ = ["ALPHA", "DROP", "TailBracket", "compound_tail_bracket"]
+__all__ = ["ALPHA", "DROP", "HEAVY_RATE", "TailBracket", "compound_tail_bracket"]
 
 ALPHA = 1e-14
 """Failure probability allotted to each of: the window's upper tail, its lower tail, the rounding deviation."""
@@ -53,6 +64,7 @@ DROP = 1e-11
 _U = 2.0 ** -53
 _KCAP = 2 ** 52
 _MIN_CELLS = 2 ** 10
+_WORKERS = 2  # threads per FFT (scipy.fft)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,21 +79,24 @@ class TailBracket:
 
 
 def _window_ends(n: int, k: NDArray[np.float64], logpi: NDArray[np.float64], log_gamma: float, log_1mg: float,
-                 k_sd: float, log_alpha: float) -> tuple[float, float]:
+                 k_sd: float, log_alpha: float, fewer: int = 0) -> tuple[float, float]:
     """Integers ``a_lo <= a_hi`` with Chernoff ``P[K > a_hi] <= ALPHA`` and ``P[K < a_lo] <= ALPHA``.
 
     For every ``theta > 0``, ``P[K >= a] <= exp(n Lambda(theta) - theta a)`` with ``Lambda`` the log moment
     generating function of one person's lattice value, so ``a = (n Lambda(theta) - log ALPHA) / theta`` works for
     each theta; the smallest over a grid of theta is taken (and symmetrically for the lower end). The window is
     also clipped to the support ``[n min(0, k), n max(0, k)]``.
+
+    With ``fewer = r`` the window holds for every number of people ``m`` in ``n - r .. n`` at once: for each theta,
+    ``m Lambda(theta) <= n Lambda(theta) + r max(0, -Lambda(theta))``.
     """
-    thetas = np.geomspace(1e-9, 1e4, 600) / k_sd
+    thetas = np.geomspace(1e-9, 1e4, 300) / k_sd
     ends = []
     for sign in (1.0, -1.0):
         th = sign * thetas
         inner = log_gamma + logsumexp(th[:, None] * k[None, :] + logpi[None, :], axis=1)
         lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
-        cand = (n * lam - log_alpha) / th
+        cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
         with np.errstate(invalid="ignore"):
             a = float(np.nanmin(cand)) if sign > 0 else float(np.nanmax(cand))
         if sign > 0:
@@ -89,6 +104,71 @@ def _window_ends(n: int, k: NDArray[np.float64], logpi: NDArray[np.float64], log
         else:
             ends.append(math.floor(max(a, n * min(0.0, float(np.min(k))))))
     return float(ends[1]), float(ends[0])
+
+
+HEAVY_RATE = 1e-3
+"""Largest expected number of people drawing a *heavy* atom (the largest |values|), which are then handled exactly."""
+
+_HEAVY_ATOMS = 200_000  # largest number of heavy-sum atoms kept per count of heavy people
+
+
+def _heavy_split(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float,
+                            list[tuple[NDArray[np.float64], NDArray[np.float64]]], float] | None:
+    """Split the atoms into light ones (on the lattice) and rare heavy ones (conditioned on exactly).
+
+    The heavy atoms are the largest ``|v|`` while ``lambda = n gamma pi(heavy) <= HEAVY_RATE``. With ``H`` the
+    number of people who draw one, ``P[H > r] <= lambda**(r+1) / (r+1)!`` (union bound over (r+1)-sets), so
+    ``r <= h_max`` with that tail ``<= DROP / 2`` is enumerated: given ``H = r`` the others are ``n - r`` iid draws of
+    the light-conditional law and the heavy draws add a sum ``y`` with an exact finite law. Returns the light law
+    ``(values, probs, gamma_light)``, ``[(y atoms, P[H = r] P[y]) for r = 0 .. h_max]`` and the probability left
+    out (``P[H > h_max]`` plus the rarest heavy sums, together at most ``DROP``; added to the upper end), or None
+    when splitting would not narrow the lattice.
+    """
+    order = np.argsort(-np.abs(v), kind="stable")
+    lam = np.cumsum(pi[order]) * (n * gamma)
+    k = int(np.searchsorted(lam, HEAVY_RATE, side="right"))
+    if k == 0 or k >= v.size or float(np.abs(v[order[k]])) > 0.5 * float(np.abs(v[order[0]])):
+        return None
+    hv, hp = v[order[:k]], pi[order[:k]]
+    lv, lp = v[order[k:]], pi[order[k:]]
+    pi_h = float(hp.sum())
+    p = gamma * pi_h  # chance that one person draws a heavy atom
+    lam_h = n * p
+    h_max = 0
+    while lam_h ** (h_max + 1) / math.factorial(h_max + 1) > DROP / 2:
+        h_max += 1
+    gamma_l = gamma * (1.0 - pi_h) / (1.0 - p)
+    lp = lp / lp.sum()
+    hq = hp / pi_h
+    left_out = lam_h ** (h_max + 1) / math.factorial(h_max + 1)
+    budget = DROP / 2  # for pruning the rarest heavy sums
+    laws: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+    ys, ps = np.zeros(1), np.ones(1)
+    for r in range(h_max + 1):
+        if r:
+            ys = (ys[:, None] + hv[None, :]).ravel()
+            ps = (ps[:, None] * hq[None, :]).ravel()
+            uniq, inv = np.unique(ys, return_inverse=True)
+            ys, ps = uniq.astype(float), np.bincount(inv.ravel(), weights=ps).astype(float)
+        log_pr = (sum(math.log(n - i) for i in range(r)) - math.lgamma(r + 1) + r * math.log(p)
+                  + (n - r) * math.log1p(-p))
+        w = ps * math.exp(log_pr)
+        lost = max(0.0, 1.0 - float(ps.sum())) * math.exp(log_pr)  # sums of earlier left-out ones, missing here
+        left_out += lost
+        budget = max(0.0, budget - lost)
+        # leave out the rarest sums while their total stays within the budget (added to the upper end)
+        order_w = np.argsort(w, kind="stable")
+        cut = int(np.searchsorted(np.cumsum(w[order_w]), budget, side="right"))
+        if cut:
+            budget -= float(w[order_w[:cut]].sum())
+            left_out += float(w[order_w[:cut]].sum())
+            keep = np.sort(order_w[cut:])
+            ys, ps, w = ys[keep], ps[keep], w[keep]
+        if w.size > _HEAVY_ATOMS:
+            return None
+        laws.append((ys.copy(), w))
+    return lv, lp, gamma_l, laws, left_out
 
 
 def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, n: int, thresholds: ArrayLike,
@@ -138,69 +218,89 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
     ts = t / scale
     mean1 = float(pi @ v)
     var_person = gamma * float(pi @ (v * v)) - (gamma * mean1) ** 2
-    sd_s = math.sqrt(max(n * var_person, 0.0))
-    if sd_s == 0.0:  # gamma == 1 and a single atom: S = n v exactly
+    if n * var_person <= 0.0:  # gamma == 1 and a single atom: S = n v exactly
         s_val = n * float(v[0])
         sure = (s_val > ts).astype(float)
         return TailBracket(lower=sure, upper=sure.copy(), cells=1, step=0.0, allowance=0.0)
-    n_eff = max(n * gamma, 1.0)
+    heavy = _heavy_split(v, pi, gamma, n)
+    if heavy is None:
+        light_v, light_pi, gamma_l, heavy_laws, p_over = v, pi, gamma, [(np.zeros(1), np.ones(1))], 0.0
+    else:
+        light_v, light_pi, gamma_l, heavy_laws, p_over = heavy
+    h_max = len(heavy_laws) - 1
+    sd_s = math.sqrt(max(n * (gamma_l * float(light_pi @ (light_v * light_v))
+                              - (gamma_l * float(light_pi @ light_v)) ** 2), 0.0))
+    n_eff = max(n * gamma_l, 1.0)
     log_alpha = math.log(ALPHA)
     l_alpha = -log_alpha
     h = resolution * sd_s / (2.0 * math.sqrt(2.0 * l_alpha * n_eff) / math.sqrt(12.0) + 1e-300)
-    log_gamma = math.log(gamma)
-    log_1mg = math.log1p(-gamma) if gamma < 1.0 else -math.inf
+    if h <= 0.0:
+        h = resolution / (8.0 * n_eff)
+    log_gamma = math.log(gamma_l)
+    log_1mg = math.log1p(-gamma_l) if gamma_l < 1.0 else -math.inf
     while True:
-        kf = np.rint(v / h)
+        kf = np.rint(light_v / h)
         clamped = np.abs(kf) > _KCAP
         kf = np.clip(kf, -_KCAP, _KCAP)
-        e = np.where(clamped, 0.0, kf * h - v)
-        p_clamped = min(1.0, n * gamma * float(pi[clamped].sum()))
-        logpi = np.log(pi)
-        k_sd = math.sqrt(max(n * (gamma * float(pi @ (kf * kf)) - (gamma * float(pi @ kf)) ** 2), 1.0))
-        # Window [a_lo, a_hi] with Chernoff tails <= ALPHA outside.
-        a_lo, a_hi = _window_ends(n, kf, logpi, log_gamma, log_1mg, k_sd, log_alpha)
+        e = np.where(clamped, 0.0, kf * h - light_v)
+        p_clamped = min(1.0, n * gamma_l * float(light_pi[clamped].sum()))
+        logpi = np.log(light_pi)
+        k_sd = math.sqrt(max(n * (gamma_l * float(light_pi @ (kf * kf)) - (gamma_l * float(light_pi @ kf)) ** 2),
+                             1.0))
+        # Window [a_lo, a_hi] with Chernoff tails <= ALPHA outside, for every number n - h_max .. n of people.
+        a_lo, a_hi = _window_ends(n, kf, logpi, log_gamma, log_1mg, k_sd, log_alpha, fewer=h_max)
         width = a_hi - a_lo + 1
         cells = max(_MIN_CELLS, 1 << int(math.ceil(math.log2(width))))
         if cells <= max_cells:
             break
         h *= 2.0 * cells / max_cells
-    # Rounding deviation (Bernstein, both sides at ALPHA).
-    mu_e = n * gamma * float(pi @ e)
-    var_e = n * max(gamma * float(pi @ (e * e)) - (gamma * float(pi @ e)) ** 2, 0.0)
+    # Rounding deviation (Bernstein, both sides at ALPHA; the bound for n people covers n - h people too).
+    mu_e1 = gamma_l * float(light_pi @ e)  # mean rounding error of one person
+    var_e = n * max(gamma_l * float(light_pi @ (e * e)) - mu_e1 ** 2, 0.0)
     b3 = h * l_alpha / 3.0
     tau = b3 + math.sqrt(b3 * b3 + 2.0 * var_e * l_alpha)
-    # The law of K on the cyclic lattice.
+    # The law of K (n - r light people) on the cyclic lattice, for r = 0 .. h_max.
     idx = np.mod(kf.astype(np.int64), cells)
-    pmf = np.bincount(idx, weights=pi, minlength=cells)
-    f = np.fft.rfft(pmf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = np.exp(n * np.log1p(gamma * (f - 1.0)))
+    pmf = np.bincount(idx, weights=light_pi, minlength=cells)
+    f = _fft.rfft(pmf, workers=_WORKERS)
+    phi = 1.0 + gamma_l * (f - 1.0)  # one person's characteristic function on the lattice
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        g = np.exp((n - h_max) * np.log1p(gamma_l * (f - 1.0)))
     g = np.where(np.isfinite(g), g, 0.0)
-    law = np.fft.irfft(g, cells)
+    powers = [g]  # phi ** (n - r) for r = h_max .. 0, by multiplying up (|phi| <= 1: stable)
+    for _ in range(h_max):
+        powers.append(powers[-1] * phi)
+    powers.reverse()
     start = int(a_lo) % cells
-    law = np.roll(law, -start)  # law[i] ~ P[K = a_lo + i]
-    suffix = np.concatenate([np.cumsum(law[::-1])[::-1], [0.0]])  # suffix[i] ~ P[K >= a_lo + i]
     fft_err = math.sqrt(cells) * _U * (8.0 * math.log2(cells) + 16.0) * (
-        n * gamma * float(np.sqrt(pmf @ pmf)) + 1.0)
+        n * gamma_l * float(np.sqrt(pmf @ pmf)) + 1.0)
     alias = 2.0 * ALPHA  # P[K outside the window], both sides
-    allowance_up = ALPHA + fft_err + ALPHA + p_clamped + p_dropped  # window, float, rounding, clamped, dropped
+    allowance_up = ALPHA + fft_err + ALPHA + p_clamped + p_dropped + p_over  # window, float, rounding, ...
     allowance_lo = alias + fft_err + ALPHA + p_clamped + p_dropped
-
-    def p_k_greater(u: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
-        """Computed P[K > u] (window part) for real u, as suffix sums, and whether u is below the window."""
-        first = np.floor(u) + 1.0  # smallest integer K > u
-        i = first - a_lo
-        below = i <= 0
-        above = i >= cells
-        ii = np.clip(i, 0, cells).astype(np.int64)
-        val = suffix[ii]
-        return np.where(above, 0.0, val), below
-
-    up_val, up_below = p_k_greater((ts + mu_e - tau) / h)
-    lo_val, lo_below = p_k_greater((ts + mu_e + tau) / h)
-    upper = np.where(up_below, 1.0, up_val + allowance_up)
-    lower = np.where(lo_below, 1.0 - ALPHA - ALPHA - p_clamped - p_dropped - fft_err, lo_val - allowance_lo)
-    upper = np.clip(upper, 0.0, 1.0)
-    lower = np.clip(lower, 0.0, 1.0)
+    up_sum = np.zeros(ts.size)
+    lo_sum = np.zeros(ts.size)
+    for r in range(h_max + 1):
+        m = n - r
+        law = np.roll(_fft.irfft(powers[r], cells, workers=_WORKERS), -start)  # law[i] ~ P[K = a_lo + i]
+        suffix = np.concatenate([np.cumsum(law[::-1])[::-1], [0.0]])  # suffix[i] ~ P[K >= a_lo + i]
+        mu_e = m * mu_e1
+        ys, ws = heavy_laws[r]  # heavy sums of r people and P[H = r, sum = y]
+        step = max(1, 4_000_000 // max(ts.size, 1))
+        for s0 in range(0, ys.size, step):
+            y, w = ys[s0:s0 + step], ws[s0:s0 + step]
+            shifted = ts[:, None] - y[None, :]
+            for sign, acc in ((-1.0, up_sum), (1.0, lo_sum)):
+                u = (shifted + mu_e + sign * tau) / h
+                first = np.floor(u) + 1.0  # smallest integer K > u
+                i = first - a_lo
+                ii = np.clip(i, 0, cells).astype(np.int64)
+                val = np.where(i >= cells, 0.0, suffix[ii])
+                if sign < 0:  # upper: below the window the tail is at most 1
+                    val = np.where(i <= 0, 1.0, val)
+                else:  # lower: below the window it is at least 1 - P[K below the window]
+                    val = np.where(i <= 0, 1.0 - ALPHA, val)
+                acc += val @ w
+    upper = np.clip(up_sum + allowance_up, 0.0, 1.0)
+    lower = np.clip(lo_sum - allowance_lo, 0.0, 1.0)
     return TailBracket(lower=lower, upper=upper, cells=cells, step=h * scale,
                        allowance=allowance_up)

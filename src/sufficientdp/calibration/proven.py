@@ -12,15 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import CalibrationError
-from ..ratio.proven import Domain, evaluate, local_distance, proven_tail
+from ..ratio.proven import DEFAULT_RESOLUTION, Domain, evaluate, local_distance, proven_tail
 from ..ratio.result import TailResult
 
 __all__ = ["local_q_for_domain", "proven_q"]
 
 _BISECT_STEPS = 14  # relative precision 2**(2**-14) - 1 ~ 4e-5 on q once bracketed within a factor of 2
 _REL_TOL = 4e-5
-_SEARCH_RESOLUTION = 1e-2  # lattice resolution while bracketing q (fast, looser)
-_FINE_RESOLUTION = 2e-3  # the resolution of the final answer (proven_tail's default)
+_SEARCH_RESOLUTION = 2e-2  # lattice resolution while bracketing q (fast, looser)
+_FINE_RESOLUTION = DEFAULT_RESOLUTION  # the resolution of the final answer (proven_tail's default)
 _POLISH = 0.03  # the fine search looks this far (relative) below the coarse answer
 
 

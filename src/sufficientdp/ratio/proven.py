@@ -60,7 +60,21 @@ __all__ = ["DOMAINS", "Domain", "Evaluation", "PairType", "blanket_delta", "blan
 DOMAINS = ("all", "onehot", "weight")
 _MAX_CLASSES = 4_000_000  # total report classes over all pair types before the weight domain falls back to "all"
 _REL_SAFETY = 1e-9
-_COARSE = 2e-2  # lattice resolution of the first pass over pair types
+_COARSE = 5e-2  # lattice resolution of the first pass over pair types
+_MID = 1.5e-2  # and of the second
+DEFAULT_RESOLUTION = 5e-4
+"""Default lattice resolution of the bound (the rounding slack, as a fraction of the blanket sum's sd); the lattice
+is also capped at :data:`FINAL_CELLS` cells, which is what binds for large crowds."""
+FINAL_CELLS = 2 ** 20
+
+
+def _cells_for(resolution: float) -> int:
+    """Cell cap of a lattice tier: small for the coarse pre-passes, :data:`FINAL_CELLS` for the answer."""
+    if resolution >= _COARSE:
+        return 2 ** 16
+    if resolution >= _MID:
+        return 2 ** 18
+    return FINAL_CELLS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,12 +213,12 @@ def _event_tails(pair: PairType, *, log_gamma: float, others: int, shift: float,
         sure = (g > 0).astype(float)
         return sure, sure
     br = compound_tail_bracket(g, np.exp(lo - float(logsumexp(lo))), gamma=min(gamma, 1.0), n=others,
-                               thresholds=-g, resolution=resolution)
+                               thresholds=-g, resolution=resolution, max_cells=_cells_for(resolution))
     return br.lower, br.upper
 
 
 def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prime: float,
-                  resolution: float = 2e-3) -> float:
+                  resolution: float = DEFAULT_RESOLUTION) -> float:
     """Rigorous upper bound on ``delta_PQ(e')`` of the blanket dominating pair of one pair type.
 
     ``delta = sum_c (P_c - e**e' Q_c) P[S > -g_c]`` (module docstring, step 3): classes with ``g_c > 0`` use the
@@ -325,7 +339,7 @@ def _blanket_eta(pair: PairType, *, log_gamma: float, others: int, threshold: fl
 
 
 def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
-                domain: Domain | None = None, resolution: float = 2e-3,
+                domain: Domain | None = None, resolution: float = DEFAULT_RESOLUTION,
                 epsilon_prime_hint: float | None = None,
                 progress: Callable[[int, int], Any] | None = None) -> TailResult:
     """Rigorous upper bound on ``eta = P[R(S) > e**epsilon]`` for **every** pair of neighbouring collections.
@@ -396,7 +410,7 @@ class Evaluation:
 
 
 def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain: Domain,
-             resolution: float = 2e-3, only: frozenset[str] | None = None, epsilon_prime: float | None = None,
+             resolution: float = DEFAULT_RESOLUTION, only: frozenset[str] | None = None, epsilon_prime: float | None = None,
              epsilon_prime_hint: float | None = None,
              progress: Callable[[int, int], Any] | None = None) -> Evaluation:
     """The all-collections bound at q (no input checks; see :func:`proven_tail`).
@@ -426,35 +440,45 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     if epsilon_prime is None:
         epsilon_prime = _search_epsilon_prime(types[:1], log_gamma=log_gamma, others=others, epsilon=epsilon,
                                               reports=reports, resolution=resolution, hint=epsilon_prime_hint)
-    if progress is not None:
-        progress(0, 2 * len(types))
-    # Every type's bound on a coarse lattice first (valid, looser, ~10x cheaper); then, from the largest down,
-    # the fine bound of each type whose coarse bound still exceeds the largest fine bound found. The maximum of
+    # Every type's bound on a coarse lattice first (valid, looser, cheap); then, tier by tier, the finer bound of
+    # each type whose current bound still exceeds the largest bound already refined to that tier. The maximum of
     # valid bounds, one per type, is the bound.
-    coarse = max(resolution, _COARSE)
-    vals: dict[str, float] = {}
-    for n_done, pt in enumerate(types, start=1):
-        vals[pt.name], _ = _delta_all([pt], log_gamma=log_gamma, others=others, eps_p=epsilon_prime,
-                                      reports=reports, resolution=coarse)
-        if progress is not None:
-            progress(n_done, 2 * len(types))
-    if coarse > resolution:
-        best_fine = -1.0
-        by_name = {pt.name: pt for pt in types}
-        for n_done, name in enumerate(sorted(vals, key=lambda k: -vals[k]), start=len(types) + 1):
-            if vals[name] <= best_fine:
-                break
-            fine, _ = _delta_all([by_name[name]], log_gamma=log_gamma, others=others, eps_p=epsilon_prime,
-                                 reports=reports, resolution=resolution)
-            vals[name] = min(vals[name], fine)
-            best_fine = max(best_fine, vals[name])
-            if progress is not None:
-                progress(n_done, 2 * len(types))
+    tiers = _tiers(resolution)
+    total = len(types) * len(tiers)
     if progress is not None:
-        progress(2 * len(types), 2 * len(types))
+        progress(0, total)
+    vals: dict[str, float] = {}
+    done = 0
+    for pt in types:
+        vals[pt.name], _ = _delta_all([pt], log_gamma=log_gamma, others=others, eps_p=epsilon_prime,
+                                      reports=reports, resolution=tiers[0])
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    by_name = {pt.name: pt for pt in types}
+    for tier in tiers[1:]:
+        best = -1.0
+        for name in sorted(vals, key=lambda k: -vals[k]):
+            if vals[name] <= best:
+                break
+            finer, _ = _delta_all([by_name[name]], log_gamma=log_gamma, others=others, eps_p=epsilon_prime,
+                                  reports=reports, resolution=tier)
+            vals[name] = min(vals[name], finer)
+            best = max(best, vals[name])
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    if progress is not None:
+        progress(total, total)
     worst_name, worst = max(vals.items(), key=lambda kv: kv[1])
     eta = min(1.0, worst / -math.expm1(epsilon_prime - epsilon) * (1 + _REL_SAFETY))
     return Evaluation(eta, worst, epsilon_prime, worst_name, tuple(vals.items()), log_gamma, dom, tuple(notes))
+
+
+def _tiers(resolution: float) -> list[float]:
+    """Lattice resolutions of the passes, coarse to ``resolution``: :data:`_COARSE`, :data:`_MID`, ``resolution``
+    (the ones not finer than ``resolution`` are skipped)."""
+    return [r for r in (_COARSE, _MID) if r > resolution * 1.5] + [resolution]
 
 
 def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
@@ -473,27 +497,29 @@ def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: in
 
     x_lo, x_hi = math.log(1e-6), math.log(epsilon + 4.0)
 
-    def pattern(x0: float, step: float) -> float:
+    tiers = _tiers(resolution)
+
+    def pattern(x0: float, step: float, res: float, min_step: float) -> float:
         # walk downhill in log(e - e'), halving the step once nothing improves
-        f0 = objective(x0, resolution)
+        f0 = objective(x0, res)
         for _ in range(24):
             moved = False
             for x1 in (x0 - step, x0 + step):
                 if x_lo <= x1 <= x_hi:
-                    f1 = objective(x1, resolution)
+                    f1 = objective(x1, res)
                     if f1 < f0:
                         x0, f0, moved = x1, f1, True
                         break
             if not moved:
-                if step < 0.1:
+                if step < min_step:
                     break
                 step *= 0.5
-        return epsilon - math.exp(x0)
+        return x0
 
     if hint is not None and hint < epsilon:
-        return pattern(min(max(math.log(epsilon - hint), x_lo), x_hi), 0.35)
+        return epsilon - math.exp(pattern(min(max(math.log(epsilon - hint), x_lo), x_hi), 0.35, resolution, 0.1))
 
-    coarse = max(resolution, _COARSE)
+    coarse = tiers[0]
     xs = np.linspace(math.log(1e-4), math.log(epsilon + 2.0), 9)
     vals = [objective(float(x), coarse) for x in xs]
     i = int(np.argmin(vals))
@@ -514,9 +540,15 @@ def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: in
     for x_, v_ in ((c, fc), (d, fd)):
         if v_ < best_v:
             best_x, best_v = x_, v_
-    if coarse == resolution:
-        return epsilon - math.exp(best_x)
-    return pattern(best_x, 0.12)
+    # Polish tier by tier. Coarse lattices are cheap but can misplace the optimum, and every lattice's slack varies
+    # a little erratically with e' (the step follows sd(S), which moves with e'): so each finer tier first looks
+    # at a few points around the previous optimum, then walks downhill.
+    for res in tiers[1:]:
+        span = 0.3 if res == resolution else 0.45
+        cand = [best_x + span * f for f in (-1.0, -0.5, 0.0, 0.5, 1.0)]
+        fv = [objective(x_, res) if x_lo <= x_ <= x_hi else math.inf for x_ in cand]
+        best_x = pattern(cand[int(np.argmin(fv))], span / 4, res, span / 10)
+    return epsilon - math.exp(best_x)
 
 
 def local_distance(dom: Domain) -> int:
