@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -62,6 +63,7 @@ _MAX_CLASSES = 4_000_000  # total report classes over all pair types before the 
 _REL_SAFETY = 1e-9
 _COARSE = 5e-2  # lattice resolution of the first pass over pair types
 _MID = 1.5e-2  # and of the second
+_THREADS = 2  # pair types bounded at once
 DEFAULT_RESOLUTION = 5e-4
 """Default lattice resolution of the bound (the rounding slack, as a fraction of the blanket sum's sd); the lattice
 is also capped at :data:`FINAL_CELLS` cells, which is what binds for large crowds."""
@@ -447,27 +449,32 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     total = len(types) * len(tiers)
     if progress is not None:
         progress(0, total)
+    def bound(pt: PairType, tier: float) -> float:
+        return _delta_all([pt], log_gamma=log_gamma, others=others, eps_p=epsilon_prime, reports=reports,
+                          resolution=tier)[0]
+
     vals: dict[str, float] = {}
     done = 0
-    for pt in types:
-        vals[pt.name], _ = _delta_all([pt], log_gamma=log_gamma, others=others, eps_p=epsilon_prime,
-                                      reports=reports, resolution=tiers[0])
-        done += 1
-        if progress is not None:
-            progress(done, total)
-    by_name = {pt.name: pt for pt in types}
-    for tier in tiers[1:]:
-        best = -1.0
-        for name in sorted(vals, key=lambda k: -vals[k]):
-            if vals[name] <= best:
-                break
-            finer, _ = _delta_all([by_name[name]], log_gamma=log_gamma, others=others, eps_p=epsilon_prime,
-                                  reports=reports, resolution=tier)
-            vals[name] = min(vals[name], finer)
-            best = max(best, vals[name])
+    with ThreadPoolExecutor(max_workers=_THREADS) as pool:  # numpy's FFTs and ufuncs release the GIL
+        for pt, val in zip(types, pool.map(lambda t: bound(t, tiers[0]), types), strict=True):
+            vals[pt.name] = val
             done += 1
             if progress is not None:
                 progress(done, total)
+        by_name = {pt.name: pt for pt in types}
+        for tier in tiers[1:]:
+            best = -1.0
+            order = sorted(vals, key=lambda k: -vals[k])
+            for i in range(0, len(order), _THREADS):
+                batch = [name for name in order[i:i + _THREADS] if vals[name] > best]
+                if not batch:
+                    break
+                for name, finer in zip(batch, pool.map(lambda k: bound(by_name[k], tier), batch), strict=True):
+                    vals[name] = min(vals[name], finer)
+                    best = max(best, vals[name])
+                    done += 1
+                    if progress is not None:
+                        progress(done, total)
     if progress is not None:
         progress(total, total)
     worst_name, worst = max(vals.items(), key=lambda kv: kv[1])
