@@ -18,7 +18,8 @@ from ..ratio.result import TailResult
 __all__ = ["local_q_for_domain", "proven_q"]
 
 _BISECT_STEPS = 14  # relative precision 2**(2**-14) - 1 ~ 4e-5 on q once bracketed within a factor of 2
-_REL_TOL = 4e-5
+_REL_TOL = 2e-4  # of the final q (the fine lattice's bound jitters by about this much in q: no use going finer)
+_COARSE_TOL = 1e-3  # of the search on the coarse lattice
 _SEARCH_RESOLUTION = 2e-2  # lattice resolution while bracketing q (fast, looser)
 _FINE_RESOLUTION = DEFAULT_RESOLUTION  # the resolution of the final answer (proven_tail's default)
 _POLISH = 0.03  # the fine search looks this far (relative) below the coarse answer
@@ -29,20 +30,21 @@ def _log_excess(value: float, target: float) -> float:
     return math.log(max(value, 1e-300)) - math.log(target)
 
 
-def _illinois(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float) -> float:
+def _illinois(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float,
+              rel_tol: float = _REL_TOL) -> float:
     """Smallest passing q between a failing ``lo`` and a passing ``hi`` (to ``_REL_TOL``), by regula falsi (Illinois)
     on ``log(eta(q) / target)`` against log q; bisection steps where the interpolation stalls. Returns a q at which
     ``f(q) <= target`` was observed."""
     side = 0
     for _ in range(4 * _BISECT_STEPS):
-        if hi - lo <= _REL_TOL * hi:
+        if hi - lo <= rel_tol * hi:
             break
         a, b = math.log(lo), math.log(hi)
         if math.isfinite(f_hi) and f_lo > f_hi:
             x = b - f_hi * (b - a) / (f_hi - f_lo)
             x = min(max(x, a + 0.02 * (b - a)), b - 0.02 * (b - a))
             # aim just above the root so that the passing side moves
-            x = min(b - 0.5 * _REL_TOL, x + 0.5 * _REL_TOL)
+            x = min(b - 0.5 * rel_tol, x + 0.5 * rel_tol)
         else:
             x = 0.5 * (a + b)
         q = math.exp(x)
@@ -71,7 +73,7 @@ def local_q_for_domain(domain: Domain, epsilon: float, reports: int) -> float:
 def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
              domain: Domain | None = None,
              progress: Callable[[int, int], Any] | None = None) -> tuple[float, TailResult, list[str]]:
-    """Smallest q (to about 4e-5 relative) with the all-collections bound on eta at most ``eta``.
+    """Smallest q (to about 2e-4 relative) with the all-collections bound on eta at most ``eta``.
 
     Returns ``(q, tail, notes)`` where ``tail`` is :func:`~sufficientdp.ratio.proven.proven_tail` at q.
 
@@ -117,7 +119,8 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
         return ev.eta
 
     if not exact_l1:  # the pair type that matters most, from one evaluation of every type
-        ev0 = evaluate(q=0.5 * q_loc, population=population, epsilon=epsilon, reports=reports, domain=dom)
+        ev0 = evaluate(q=0.5 * q_loc, population=population, epsilon=epsilon, reports=reports, domain=dom,
+                       resolution=_SEARCH_RESOLUTION)
         lead.add(ev0.worst)
         hint.append(ev0.epsilon_prime)
     hi, lo = q_loc, None  # local DP: eta = 0 at q_loc
@@ -134,7 +137,8 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             lo, f_lo = x, _log_excess(fx, eta)
             break
     while lo is not None:
-        hi = _illinois(fast, lo, hi, f_lo, f_hi, eta)
+        coarse_stage = not exact_l1 and stage[0] > _FINE_RESOLUTION
+        hi = _illinois(fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL if coarse_stage else _REL_TOL)
         if not exact_l1 and stage[0] > _FINE_RESOLUTION:
             # The coarse lattice was only for speed: its bound is looser, so the fine root lies at or below hi.
             stage[0] = _FINE_RESOLUTION
@@ -151,18 +155,21 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
                 progress(total, total)
             return hi, res, notes
         worst = str(res.details.get("worst_pair"))
-        if exact_l1 or worst in lead:
-            # Same pair type, only the final e' search differs from the search's: step up until the final check
-            # passes (a few steps; local DP's q passes surely).
-            step = 0.002
-            while hi < q_loc:
-                hi = min(q_loc, hi + step * (q_loc - hi) if step < 1 else q_loc)
-                res = full(hi)
-                if res.eta <= eta:
-                    if progress is not None:
-                        progress(total, total)
-                    return hi, res, notes
-                step *= 3.0
+        # The final check (every pair type, its own e' search) may land a little above the target where the
+        # search's subset of types or its e' did not: step q up by small relative amounts first (eta falls steeply
+        # in q, so one or two steps usually suffice; local DP's q passes surely).
+        step = 2e-4
+        for _ in range(5 if not (exact_l1 or worst in lead) else 12):
+            if hi >= q_loc:
+                break
+            hi = min(q_loc, hi * (1.0 + step))
+            res = full(hi)
+            if res.eta <= eta:
+                if progress is not None:
+                    progress(total, total)
+                return hi, res, notes
+            step *= 3.0
+        if exact_l1 or worst in lead or hi >= q_loc:
             break
         # A pair type outside the searched subset fails at hi: include it and search above hi.
         lead.add(worst)
