@@ -19,7 +19,7 @@ import platform
 import numpy as np
 from _common import best_seconds, cpu_model
 
-from sufficientdp.randomization._dyadic import DyadicProbability
+from sufficientdp._numerics.dyadic import DyadicProbability
 from sufficientdp.randomization._kernel import bernoulli_words, bernoulli_words_reference
 from sufficientdp.randomization._randomize import randomize_packed
 from sufficientdp.randomization._sources import (

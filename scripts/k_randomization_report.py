@@ -12,7 +12,7 @@ import argparse
 import time
 from pathlib import Path
 
-from sufficientdp.calibration.calibrate import calibrate
+from sufficientdp.calibration import calibrate
 from sufficientdp.calibration.paper import paper_eq_6_3_q
 from sufficientdp.ratio.k_reports import (
     best_k,

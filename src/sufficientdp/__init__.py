@@ -13,22 +13,57 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from typing import TYPE_CHECKING, Any
+
 from ._errors import CalibrationError, DataError, ParameterError, SufficientDPError
-from .aggregation import Tally, tally, tally_packed
-from .calibration import Calibration, calibrate, local_q, sigma_per_sqrt_n
-from .estimation import BitEstimates, JointEstimate, estimate_bits, joint_frequencies
-from .parameters import PrivacyTarget, RandomizationParams
-from .randomization import (
-    DyadicProbability,
-    Randomizer,
-    encode_bits,
-    encode_one_hot,
-    encode_set,
-    pack_bits,
-    randomize,
-    unpack_bits,
-)
-from .ratio import RatioMoments, ratio_moments
+
+# The public names load their modules on first use (PEP 562), so that ``import sufficientdp`` and the command line
+# start fast; ``from sufficientdp import calibrate`` works as usual.
+_LAZY = {
+    "Tally": ".aggregation", "tally": ".aggregation", "tally_packed": ".aggregation",
+    "Calibration": ".calibration", "calibrate": ".calibration", "local_q": ".calibration",
+    "sigma_per_sqrt_n": ".calibration",
+    "BitEstimates": ".estimation", "JointEstimate": ".estimation", "estimate_bits": ".estimation",
+    "joint_frequencies": ".estimation",
+    "PrivacyTarget": ".parameters", "RandomizationParams": ".parameters",
+    "DyadicProbability": ".randomization", "Randomizer": ".randomization", "encode_bits": ".randomization",
+    "encode_one_hot": ".randomization", "encode_set": ".randomization", "pack_bits": ".randomization",
+    "randomize": ".randomization", "unpack_bits": ".randomization",
+    "RatioMoments": ".ratio", "ratio_moments": ".ratio",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sufficientdp' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
+    from .aggregation import Tally, tally, tally_packed
+    from .calibration import Calibration, calibrate, local_q, sigma_per_sqrt_n
+    from .estimation import BitEstimates, JointEstimate, estimate_bits, joint_frequencies
+    from .parameters import PrivacyTarget, RandomizationParams
+    from .randomization import (
+        DyadicProbability,
+        Randomizer,
+        encode_bits,
+        encode_one_hot,
+        encode_set,
+        pack_bits,
+        randomize,
+        unpack_bits,
+    )
+    from .ratio import RatioMoments, ratio_moments
 
 __all__ = [
     "BitEstimates",

@@ -18,7 +18,7 @@ import numpy as np
 from ._errors import ParameterError, SufficientDPError
 from .aggregation.tally import Tally, tally_packed
 from .calibration import Calibration, calibrate
-from .calibration.calibrate import DEFAULT_ETA
+from .calibration._calibrate import DEFAULT_ETA
 from .estimation.bits import BitEstimates, estimate_bits
 from .parameters import RandomizationParams
 from .randomization._packing import pack_bits

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ._numerics.dyadic import DyadicProbability
 from ._validation import check_int, check_open_interval, check_positive_finite
-from .randomization._dyadic import DyadicProbability
 
 __all__ = ["PrivacyTarget", "RandomizationParams"]
 

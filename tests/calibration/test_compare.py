@@ -12,7 +12,7 @@ import pytest
 
 from sufficientdp._errors import ParameterError
 from sufficientdp.accounting.amplification import max_epsilon0
-from sufficientdp.calibration.calibrate import calibrate, local_q
+from sufficientdp.calibration import calibrate, local_q
 from sufficientdp.calibration.compare import (
     APPROACHES,
     _row,

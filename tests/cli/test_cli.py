@@ -1,5 +1,6 @@
 """The CLI, tested in-process: JSON shapes, the paper's numbers, files in and out, one-line errors with exit 2."""
 
+import argparse
 import math
 
 import numpy as np
@@ -237,3 +238,27 @@ def test_randomize_refuses_rows_above_max_weight(capsys, tmp_path):
     code, _, _ = run(capsys, "randomize", "--q", "0.2", "--input", str(f), "--output", str(out),
                      "--max-weight", "2", "--seed", "1")
     assert code == 0 and out.exists()
+
+
+def test_core_command_list_matches_the_parser() -> None:
+    # main() skips loading the extra command modules when a core command runs; the list it uses must be complete.
+    from sufficientdp.cli.main import _CORE_COMMANDS, build_parser
+
+    parser = build_parser(only="")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(_CORE_COMMANDS)
+    everything = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert {"account", "census", "compare", "interpret", "serve"} <= set(everything.choices)
+
+
+def test_version_and_start_up_import_no_math() -> None:
+    # `sufficientdp --version` and parsing a core command must not import scipy (start-up time, issue 10).
+    import subprocess
+    import sys
+
+    code = ("import sys; from sufficientdp.cli.main import main, build_parser; main(['--version']); "
+            "build_parser(only=''); print('scipy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    from sufficientdp import __version__
+
+    assert out.strip().splitlines() == [f"sufficientdp {__version__}", "False"]

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from sufficientdp._errors import DataError, ParameterError
+from sufficientdp._numerics.dyadic import DyadicProbability
 from sufficientdp.randomization import _kernel
-from sufficientdp.randomization._dyadic import DyadicProbability
 from sufficientdp.randomization._kernel import bernoulli_words, bernoulli_words_reference
 from sufficientdp.randomization._packing import pack_bits, padding_mask, unpack_bits
 from sufficientdp.randomization._randomize import randomize_packed

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sufficientdp._errors import ParameterError
-from sufficientdp.calibration.calibrate import calibrate
+from sufficientdp.calibration import calibrate
 from sufficientdp.calibration.paper import paper_eq_6_3_q
 from sufficientdp.ratio.k_reports import (
     calibrate_k,

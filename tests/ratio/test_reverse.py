@@ -237,7 +237,7 @@ def test_certified_q_two_sided_k2() -> None:
 
 
 def test_certified_q_two_sided_local_dp_fallback() -> None:
-    from sufficientdp.calibration.calibrate import local_q
+    from sufficientdp.calibration import local_q
 
     r = certified_q_two_sided(bits=2, population=2, epsilon=1.0, eta=0.01, grid=4, iterations=4)
     assert r.details["local_dp"] is True and r.eta == 0.0

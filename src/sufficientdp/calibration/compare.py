@@ -40,7 +40,7 @@ from scipy.stats import binom
 
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
 from ..accounting.amplification import BOUNDS, flip_probability_for_epsilon0, max_epsilon0
-from .calibrate import DEFAULT_ETA, SCOPE, calibrate, local_q, sigma_per_sqrt_n
+from ._calibrate import DEFAULT_ETA, SCOPE, calibrate, local_q, sigma_per_sqrt_n
 
 __all__ = ["APPROACHES", "Comparison", "ComparisonRow", "compare_approaches", "shuffled_rr_exact_q",
            "shuffled_rr_worst_delta"]

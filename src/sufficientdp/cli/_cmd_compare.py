@@ -49,7 +49,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``compare`` subcommand."""
-    from ..calibration.calibrate import DEFAULT_ETA
+    from ..calibration._calibrate import DEFAULT_ETA
     from .main import _float, _positive_int
 
     p = sub.add_parser("compare", help="noise (q) and error each approach needs: local DP, shuffling bounds, "

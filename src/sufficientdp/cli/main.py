@@ -14,22 +14,21 @@ import os
 import pkgutil
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
 from .. import __version__
 from .._errors import SufficientDPError
-from ..aggregation.tally import Tally
-from ..calibration import METHODS, calibrate
-from ..estimation.bits import estimate_bits
-from ..estimation.joint import joint_frequencies
-from ..parameters import RandomizationParams
-from ..randomization._packing import pack_bits, unpack_bits
-from ..randomization._sources import as_source
-from ..randomization.randomizer import Randomizer, check_domain
+from ..calibration.methods import METHODS
+
+if TYPE_CHECKING:
+    from ..aggregation.tally import Tally
+
+# The commands import the math they need when they run, so that start-up (and --help) stays fast.
 
 CHUNK_ROWS = 1 << 18
+_CORE_COMMANDS = ("calibrate", "randomize", "aggregate", "estimate", "tail", "worst-case", "demo")
 
 
 def _extra_commands() -> list[str]:
@@ -130,6 +129,8 @@ def _json_default(o: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------------- calibrate
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from ..calibration import calibrate
+
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
     bar = _step_progress(not (args.json or args.quiet), f"calibrate ({args.method} search)")
     try:
@@ -162,6 +163,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------- randomize
 def _cmd_randomize(args: argparse.Namespace) -> int:
     from ..io import read_reports, write_reports
+    from ..parameters import RandomizationParams
+    from ..randomization._packing import pack_bits, unpack_bits
+    from ..randomization._sources import as_source
+    from ..randomization.randomizer import Randomizer, check_domain
 
     data, names = read_reports(args.input)
     params = RandomizationParams(bits=data.shape[1], q=args.q, reports=args.reports)
@@ -255,6 +260,10 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------------- estimate
 def _cmd_estimate(args: argparse.Namespace) -> int:
+    from ..estimation.bits import estimate_bits
+    from ..estimation.joint import joint_frequencies
+    from ..parameters import RandomizationParams
+
     # Validate q before reading a possibly large file.
     RandomizationParams(bits=1, q=args.q, reports=args.reports)
     if args.joint and args.top < 1:
@@ -488,8 +497,13 @@ def _float(name: str) -> Any:
     return conv
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests).
+
+    ``only``: the command about to run (``""``: a core command); the other command modules in ``cli/_cmd_*.py``
+    (census, interpret, ... import heavier math to describe their options) are then not loaded, which keeps
+    start-up fast. A test checks that the core commands are exactly the ones :data:`_CORE_COMMANDS` names.
+    """
     parser = _Parser(prog="sufficientdp", description="Bit-vector randomized response with sufficient DP.")
     parser.add_argument("--version", action="version", version=f"sufficientdp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -622,6 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_demo)
 
     for name in _extra_commands():
+        if only is not None and name != f"_cmd_{only}":
+            continue
         module = importlib.import_module(f".{name}", __package__)
         module.register(sub, common)
     return parser
@@ -629,8 +645,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code (0 ok, 2 bad input)."""
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = next((w for w in words if not w.startswith("-")), None)  # the command (options precede it rarely)
+    if words and words[0] in ("--version", "-V") and len(words) == 1:
+        print(f"sufficientdp {__version__}")
+        return 0
     try:
+        only = None  # load every command module (help, a typo, options before the command)
+        if first is not None and not words[0].startswith("-"):
+            if f"_cmd_{first}" in _extra_commands():
+                only = first
+            elif first in _CORE_COMMANDS:
+                only = ""
+        parser = build_parser(only=only)
         args = parser.parse_args(argv)
         return int(args.func(args))
     except _UsageError as exc:

@@ -54,10 +54,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._errors import DataError, ParameterError, SufficientDPError
+from .._numerics.dyadic import DyadicProbability
 from .._validation import check_int, check_positive_finite
 from ..collection.tokens import TokenKey, blind, new_nonce, unblind, verify
 from ..parameters import RandomizationParams
-from ..randomization._dyadic import DyadicProbability
 from ..randomization._sources import RandomSource, as_source
 from ..randomization.randomizer import Randomizer, check_domain
 

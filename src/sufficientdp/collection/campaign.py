@@ -27,12 +27,12 @@ from typing import Any, Final
 import numpy as np
 
 from .._errors import CalibrationError, DataError, ParameterError
+from .._numerics.dyadic import DyadicProbability
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..aggregation.tally import Tally
-from ..calibration.calibrate import DEFAULT_ETA, calibrate
+from ..calibration._calibrate import DEFAULT_ETA, calibrate
 from ..estimation.bits import estimate_bits
 from ..estimation.joint import joint_frequencies
-from ..randomization._dyadic import DyadicProbability
 from ..ratio.proven import proven_tail
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Client-side randomization: encoders, exact dyadic flips, random sources (seed 001 §1.3, §5, §6)."""
 
-from ._dyadic import DyadicProbability
+from .._numerics.dyadic import DyadicProbability
 from ._kernel import bernoulli_words
 from ._packing import pack_bits, padding_mask, unpack_bits, words_per_report
 from ._randomize import randomize_packed

@@ -42,8 +42,8 @@ from typing import Any, Final
 import numpy as np
 
 from .._errors import DataError, ParameterError
+from .._numerics.dyadic import DyadicProbability
 from .._validation import check_int
-from ._dyadic import DyadicProbability
 from ._sources import GeneratorRandomSource, KeystreamRandomSource, RandomSource, SystemRandomSource, as_source
 
 __all__ = ["bernoulli_words", "bernoulli_words_reference"]

@@ -10,8 +10,8 @@ from typing import Final
 
 import numpy as np
 
+from .._numerics.dyadic import DyadicProbability
 from .._validation import check_int
-from ._dyadic import DyadicProbability
 from ._kernel import _check_prob, bernoulli_words
 from ._packing import _check_words, words_per_report
 from ._sources import RandomSource, as_source

@@ -243,7 +243,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
     at ``confidence`` must be <= eta, and ``eta_at_q`` is that limit from an independent re-check — an estimate,
     not a bound.
     """
-    from ..calibration.calibrate import local_q
+    from ..calibration._calibrate import local_q
 
     notes: list[str] = []
     q_loc = local_q(bits, epsilon, reports)

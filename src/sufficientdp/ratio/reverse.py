@@ -1137,7 +1137,7 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
         >>> r.eta <= 0.05
         True
     """
-    from ..calibration.calibrate import local_q
+    from ..calibration._calibrate import local_q
 
     bits, population, epsilon, eta, grid, iterations, l_eff, notes = _tail._calibration_inputs(
         bits, population, epsilon, eta, grid, iterations, max_weight)

@@ -34,6 +34,7 @@ from ..ratio.analysis import calibrate_tail
 from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
 from ..ratio.proven import Domain
 from ._solve import smallest_q_satisfying
+from .methods import _KIND, _RENAMED, DEFAULT_ETA, DEFAULT_METHOD, METHODS, SCOPE
 from .proven import proven_q
 
 __all__ = [
@@ -48,23 +49,6 @@ __all__ = [
     "q_from_phi",
     "sigma_per_sqrt_n",
 ]
-
-METHODS = ("proven", "homogeneous", "exact", "mc", "local", "paper-sigma", "paper-simplified")
-#: The default: the strongest true claim (every pair of collections of the domain).
-DEFAULT_METHOD = "proven"
-#: Default target probability cut-off for the tail-based methods.
-DEFAULT_ETA = 1e-3
-
-_KIND = {"proven": "bound", "homogeneous": "bound", "exact": "exact", "mc": "estimate", "local": "exact",
-         "paper-sigma": "heuristic", "paper-simplified": "heuristic"}
-
-#: For which collections each method's statement holds (results carry it as ``scope``).
-SCOPE = {"proven": "all-collections", "homogeneous": "homogeneous", "exact": "homogeneous", "mc": "homogeneous",
-         "local": "per-report", "paper-sigma": "homogeneous", "paper-simplified": "homogeneous"}
-
-_RENAMED = {"certified": ("'certified' was renamed 'homogeneous': it bounds eta for the paper's homogeneous "
-                          "configuration only, which is not the worst case. The default is now 'proven' (every "
-                          "pair of collections).")}
 
 _GUARANTEE = {
     "proven": ("rigorous upper bound: P[R > e^epsilon] <= eta for every pair of neighbouring collections of the "
