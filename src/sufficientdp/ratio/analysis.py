@@ -262,13 +262,28 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
         notes.append(WORST_CASE_NOTE)
         return res.q, res.eta, notes
     if method == "exact":
-        def passes(qq: float) -> tuple[bool, float]:
-            r = privacy_tail(q=qq, bits=bits, population=population, epsilon=epsilon, reports=reports,
-                             method="exact")
-            hi = r.eta_upper if r.eta_upper is not None else r.eta
-            return hi <= eta, hi
+        calls = [0]
 
-        q, at_q = _scan_smallest(passes, q_loc * (1 - 1e-12))
+        def passes(qq: float) -> tuple[bool, float]:
+            # every outlier weight j and both directions must pass; stop at the first that fails (j = L first,
+            # usually the worst), so failing q cost one or two exact tails instead of 2 L
+            calls[0] += 1
+            if progress is not None:
+                progress(min(calls[0], 23), 24)
+            worst = 0.0
+            for j in range(bits, 0, -1):
+                for d in ("forward", "reverse"):
+                    r = privacy_tail(q=qq, bits=bits, population=population, epsilon=epsilon, reports=reports,
+                                     method="exact", outlier_bits=j, direction=d)
+                    hi = r.eta_upper if r.eta_upper is not None else r.eta
+                    worst = max(worst, hi)
+                    if hi > eta:
+                        return False, worst
+            return True, worst
+
+        q, at_q = _scan_smallest(passes, q_loc * (1 - 1e-12), iterations=12)
+        if progress is not None:
+            progress(24, 24)
         notes.append("grid + bisection on q; a passing q below the first failing grid point is not searched.")
         notes.append(WORST_CASE_NOTE)
         return q, at_q, notes
