@@ -51,8 +51,23 @@ def test_calibrate_text_and_max_weight(capsys):
 @pytest.mark.parametrize(
     "argv, fragment",
     [
-        (["calibrate", "--bits", "0", "--population", "10", "--epsilon", "1"], "bits must be an integer >= 1; got 0"),
-        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "-1"], "epsilon must be finite and > 0"),
+        (["calibrate", "--bits", "0", "--population", "10", "--epsilon", "1"],
+         "bits must be an integer in [1, 4096]; got 0"),
+        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "-1"], "epsilon must be in [0, 50]; got -1"),
+        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "0"], "epsilon must be finite and > 0"),
+        # issue 13: huge or non-finite numbers are refused before any work
+        (["calibrate", "--bits", "2", "--population", "100", "--epsilon", "1e308", "--method", "paper-sigma"],
+         "epsilon must be in [0, 50]; got 1e308"),
+        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "inf"], "epsilon must be a finite number"),
+        (["tail", "--population", "1e29", "--bits", "2", "--q", "0.1", "--epsilon", "1"],
+         "population must be an integer in [1, 1000000000000]; got '1e29'"),
+        (["calibrate", "--bits", "2", "--population", "100", "--epsilon", "1", "--method", "mc", "--samples",
+          "99999999999999"], "samples must be an integer in [1, 100000000]"),
+        (["calibrate", "--bits", "100000", "--population", "100", "--epsilon", "1"],
+         "bits must be an integer in [1, 4096]; got 100000"),
+        (["tail", "--bits", "5", "--population", "10", "--q", "0.7", "--epsilon", "1"], "q must be in (0, 0.5)"),
+        (["randomize", "--q", "0.2", "--reports", "1e29", "--input", "a.csv", "--output", "b.csv"],
+         "reports must be an integer in [1, 1000]"),
         (["calibrate", "--bits", "x", "--population", "10", "--epsilon", "1"], "bits must be an integer"),
         (["calibrate", "--bits", "5", "--population", "10"], "required: --epsilon"),
         (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "1", "--method", "z"],
@@ -214,7 +229,7 @@ def test_calibrate_proven_cli(capsys):
     assert d["method"] == "proven" and d["eta"] == 0.001 and d["eta_at_q"] <= 0.001
     assert d["scope"] == "all-collections" and d["kind"] == "bound"
     code, _, err = run(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "2")
-    assert code == 2 and "eta must be in (0, 1); got 2.0" in err
+    assert code == 2 and "eta must be in (0, 1); got 2" in err
 
 
 @pytest.mark.parametrize("ext", ["csv", "parquet"])
@@ -262,3 +277,21 @@ def test_version_and_start_up_import_no_math() -> None:
     from sufficientdp import __version__
 
     assert out.strip().splitlines() == [f"sufficientdp {__version__}", "False"]
+
+
+def test_internal_errors_are_one_line_exit_1_and_debug_shows_the_traceback(capsys, monkeypatch):
+    # An unexpected exception inside a command: one line on stderr, exit 1, no traceback (issue 13); --debug
+    # re-raises it.
+    import sufficientdp.calibration as calibration
+
+    def boom(**kwargs):
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setattr(calibration, "calibrate", boom)
+    code, out, err = run(capsys, "calibrate", "--bits", "2", "--population", "10", "--epsilon", "1")
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "internal error (ZeroDivisionError" in err and "Traceback" not in err
+    with pytest.raises(ZeroDivisionError):
+        from sufficientdp.cli.main import main
+
+        main(["calibrate", "--bits", "2", "--population", "10", "--epsilon", "1", "--debug"])

@@ -473,25 +473,59 @@ def _method(choices: Sequence[str]) -> Any:
     return conv
 
 
+#: Upper limits of the integer options (each is checked >= 1 and <= its limit before any work). They bound the work
+#: a command can be asked to do; the library's own limits are at least as wide.
+_INT_LIMITS = {
+    "bits": 4096, "max-weight": 4096, "outlier-bits": 4096, "differing": 4096,
+    "population": 10**12, "crowd-size": 10**12, "reports": 1000,
+    "samples": 10**8, "dgm-samples": 10**7, "budget": 10**7, "top": 10**6,
+    "exact-max-population": 10**7, "full-scan-max": 10**7, "max-body-bytes": 1 << 30,
+}
+_DEFAULT_INT_LIMIT = 10**9
+
+#: Domains of the real-valued options: (low, high, low included, high included).
+_FLOAT_DOMAINS: dict[str, tuple[float, float, bool, bool]] = {
+    "epsilon": (0.0, 50.0, True, True), "eta": (0.0, 1.0, False, False), "q": (0.0, 0.5, False, False),
+    "beta": (0.0, 100.0, True, True), "delta": (0.0, 1.0, True, False), "deltas": (0.0, 1.0, False, False),
+    "level": (0.0, 1.0, False, False), "levels": (0.0, 1.0, False, False), "failure": (0.0, 1.0, True, False),
+    "rho": (0.0, 1e6, False, True), "sigma": (0.0, 1e12, False, True), "sensitivity": (0.0, 1e12, False, True),
+}
+
+
+def _domain_text(lo: float, hi: float, lo_in: bool, hi_in: bool) -> str:
+    return f"{'[' if lo_in else '('}{lo:g}, {hi:g}{']' if hi_in else ')'}"
+
+
 def _positive_int(name: str) -> Any:
+    limit = _INT_LIMITS.get(name, _DEFAULT_INT_LIMIT)
+
     def conv(text: str) -> int:
         try:
             v = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 1; got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {limit}]; got {text!r}") from None
+        if not 1 <= v <= limit:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {limit}]; got {text}")
         return v
 
     return conv
 
 
 def _float(name: str) -> Any:
+    domain = _FLOAT_DOMAINS.get(name)
+
     def conv(text: str) -> float:
         try:
             v = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}") from None
-        if math.isnan(v):
-            raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}")
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number; got {text!r}")
+        if domain is not None:
+            lo, hi, lo_in, hi_in = domain
+            inside = (lo <= v if lo_in else lo < v) and (v <= hi if hi_in else v < hi)
+            if not inside:
+                raise argparse.ArgumentTypeError(f"{name} must be in {_domain_text(*domain)}; got {text}")
         return v
 
     return conv
@@ -644,8 +678,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: returns the exit code (0 ok, 2 bad input)."""
+    """Entry point: returns the exit code (0 ok, 2 bad input, 1 internal error, 130 interrupted).
+
+    Errors are one line on stderr; ``--debug`` (anywhere on the line) re-raises internal errors with their
+    traceback.
+    """
     words = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in words  # tracebacks of internal errors (never for input errors)
+    words = [w for w in words if w != "--debug"]
+    argv = words
     first = next((w for w in words if not w.startswith("-")), None)  # the command (options precede it rarely)
     if words and words[0] in ("--version", "-V") and len(words) == 1:
         print(f"sufficientdp {__version__}")
@@ -670,6 +711,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sufficientdp: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # an internal error: one line and exit 1, the traceback only with --debug
+        if debug:
+            raise
+        msg = str(exc).replace("\n", " ")[:300]
+        print(f"sufficientdp: internal error ({type(exc).__name__}{': ' + msg if msg else ''}); please report it "
+              "with the command line; --debug shows the traceback", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
