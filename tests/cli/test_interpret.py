@@ -91,3 +91,17 @@ def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], arg
     assert rc == 2
     assert err.startswith("sufficientdp: error:") and err.count("\n") == 1
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["--rho", "1000"], ["--mechanism", "rr", "--q", "1e-320"], ["--epsilon", "50"]])
+def test_extreme_privacy_losses_read_as_certainty_not_a_crash(capsys, argv):
+    # issue 13: these overflowed e^eps (OverflowError tracebacks). With a huge privacy loss every posterior bound
+    # is 1 (the attacker can be certain) and the test's power is 1.
+    from cli_run import run_json
+
+    d = run_json(capsys, "interpret", *argv)
+    columns = d["posterior"]["columns"]
+    assert columns and all(0.0 <= v <= 1.0 for col in columns.values() for v in col)
+    # the columns driven by the huge loss (all but the Markov-type "rest known" zCDP bound, which is independent of
+    # rho by construction: E[ratio] = 1, paper 004 Sec. 7.4.1) say certainty
+    assert all(v == 1.0 for name, col in columns.items() if name != "zcdp_rest_known" for v in col)

@@ -117,7 +117,12 @@ def _odds_up(p: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
 
 
 def _odds_down(p: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
-    return np.asarray(1.0 / (1.0 + (1.0 - p) / p * math.exp(eps)), dtype=np.float64)
+    return np.asarray(1.0 / (1.0 + (1.0 - p) / p * _exp(eps)), dtype=np.float64)
+
+
+def _exp(x: float) -> float:
+    """``e**x``, infinite instead of an OverflowError above about 709."""
+    return math.exp(x) if x < 709.0 else math.inf
 
 
 # ---------------------------------------------------------------------------------------------------- results
@@ -191,8 +196,8 @@ def pure_dp_posterior_bound(prior: float, epsilon: float, *, rest_known: bool = 
         lo, hi = float(_odds_down(pa, eps)), float(_odds_up(pa, eps))
         sem, tight = "pure DP, rest known (posterior odds within e^{+-eps})", True
     else:
-        hi = min(math.exp(eps) * p, 1.0 - math.exp(-eps) * (1.0 - p))
-        lo = max(math.exp(-eps) * p, 1.0 - math.exp(eps) * (1.0 - p), 0.0)
+        hi = min(_exp(eps) * p, 1.0 - math.exp(-eps) * (1.0 - p))
+        lo = max(math.exp(-eps) * p, 1.0 - _exp(eps) * (1.0 - p), 0.0)
         sem, tight = "pure DP, any prior (Sec. 7.3: posterior ratio within e^{+-eps})", False
     return PosteriorBound(prior=p, lower=max(0.0, lo / _UP), upper=min(1.0, hi * _UP), failure_probability=0.0,
                           ratio_epsilon=eps, semantics=sem, tight=tight,
@@ -365,7 +370,7 @@ def posterior_table(
     notes: list[str] = []
 
     def ratio_col(name: str, eps: float, text: str) -> None:
-        cols[name] = tuple(float(min(1.0, v * math.exp(eps) * _UP)) if math.isfinite(eps) else 1.0 for v in p)
+        cols[name] = tuple(float(min(1.0, v * _exp(eps) * _UP)) if math.isfinite(eps) else 1.0 for v in p)
         ratio[name] = eps
         desc[name] = text
 
