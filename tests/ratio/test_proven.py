@@ -16,6 +16,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.oracles import blanket as oracle
 
 from sufficientdp import ParameterError
@@ -258,3 +260,28 @@ def test_k_reports_bound_is_above_exhaustive_worst_two_bits() -> None:
             worst = max(worst, sum(pa for h, pa in a.items() if math.log(pa / b[h]) > eps))
     bound = proven_tail(q=q, bits=2, population=3, epsilon=eps, reports=k)
     assert bound.eta >= worst
+
+
+# --------------------------------------------------------------------------------------------- default calibration
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(size=st.sampled_from([(1, 6), (1, 40), (2, 4), (2, 5), (3, 3), (3, 4)]),
+       epsilon=st.floats(0.3, 3.0), eta=st.sampled_from([1e-3, 1e-2, 0.05, 0.2]))
+def test_default_calibration_meets_its_target_for_every_pair(size: tuple[int, int], epsilon: float,
+                                                             eta: float) -> None:
+    # Issue 9, "done when": the default calibrate q meets its eta target for every pair of neighbouring collections
+    # (both directions), checked by exhaustive enumeration of every pair (worst_case_exhaustive; at L = 1, N = 40
+    # by the exact all-crowd scan, which is exhaustive over compositions).
+    from sufficientdp import calibrate
+    from sufficientdp.ratio.single_bit import single_bit_worst_tail
+    from sufficientdp.ratio.worst_case import worst_case_exhaustive
+
+    bits, population = size
+    cal = calibrate(bits=bits, population=population, epsilon=epsilon, eta=eta)
+    assert cal.method == "proven" and cal.scope == "all-collections"
+    assert cal.q <= cal.local_q * (1 + 1e-9)
+    if population > 8:
+        worst = single_bit_worst_tail(n=population, q=cal.q, epsilon=epsilon).eta
+    else:
+        worst = worst_case_exhaustive(bits, population, cal.q, epsilon).eta
+    assert worst <= eta
+    assert cal.eta_at_q is not None and worst <= cal.eta_at_q * (1 + 1e-9) + 1e-15
