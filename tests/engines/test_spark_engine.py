@@ -315,3 +315,22 @@ def test_dataframe_huge_values_are_bad_cells_not_overflows(spark):
     for full in (True, False):
         with pytest.raises(DataError, match="column 'bad_col' of the DataFrame .* 2 row"):
             tally_dataframe_spark(df, full_histogram=full)
+
+
+def test_engine_session_binds_to_loopback_without_ui_and_is_quiet(tmp_path):
+    # issue 13: a session the engine creates for a local master binds its driver to 127.0.0.1 (not the machine's
+    # external interface), runs no web UI, and keeps Spark's logging to errors (a fresh JVM, so a subprocess).
+    f = tmp_path / "r.csv"
+    write_reports(f, _random_reports(3, 50, 4))
+    code = ("import sys\n"
+            "from sufficientdp.engines.spark_engine import _session, tally_file_spark\n"
+            "s = _session(None, 'local[1]')\n"
+            f"tally_file_spark({str(f)!r}, master='local[1]')\n"
+            "print(s.conf.get('spark.driver.host'), s.conf.get('spark.driver.bindAddress'),\n"
+            "      s.conf.get('spark.ui.enabled'), s.sparkContext.uiWebUrl)\n"
+            "s.stop()\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == ["127.0.0.1", "127.0.0.1", "false", "None"]
+    noise = [line for line in res.stderr.splitlines() if " WARN " in line or "Warning" in line]
+    assert noise == []

@@ -28,7 +28,9 @@ see docs/spark.md); otherwise the active session is reused, or a new one is star
 from __future__ import annotations
 
 import csv
+import importlib.resources
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,8 @@ _CORRUPT = "_sufficientdp_corrupt_record"
 def _pyspark() -> Any:
     try:
         import pyspark.sql
+        # pyspark warns about pandas versions it has not certified (the engine does not use pandas through Spark)
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     except ImportError as exc:
         raise ImportError("the spark engine needs pyspark and Java 17+: "
                           "pip install 'sufficientdp[spark]'") from exc
@@ -69,8 +73,20 @@ def _session(spark: Any, master: Any) -> Any:
     active = sql.SparkSession.getActiveSession()
     if active is not None:
         return active
-    return (sql.SparkSession.builder.master(master).appName("sufficientdp")
-            .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    builder = (sql.SparkSession.builder.master(master).appName("sufficientdp")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.ui.enabled", "false")  # no web UI unless the caller brings a session with one
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={_quiet_log_config()}"))
+    if master.strip().startswith("local"):
+        # A local session serves nobody else: its driver binds to loopback, not the machine's external interface.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    return builder.getOrCreate()
+
+
+def _quiet_log_config() -> str:
+    """URI of the packaged log4j2 configuration that keeps Spark's JVM to errors only."""
+    return (importlib.resources.files(__package__) / "log4j2-quiet.properties").as_uri()
 
 
 def _check_full_histogram(full_histogram: bool | None, bits: int) -> bool:
