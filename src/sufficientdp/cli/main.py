@@ -261,13 +261,19 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------- estimate
 def _cmd_estimate(args: argparse.Namespace) -> int:
     from ..estimation.bits import estimate_bits
-    from ..estimation.joint import joint_frequencies
+    from ..estimation.joint import MAX_BOOTSTRAP, joint_frequencies
     from ..parameters import RandomizationParams
 
     # Validate q before reading a possibly large file.
     RandomizationParams(bits=1, q=args.q, reports=args.reports)
     if args.joint and args.top < 1:
         raise SufficientDPError(f"top must be an integer >= 1; got {args.top}")
+    if args.bootstrap is not None and args.joint != "em":
+        raise SufficientDPError("--bootstrap needs --joint em (the inverse estimate has closed-form intervals)")
+    if args.bootstrap is not None and args.bootstrap > MAX_BOOTSTRAP:
+        raise SufficientDPError(f"bootstrap must be an integer in [1, {MAX_BOOTSTRAP}]; got {args.bootstrap}")
+    if args.seed is not None and args.seed < 0:
+        raise SufficientDPError(f"seed must be an integer >= 0; got {args.seed}")
     t, names = _tally_file(args.input, args.json or args.quiet, full_histogram=bool(args.joint) or None)
     params = RandomizationParams(bits=t.bits, q=args.q, reports=args.reports)
     est = estimate_bits(t, q=params.effective_q, reports=params.reports, level=args.level,
@@ -278,15 +284,38 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     joint = None
     if args.joint:
         assert t.vector_histogram is not None
-        joint = joint_frequencies(t.vector_histogram, q=params.effective_q, reports=params.reports,
-                                  method=args.joint, level=args.level)
+        kwargs: dict[str, Any] = {}
+        bars: list[_StepProgress] = []
+        if args.joint == "em":
+            state = {"total": -1, "done": -1}
+
+            def progress(done: int, total: int) -> None:  # a new bar per phase: the fit, then the bootstrap
+                if total != state["total"] or done < state["done"]:
+                    if bars:
+                        bars[-1].close()
+                    phase = "joint EM fit (iterations; stops when converged)" if not bars else "bootstrap"
+                    bars.append(_step_progress(not (args.json or args.quiet), phase,
+                                               "replicates" if bars else "iterations"))
+                state["total"], state["done"] = total, done
+                bars[-1](done, total)
+
+            kwargs = {"progress": progress, "bootstrap": args.bootstrap or 0, "max_iter": args.max_iter,
+                      "rng": np.random.default_rng(args.seed)}
+        try:
+            joint = joint_frequencies(t.vector_histogram, q=params.effective_q, reports=params.reports,
+                                      method=args.joint, level=args.level, **kwargs)
+        finally:
+            for bar in bars:
+                bar.close()
         top = []
         for index, _ in joint.top(args.top):
             top.append({"vector": joint.label(index), "estimate": float(joint.estimate[index]),
                         "lower": _finite_or_none(joint.lower[index]), "upper": _finite_or_none(joint.upper[index]),
                         "std_error": _finite_or_none(joint.std_error[index])})
-        d["joint"] = {"method": args.joint, "converged": joint.converged, "iterations": joint.iterations,
-                      "top": top}
+        summary = {k: v for k, v in joint.to_dict().items() if k not in ("estimate", "lower", "upper", "std_error")}
+        d["joint"] = {**summary, "top": top}
+        if joint.converged is False:
+            d["joint"]["warning"] = "the joint EM fit did NOT converge (raise --max-iter); see status"
     if args.output:
         from ..io import write_table
 
@@ -297,6 +326,17 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         _emit(d)
         return 0
     if joint is not None:
+        if joint.method == "em":
+            if not joint.converged:
+                print("WARNING: the joint EM fit did NOT converge; the vectors below are not the maximum-likelihood "
+                      "estimate (raise --max-iter)")
+            print(f"joint EM: {joint.status}")
+            if joint.interval == "none":
+                print("no intervals for the EM estimate (add --bootstrap B for parametric-bootstrap intervals)")
+            else:
+                print(f"{100 * joint.level:g}% intervals: parametric bootstrap, {joint.bootstrap} replicates "
+                      "(union of percentile and basic intervals; seed "
+                      f"{'none' if args.seed is None else args.seed})")
         print(f"most frequent vectors (bit 0 first; {args.joint}):")
         for r in d["joint"]["top"]:
             ci = "" if r["lower"] is None else f"  [{r['lower']:.1f}, {r['upper']:.1f}]"
@@ -607,6 +647,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--joint", choices=("inverse", "em"), default=None,
                    help="also estimate whole-vector frequencies (L <= 20): unbiased inverse or non-negative EM")
     p.add_argument("--top", type=_positive_int("top"), default=10, help="vectors to show with --joint")
+    p.add_argument("--bootstrap", type=_positive_int("bootstrap"), default=None,
+                   help="with --joint em: parametric-bootstrap intervals from B refits (at most 10000)")
+    p.add_argument("--max-iter", type=_positive_int("max-iter"), default=10_000,
+                   help="with --joint em: iterations allowed per fit (default 10000)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="with --bootstrap: seed of the simulation (default: fresh entropy)")
     common(p)
     p.set_defaults(func=_cmd_estimate)
 

@@ -14,7 +14,18 @@ where d = d(s, x) is the Hamming distance (seed 001 §1.3). ``A`` is never built
 Estimators. ``method="inverse"`` is the unbiased moment estimator ``f_hat = A**-1 h / k`` -- seed 001 §4's per-bit
 estimator ``d_hat = (M/k - qN)/(p - q)`` generalised from one bit to the joint distribution of all L bits, with
 ``A**-1 = (C**-1)⊗...⊗(C**-1)`` and ``C**-1 = [[p, -q], [-q, p]] / (p - q)``. ``method="em"`` is the non-negative
-maximum-likelihood estimate found by expectation-maximization.
+maximum-likelihood estimate (the fixed point of expectation-maximization, hence the name), computed by L-BFGS in
+a square-root parametrization or, as a reference, by plain EM; intervals by parametric bootstrap. Details, the
+solvers that were tried, and coverage simulations: docs/joint_estimation.md.
+
+Certified distance from the maximum (derivation). ``l(pi) = sum_s h_s log (A pi)_s`` on the simplex, n = sum h,
+``g = A^T (h / A pi)`` (so ``sum_v pi_v g_v = n``). For any ``pi*`` on the simplex, Jensen's inequality with the
+weights ``h_s / n`` gives
+
+    l(pi*) - l(pi) = n sum_s (h_s/n) log((A pi*)_s / (A pi)_s) <= n log(sum_s (h_s/n) (A pi*)_s / (A pi)_s)
+                   = n log(sum_v pi*_v g_v / n) <= n log(max_v g_v / n),
+
+which is 0 exactly when the KKT conditions hold (``g_v = n`` where ``pi_v > 0``, ``g_v <= n`` elsewhere).
 
 Variance of the inverse estimator (derivation). Write ``B = A**-1``. The kN reports are independent; report r
 comes from a person with vector x_r and is a one-hot vector with mean ``a_r = A e_{x_r}``, so
@@ -36,7 +47,7 @@ but are not reported.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,12 +58,22 @@ from scipy.stats import norm
 from .._errors import DataError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 
-__all__ = ["MAX_BITS", "JointEstimate", "apply_channel", "apply_inverse_channel", "joint_frequencies"]
+__all__ = ["MAX_BITS", "MAX_BOOTSTRAP", "JointEstimate", "apply_channel", "apply_inverse_channel", "joint_frequencies"]
 
 #: Largest supported vector length L (the histogram has 2**L cells).
 MAX_BITS = 20
 
+#: Largest number of bootstrap replicates.
+MAX_BOOTSTRAP = 10_000
+
 _METHODS = ("inverse", "em")
+_SOLVERS = ("lbfgs", "em")
+_MAX_BOOTSTRAP_CELLS = 1 << 26  # replicates x 2**L kept as float32: 256 MiB
+_WINDOW = 10  # iterations over which the log-likelihood gain is compared with tol
+_MEMORY = 10  # L-BFGS correction pairs
+_ARMIJO = 1e-4  # sufficient-decrease constant
+_MAX_HALVINGS = 60
+_EM_WARM_UP = 5  # EM steps from the uniform distribution before L-BFGS
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -200,17 +221,31 @@ class JointEstimate:
 
     Attributes:
         estimate: the estimated counts. ``"inverse"``: unbiased, may be negative or exceed N.
-            ``"em"``: non-negative, sums to N.
-        lower, upper: normal confidence interval at ``level`` clipped to [0, N] (``"inverse"``); NaN for ``"em"``.
-        std_error: plug-in standard error (``"inverse"``); NaN for ``"em"``.
+            ``"em"``: the maximum-likelihood estimate, non-negative, sums to N.
+        lower, upper: confidence interval at ``level`` per cell, clipped to [0, N]: normal (``"inverse"``) or
+            parametric bootstrap (``"em"`` with ``bootstrap > 0``); NaN for ``"em"`` without bootstrap.
+        std_error: plug-in standard error (``"inverse"``), the bootstrap standard deviation (``"em"`` with
+            bootstrap), else NaN.
         method: ``"inverse"`` or ``"em"``.
         bits: L.
         population: N = number of reports / k.
         reports: k, reports per person.
         q: flip probability used.
         level: confidence level.
-        iterations: EM iterations performed (``None`` for ``"inverse"``).
-        converged: whether EM met its tolerance (``None`` for ``"inverse"``).
+        interval: how ``lower``/``upper`` were made: ``"normal"``, ``"parametric-bootstrap"`` or ``"none"``.
+        iterations: solver iterations of the fit (``None`` for ``"inverse"``; 0 when the closed form applies).
+        converged: whether the fit met its stopping rule (``None`` for ``"inverse"``). ``False`` means it
+            stopped at ``max_iter`` (or could not improve further in floating point) first.
+        solver: ``"lbfgs"`` or ``"em"`` as requested, or ``"closed-form"`` when the inverse estimate is
+            positive and therefore the MLE (``None`` for ``"inverse"``).
+        tol: the stopping tolerance in nats (``None`` for ``"inverse"``).
+        max_iter: the iteration limit of a fit (``None`` for ``"inverse"``).
+        criterion: log-likelihood gained over the last 10 iterations when the fit stopped (nats).
+        log_likelihood: ``sum_s h_s log (A f / N)_s`` at the estimate (nats; the multinomial coefficient is
+            dropped).
+        gap_bound: certified bound ``max log-likelihood - log_likelihood <= gap_bound`` (nats, up to rounding).
+        bootstrap: number of bootstrap replicates (0: none).
+        bootstrap_unconverged: replicates whose refit did not converge (``None`` without bootstrap).
     """
 
     estimate: np.ndarray
@@ -223,14 +258,51 @@ class JointEstimate:
     reports: int
     q: float
     level: float
+    interval: str = "normal"
     iterations: int | None = None
     converged: bool | None = None
+    solver: str | None = None
+    tol: float | None = None
+    max_iter: int | None = None
+    criterion: float | None = None
+    log_likelihood: float | None = None
+    gap_bound: float | None = None
+    bootstrap: int = 0
+    bootstrap_unconverged: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("estimate", "lower", "upper", "std_error"):
             arr = np.array(getattr(self, name), dtype=np.float64, copy=True)
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
+
+    @property
+    def status(self) -> str:
+        """One line on how the estimate was obtained; starts with ``"NOT CONVERGED"`` when the fit did not converge.
+
+        ``"inverse"`` gives ``"closed form"``.
+        """
+        if self.method == "inverse":
+            return "closed form"
+        window = min(_WINDOW, self.iterations or 0)
+        gain = f"the log-likelihood rose by {self.criterion:.3g} nats over the last {window} iterations"
+        bound = f"certified within {self.gap_bound:.3g} nats of the maximum"
+        if self.solver == "closed-form":
+            text = "closed form: the inverse estimate is positive, hence the MLE"
+        elif self.converged:
+            by_bound = self.gap_bound is not None and self.tol is not None and self.gap_bound <= self.tol
+            rule = f"{bound} <= tol = {self.tol:g}" if by_bound else f"{gain} <= tol = {self.tol:g}"
+            text = f"converged after {self.iterations} iterations ({self.solver}): {rule}"
+        else:
+            why = ("max_iter reached" if self.iterations == self.max_iter else
+                   "no further progress is representable in floating point")
+            text = (f"NOT CONVERGED after {self.iterations} iterations ({self.solver}; {why}): {gain} > tol = "
+                    f"{self.tol:g}; this is not the MLE to that tolerance")
+        text += f"; log-likelihood {self.log_likelihood:.10g} ({bound})"
+        if self.bootstrap_unconverged:
+            text += (f"; WARNING: {self.bootstrap_unconverged} of {self.bootstrap} bootstrap refits did not "
+                     "converge")
+        return text
 
     def label(self, index: int) -> str:
         """The vector with integer ``index`` as a 0/1 string, bit 0 first (``label(1) == "10"`` for L = 2)."""
@@ -247,7 +319,7 @@ class JointEstimate:
         return [(int(i), float(self.estimate[i])) for i in order]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of plain Python values; NaN (EM intervals) becomes ``None``."""
+        """JSON-ready dict of plain Python values; NaN (EM without bootstrap) becomes ``None``."""
         return {
             "method": self.method,
             "bits": self.bits,
@@ -255,8 +327,18 @@ class JointEstimate:
             "reports": self.reports,
             "q": self.q,
             "level": self.level,
+            "interval": self.interval,
+            "status": self.status,
             "iterations": self.iterations,
             "converged": self.converged,
+            "solver": self.solver,
+            "tol": self.tol,
+            "max_iter": self.max_iter,
+            "criterion": self.criterion,
+            "log_likelihood": self.log_likelihood,
+            "gap_bound": None if self.gap_bound is None or math.isinf(self.gap_bound) else self.gap_bound,
+            "bootstrap": self.bootstrap,
+            "bootstrap_unconverged": self.bootstrap_unconverged,
             "estimate": _json_floats(self.estimate),
             "lower": _json_floats(self.lower),
             "upper": _json_floats(self.upper),
@@ -316,25 +398,270 @@ def _check_histogram(histogram: ArrayLike) -> tuple[np.ndarray, int, int]:
     return arr.astype(np.float64), bits, total
 
 
-def _em(
-    h: np.ndarray, q: float, bits: int, reports: int, population: int, max_iter: int, tol: float
-) -> tuple[np.ndarray, int, bool]:
-    forward = [_channel_matrix(q)] * bits
-    f = np.full(h.shape, population / h.size)
-    converged = False
+def _channel(x: np.ndarray, q: float, bits: int) -> np.ndarray:
+    """``A x`` for ``A = C^{⊗L}``, which is symmetric, so this is also ``A^T x`` (the solvers' inner loop).
+
+    ``C = p [[1, t], [t, 1]]`` with ``t = q/p``: per bit two scaled copies and two additions (four array passes
+    instead of the seven of :func:`_apply_per_bit`), and one final scaling by ``p**L``. Entries grow by at most
+    ``(1 + t)**L < 2**L`` before that scaling.
+    """
+    p = 1.0 - q
+    t = q / p
+    y = np.array(x, dtype=np.float64, copy=True)
+    half = y.size // 2
+    s0 = np.empty(half)
+    s1 = np.empty(half)
+    for j in range(bits):
+        v = y.reshape(1 << (bits - j - 1), 2, 1 << j)
+        x0 = v[:, 0, :]
+        x1 = v[:, 1, :]
+        a = s0.reshape(x0.shape)
+        b = s1.reshape(x0.shape)
+        np.multiply(x0, t, out=a)
+        np.multiply(x1, t, out=b)
+        x0 += b
+        x1 += a
+    y *= p**bits
+    return y
+
+
+@dataclass(frozen=True, slots=True)
+class _Fit:
+    """One maximum-likelihood fit: counts summing to N and how the iteration ended."""
+
+    f: np.ndarray
+    iterations: int
+    converged: bool
+    criterion: float
+    log_likelihood: float
+    gap_bound: float
+    solver: str
+
+
+def _gap_bound(n: float, g_max: float) -> float:
+    """Certified ``l* - l(pi) <= n log(max_v g_v / n)`` (Jensen; module docstring), floored at 0 (rounding)."""
+    return max(0.0, n * math.log(g_max / n)) if g_max > 0 else math.inf
+
+
+def _window_gain(history: list[float]) -> float:
+    """Log-likelihood gained over the last ``_WINDOW`` iterations (or since the start, if fewer)."""
+    return history[-1] - history[max(0, len(history) - 1 - _WINDOW)]
+
+
+def _interior_mle(h: np.ndarray, q: float, bits: int, population: int) -> _Fit | None:
+    """The closed-form MLE ``N A**-1 h / n`` when it is strictly positive in every cell, else ``None``."""
+    n = float(h.sum())
+    pi = _apply_per_bit(h, [_inverse_matrix(q)] * bits) / n
+    if not np.all(pi > 0):
+        return None
+    m = _channel(pi, q, bits)
+    ll = float(h @ np.log(m))
+    g_max = float(_channel(h / m, q, bits).max())
+    return _Fit(pi * population, 0, True, 0.0, ll, _gap_bound(n, g_max), "closed-form")
+
+
+def _fit_lbfgs(
+    h: np.ndarray, q: float, bits: int, population: int, start: np.ndarray, max_iter: int, tol: float,
+    progress: Callable[[int, int], None] | None,
+) -> _Fit:
+    """Maximize ``l(pi) = sum_s h_s log (A pi)_s`` over the simplex by L-BFGS in ``pi = theta**2 / |theta|**2``.
+
+    The objective ``psi(theta) = -sum_s h_s log (A theta**2)_s + n log sum_v theta_v**2`` is ``-l`` at
+    ``pi = theta**2 / sum theta**2`` (scale invariant), unconstrained and smooth; its gradient is
+    ``2 theta (n / |theta|**2 - A^T (h / A theta**2))``. Cells at the boundary go to ``theta_v = 0`` quadratically
+    instead of crawling there as under EM. Two-loop L-BFGS (memory ``_MEMORY``) with Armijo backtracking, so the
+    log-likelihood never decreases; the memory is dropped whenever its direction is not a descent direction.
+    """
+    n = float(h.sum())
+    theta = np.sqrt(start)
+
+    def evaluate(th: np.ndarray) -> tuple[float, np.ndarray, float]:
+        sq = th * th
+        total = float(sq.sum())
+        m = _channel(sq, q, bits)
+        ll = float(h @ np.log(m)) - n * math.log(total)
+        g = _channel(h / m, q, bits)
+        return ll, 2.0 * th * (n / total - g), total * float(g.max())
+
+    ll, grad, g_max = evaluate(theta)
+    history = [ll]
+    gap = _gap_bound(n, g_max)
+    memory: list[tuple[np.ndarray, np.ndarray, float]] = []
     it = 0
-    while it < max_iter:
-        it += 1
-        m = _apply_per_bit(f, forward)  # = A f, strictly positive since A > 0 and f >= 0, sum f = N > 0
-        ratio = np.divide(h, m, out=np.zeros_like(h), where=h > 0)
-        f_new = f * _apply_per_bit(ratio, forward) / reports  # A is symmetric: A^T = A
-        f_new *= population / f_new.sum()  # exact in exact arithmetic; removes rounding drift
-        change = float(np.max(np.abs(f_new - f) / np.maximum(f, 1.0)))
-        f = f_new
-        if change < tol:
-            converged = True
+    converged = gap <= tol
+    while not converged and it < max_iter:
+        direction = -grad
+        alphas = []
+        for s, y, rho in reversed(memory):
+            a = rho * float(s @ direction)
+            direction -= a * y
+            alphas.append(a)
+        if memory:
+            s, y, _ = memory[-1]
+            direction *= float(s @ y) / float(y @ y)
+        else:  # the EM step to first order: theta <- theta sqrt(g |theta|**2 / n)
+            direction *= float(theta @ theta) / (4.0 * n)
+        for (s, y, rho), a in zip(memory, reversed(alphas)):
+            direction += (a - rho * float(y @ direction)) * s
+        slope = float(grad @ direction)
+        if not slope < 0:
+            memory.clear()
+            direction = -grad * (float(theta @ theta) / (4.0 * n))
+            slope = float(grad @ direction)
+        step = 1.0
+        for _ in range(_MAX_HALVINGS):
+            trial = theta + step * direction
+            ll_new, grad_new, g_max_new = evaluate(trial)
+            if -ll_new <= -ll + _ARMIJO * step * slope:
+                break
+            step *= 0.5
+        else:  # no decrease is representable: the fit cannot improve in floating point
+            it += 1
+            history.append(ll)
+            converged = _window_gain(history) <= tol
+            if progress is not None:
+                progress(it, max_iter)
             break
-    return f, it, converged
+        s = trial - theta
+        y = grad_new - grad
+        sy = float(s @ y)
+        if sy > 1e-10 * math.sqrt(float(s @ s) * float(y @ y)):
+            memory.append((s, y, 1.0 / sy))
+            if len(memory) > _MEMORY:
+                memory.pop(0)
+        theta, ll, grad, g_max = trial, ll_new, grad_new, g_max_new
+        it += 1
+        history.append(ll)
+        gap = _gap_bound(n, g_max)
+        converged = gap <= tol or _window_gain(history) <= tol
+        if progress is not None:
+            progress(it, max_iter)
+    f = theta * theta
+    f *= population / f.sum()
+    return _Fit(f, it, converged, _window_gain(history), ll, _gap_bound(n, g_max), "lbfgs")
+
+
+def _fit_em(
+    h: np.ndarray, q: float, bits: int, population: int, start: np.ndarray, max_iter: int, tol: float,
+    progress: Callable[[int, int], None] | None,
+) -> _Fit:
+    """Plain EM ``pi <- pi * A^T (h / A pi) / n`` with the same stopping rule as :func:`_fit_lbfgs` (baseline)."""
+    n = float(h.sum())
+    pi = start / start.sum()
+    m = _channel(pi, q, bits)
+    g = _channel(h / m, q, bits)
+    history = [float(h @ np.log(m))]
+    gap = _gap_bound(n, float(g.max()))
+    it = 0
+    converged = gap <= tol
+    while not converged and it < max_iter:
+        pi = pi * g
+        pi /= pi.sum()
+        m = _channel(pi, q, bits)
+        g = _channel(h / m, q, bits)
+        it += 1
+        history.append(float(h @ np.log(m)))
+        gap = _gap_bound(n, float(g.max()))
+        converged = gap <= tol or _window_gain(history) <= tol
+        if progress is not None:
+            progress(it, max_iter)
+    return _Fit(pi * population, it, converged, _window_gain(history), history[-1], gap, "em")
+
+
+def _em_start(h: np.ndarray, q: float, bits: int, steps: int) -> np.ndarray:
+    """Uniform distribution followed by ``steps`` EM steps (strictly positive; a cheap, smooth start)."""
+    pi = np.full(h.shape, 1.0 / h.size)
+    for _ in range(steps):
+        pi = pi * _channel(h / _channel(pi, q, bits), q, bits)
+        pi /= pi.sum()
+    return pi
+
+
+def _fit(
+    h: np.ndarray, q: float, bits: int, population: int, solver: str, start: np.ndarray | None, max_iter: int,
+    tol: float, progress: Callable[[int, int], None] | None,
+) -> _Fit:
+    if solver == "em":
+        return _fit_em(h, q, bits, population, np.full(h.shape, 1.0 / h.size) if start is None else start,
+                       max_iter, tol, progress)
+    interior = _interior_mle(h, q, bits, population)
+    if interior is not None:
+        return interior
+    if start is None:
+        start = _em_start(h, q, bits, _EM_WARM_UP)
+    return _fit_lbfgs(h, q, bits, population, start, max_iter, tol, progress)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Parametric bootstrap
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _round_to_total(f: np.ndarray, total: int) -> np.ndarray:
+    """Non-negative integers summing to ``total`` nearest to ``f`` (largest remainder; ties to the smaller index)."""
+    base = np.floor(np.maximum(f, 0.0)).astype(np.int64)
+    missing = total - int(base.sum())
+    if missing > 0:
+        order = np.lexsort((np.arange(f.size), -(f - base)))[:missing]
+        base[order] += 1
+    elif missing < 0:  # only from rounding of a sum that exceeds total by less than one per cell
+        order = np.lexsort((np.arange(f.size), f - base))
+        order = order[base[order] > 0][:-missing]
+        base[order] -= 1
+    return base
+
+
+def _simulate_histogram(people: np.ndarray, q: float, bits: int, reports: int,
+                        rng: np.random.Generator) -> np.ndarray:
+    """Report histogram of ``people[v]`` people holding vector v, k reports each, every bit flipped w.p. q.
+
+    Exact in distribution and O(L 2**L) whatever N: bit by bit, ``Binomial(count_i, q)`` of the reports now at
+    index i flip bit j and move to ``i XOR 2**j`` (each report flips each bit independently).
+    """
+    h = people.astype(np.int64) * reports
+    for j in range(bits):
+        flips = rng.binomial(h, q)
+        v = h.reshape(1 << (bits - j - 1), 2, 1 << j)
+        fv = flips.reshape(v.shape)
+        v -= fv
+        v[:, 0, :] += fv[:, 1, :]
+        v[:, 1, :] += fv[:, 0, :]
+    return h
+
+
+def _bootstrap(
+    fit: _Fit, q: float, bits: int, reports: int, population: int, replicates: int, level: float,
+    rng: np.random.Generator, solver: str, max_iter: int, tol: float,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Parametric bootstrap: (lower, upper, std_error, unconverged replicates).
+
+    The people histogram is the fit rounded to integers summing to N; each replicate simulates the kN reports
+    from it and refits from the same start as the fit (a warm start at the sparse ``f_hat`` is slower: cells the
+    replicate needs must first grow back from near 0). With ``P_lo``, ``P_hi`` the ``(1 -+ level)/2``
+    percentiles of the replicates of a cell, the interval is the union of the percentile interval
+    ``[P_lo, P_hi]`` and the basic interval ``[2 f_hat - P_hi, 2 f_hat - P_lo]``, clipped to [0, N]; the standard
+    error is the replicates' standard deviation.
+    """
+    size = fit.f.size
+    people = _round_to_total(fit.f, population)
+    samples = np.empty((replicates, size), dtype=np.float32)
+    unconverged = 0
+    if progress is not None:
+        progress(0, replicates)
+    for b in range(replicates):
+        hb = _simulate_histogram(people, q, bits, reports, rng).astype(np.float64)
+        rep = _fit(hb, q, bits, population, solver, None, max_iter, tol, None)
+        samples[b] = rep.f
+        unconverged += not rep.converged
+        if progress is not None:
+            progress(b + 1, replicates)
+    p_lo, p_hi = (a.astype(np.float64) for a in
+                  np.quantile(samples, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0))
+    lower = np.clip(np.minimum(p_lo, 2.0 * fit.f - p_hi), 0.0, population)
+    upper = np.clip(np.maximum(p_hi, 2.0 * fit.f - p_lo), 0.0, population)
+    se = samples.std(axis=0, ddof=1, dtype=np.float64) if replicates > 1 else np.full(size, np.nan)
+    return lower, upper, se, unconverged
 
 
 def joint_frequencies(
@@ -345,7 +672,11 @@ def joint_frequencies(
     method: str = "inverse",
     level: float = 0.95,
     max_iter: int = 10_000,
-    tol: float = 1e-6,
+    tol: float = 1e-3,
+    solver: str = "lbfgs",
+    bootstrap: int = 0,
+    rng: np.random.Generator | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> JointEstimate:
     r"""Estimate how many people hold each L-bit vector from the histogram of their randomized reports.
 
@@ -362,21 +693,53 @@ def joint_frequencies(
     simultaneous over the 2**L cells.
 
     ``method="em"``: the non-negative maximum-likelihood estimate under the multinomial model in which each report
-    is drawn from ``A f / N`` (``A = C^{⊗L}``), by expectation-maximization from the uniform start:
+    is drawn from ``A f / N`` (``A = C^{⊗L}``): ``f_hat = N pi_hat`` with ``pi_hat`` maximizing
 
-        f <- f ∘ A^T (h / (A f)) / k.
+        l(pi) = sum_s h_s log (A pi)_s   over the probability simplex
 
-    Every iterate is non-negative and sums to N, and the log-likelihood ``sum_s h_s log (A f)_s`` never decreases.
-    Iteration stops when ``max_v |f_new_v - f_v| / max(f_v, 1) < tol`` (relative change; cells below one person
-    are compared absolutely, since cells converging to 0 keep a constant *relative* change) or after
-    ``max_iter`` iterations. When the inverse estimate is positive in every cell it *is* the maximum-likelihood
-    estimate, and EM converges to it. No standard errors are given for EM (the estimate is biased near 0 and
-    the normal approximation fails at the boundary): ``std_error``, ``lower`` and ``upper`` are NaN.
+    (concave: ``(A pi)_s`` is the same at every maximizer for the cells with ``h_s > 0``, but ``pi`` itself need
+    not be unique when many cells are empty -- then solvers may return different maximizers of equal likelihood).
+    With ``solver="lbfgs"``, when the inverse estimate is strictly positive it *is* the maximum (``A pi = h / n``
+    maximizes ``sum h log m`` over all distributions m) and is returned with ``iterations == 0`` and
+    ``solver == "closed-form"``. Otherwise ``solver``:
 
-    Both methods cost O(L 2**L) per pass (the 2**L x 2**L matrix is never formed); an EM iteration is two passes
-    (about 0.2 s at L = 20 on one core, microseconds at L <= 8). EM is fast when the maximum is interior but
-    converges slowly (sublinearly) when it has cells at or near 0 -- thousands of iterations are common for small,
-    noisy samples -- so check ``converged`` and raise ``max_iter`` if needed.
+    * ``"lbfgs"`` (default): L-BFGS on ``pi = theta**2 / |theta|**2``, started from 5 EM steps from the
+      uniform distribution; Armijo backtracking keeps the log-likelihood non-decreasing. Cells of the boundary
+      (``pi_v = 0``) are reached quadratically in theta, where EM approaches them sublinearly.
+    * ``"em"``: plain EM from the uniform distribution, ``pi <- pi ∘ A^T (h / A pi) / n`` -- the slow reference.
+
+    Stopping rule (both solvers): the fit has *converged* when the log-likelihood gained over the last 10
+    iterations is at most ``tol`` nats, or when the certified bound ``gap_bound`` is at most ``tol``. The bound
+    follows from Jensen's inequality: with ``g = A^T (h / A pi)`` and ``n = sum h``,
+
+        l(pi*) - l(pi) = sum_s h_s log (A pi*)_s / (A pi)_s <= n log( sum_v pi*_v g_v / n ) <= n log(max_v g_v / n),
+
+    zero exactly at the maximum (the KKT conditions: ``g_v = n`` on the support, ``<= n`` elsewhere). The bound is
+    reported; it is usually far larger than the true distance. A likelihood ``tol`` nats below the maximum puts
+    every linear functional of the estimate within about ``sqrt(2 tol)`` standard errors of the MLE's (local
+    quadratic approximation), so the default 1e-3 is statistically negligible. If ``max_iter`` is reached first,
+    ``converged`` is ``False`` and :attr:`JointEstimate.status` says so.
+
+    Intervals for ``"em"`` (``bootstrap > 0``): parametric bootstrap. The estimate, rounded to integer counts
+    summing to N, is taken as the population; each replicate simulates its kN reports exactly (every bit of every
+    report flipped independently with probability q) and is refitted like the data. With ``P_lo``, ``P_hi`` the
+    ``(1 -+ level)/2`` percentiles of a cell's replicates, the interval is
+
+        [min(P_lo, 2 f_hat - P_hi), max(P_hi, 2 f_hat - P_lo)]  clipped to [0, N],
+
+    the union of the percentile and the basic ("reverse percentile") interval; ``std_error`` is the replicates'
+    standard deviation. Why the union: the MLE is biased -- large cells are pulled down, mass is smeared into
+    cells nobody holds -- and the two intervals fail at opposite ends. The percentile interval does not correct
+    the bias (at L = 16 it can miss the largest cell by several standard deviations) and never reaches 0 for a
+    cell estimated positive; the basic interval corrects the bias to first order but collapses to [0, 0] at a
+    cell estimated near 0 and undercovers small positive cells. In seeded simulations at ``level = 0.95``
+    (L = 2, 3 and 4 with empty and small cells, 100 to 1000 data sets; docs/joint_estimation.md) the union
+    covered 0.94 to 1.0 per cell except one cell of 40 people at L = 3 (0.91 pooled over 600 data sets); the
+    percentile interval alone covered 0 at empty cells, the basic one 0.34 at small cells. Marginal per cell,
+    not simultaneous. Cost: ``bootstrap`` refits.
+
+    One pass of the channel costs O(L 2**L) (the 2**L x 2**L matrix is never formed): about 1.5 ms at L = 16,
+    0.03 s at L = 20 on one core; an iteration of either solver is two passes.
 
     Args:
         histogram: counts of the kN reports per vector, length 2**L with 1 <= L <= 20; index bit j = vector bit j
@@ -384,22 +747,32 @@ def joint_frequencies(
         q: flip probability that was used, in (0, 0.5).
         reports: k >= 1, reports per person; the total count must be a multiple of k.
         method: ``"inverse"`` or ``"em"``.
-        level: confidence level in (0, 1) (``"inverse"`` only).
-        max_iter: maximum EM iterations, >= 1 (``"em"`` only).
-        tol: EM stopping tolerance, > 0 (``"em"`` only).
+        level: confidence level in (0, 1).
+        max_iter: maximum solver iterations of one fit, >= 1 (``"em"`` only).
+        tol: stopping tolerance in nats of log-likelihood, > 0 (``"em"`` only).
+        solver: ``"lbfgs"`` or ``"em"`` (``"em"`` only).
+        bootstrap: bootstrap replicates, 0 <= bootstrap <= MAX_BOOTSTRAP and ``bootstrap * 2**L <= 2**26``
+            (the replicates are kept in memory as float32); ``"em"`` only.
+        rng: generator for the bootstrap simulation (default: a fresh ``numpy.random.default_rng()``; pass a
+            seeded one to reproduce intervals).
+        progress: optional callback ``progress(done, total)``: after every iteration of the fit with
+            ``total = max_iter`` (the fit may stop early), then, with bootstrap, once with ``(0, bootstrap)`` and
+            after every replicate with ``total = bootstrap``.
 
     Returns:
         A :class:`JointEstimate`.
 
     Raises:
-        ParameterError: q, reports, method, level, max_iter or tol out of range.
+        ParameterError: q, reports, method, level, max_iter, tol, solver, bootstrap, rng or progress invalid.
         DataError: histogram not 1-D of length 2**L (1 <= L <= 20), not non-negative integers, empty, or its total
             not divisible by ``reports``.
 
     References:
         seed 001 (papers/001_3d8ddaba8b46cf9c.txt) §1.3 (the channel ``q**(L-m) p**m`` and the vector
         enumeration), §4 (unbiased estimator and its standard deviation ``sqrt(N p q)/(p - q)``), §6 (k reports:
-        the variance divides by k).
+        the variance divides by k). Nocedal & Wright, *Numerical Optimization* (2006), Alg. 7.4 (two-loop
+        L-BFGS) and §3.1 (Armijo). Efron & Tibshirani, *An Introduction to the Bootstrap* (1993), ch. 6 and 13
+        (parametric bootstrap, percentile interval).
 
     Example:
         Ten people, L = 2, q = 1/4, one report each (index 1 = "10" = only bit 0 set):
@@ -410,9 +783,12 @@ def joint_frequencies(
         [3.5, 5.5, -0.5, 1.5]
         >>> est.top(2), est.label(1)
         ([(1, 5.5), (0, 3.5)], '10')
-        >>> em = joint_frequencies(np.array([3, 4, 1, 2]), q=0.25, method="em", tol=1e-10, max_iter=10_000)
+        >>> em = joint_frequencies(np.array([3, 4, 1, 2]), q=0.25, method="em", bootstrap=200,
+        ...                        rng=np.random.default_rng(1))
         >>> bool(em.converged), round(float(em.estimate.sum()), 9), bool(em.estimate.min() >= 0)
         (True, 10.0, True)
+        >>> bool(np.all((em.lower <= em.estimate) & (em.estimate <= em.upper))), em.interval
+        (True, 'parametric-bootstrap')
     """
     q = check_open_interval("q", q, 0.0, 0.5)
     reports = check_int("reports", reports, minimum=1)
@@ -421,7 +797,21 @@ def joint_frequencies(
     level = check_open_interval("level", level, 0.0, 1.0)
     max_iter = check_int("max_iter", max_iter, minimum=1)
     tol = check_positive_finite("tol", tol)
+    if not isinstance(solver, str) or solver not in _SOLVERS:
+        raise ParameterError(f"solver must be one of {', '.join(map(repr, _SOLVERS))}; got {solver!r}")
+    bootstrap = check_int("bootstrap", bootstrap, minimum=0, maximum=MAX_BOOTSTRAP)
+    if bootstrap and method != "em":
+        raise ParameterError(f"bootstrap applies to method='em' only; got bootstrap={bootstrap} with "
+                             f"method={method!r}")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise ParameterError(f"rng must be a numpy.random.Generator or None; got {rng!r}")
+    if progress is not None and not callable(progress):
+        raise ParameterError(f"progress must be a callable progress(done, total) or None; got {progress!r}")
     h, bits, total = _check_histogram(histogram)
+    if bootstrap * h.size > _MAX_BOOTSTRAP_CELLS:
+        raise ParameterError(
+            f"bootstrap must be <= 2**26 / 2**L = {_MAX_BOOTSTRAP_CELLS // h.size} at L = {bits} (the replicates "
+            f"are kept in memory); got {bootstrap}")
     if total % reports:
         raise DataError(
             f"histogram total {total} is not a multiple of reports={reports} (each person sends k reports)"
@@ -442,9 +832,22 @@ def joint_frequencies(
             population=population, reports=reports, q=q, level=level,
         )
 
-    f, iterations, converged = _em(h, q, bits, reports, population, max_iter, tol)
-    nan = np.full(h.shape, np.nan)
+    fit = _fit(h, q, bits, population, solver, None, max_iter, tol, progress)
+    if progress is not None:
+        progress(max_iter, max_iter)
+    if bootstrap:
+        lower, upper, se, unconverged = _bootstrap(
+            fit, q, bits, reports, population, bootstrap, level,
+            np.random.default_rng() if rng is None else rng, solver, max_iter, tol, progress)
+        interval, n_unconverged = "parametric-bootstrap", unconverged
+    else:
+        lower = upper = se = np.full(h.shape, np.nan)
+        interval, n_unconverged = "none", None
     return JointEstimate(
-        estimate=f, lower=nan, upper=nan, std_error=nan, method=method, bits=bits,
-        population=population, reports=reports, q=q, level=level, iterations=iterations, converged=converged,
+        estimate=fit.f, lower=lower, upper=upper, std_error=se, method=method, bits=bits,
+        population=population, reports=reports, q=q, level=level, interval=interval,
+        iterations=fit.iterations, converged=fit.converged, solver=fit.solver, tol=tol, max_iter=max_iter,
+        criterion=fit.criterion,
+        log_likelihood=fit.log_likelihood, gap_bound=fit.gap_bound, bootstrap=bootstrap,
+        bootstrap_unconverged=n_unconverged,
     )
