@@ -45,6 +45,7 @@ from .pbdp import (
     postprocessed_tail,
 )
 from .pld import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution
+from .rounds import MAX_ROUNDS, MAX_TOTAL_REPORTS, homogeneous_rounds_tail, rounds_tail
 from .sampling import SUBSAMPLING_DIRECTIONS, poisson_subsample
 from .shuffled import (
     ShuffledRRProfile,
@@ -59,6 +60,8 @@ __all__ = [
     "EtaDeltaTable",
     "GaussianPLD",
     "MAX_COMPOSE_ATOMS",
+    "MAX_ROUNDS",
+    "MAX_TOTAL_REPORTS",
     "MERGE_TOL",
     "NormalizerBracket",
     "PbdpCurve",
@@ -77,6 +80,7 @@ __all__ = [
     "gdp_tradeoff",
     "geometric",
     "homogeneous_histogram_pld",
+    "homogeneous_rounds_tail",
     "k_randomized_response",
     "max_power",
     "pbdp_curve",
@@ -88,6 +92,7 @@ __all__ = [
     "pure_to_zcdp",
     "rdp_to_approx_dp",
     "rdp_to_delta",
+    "rounds_tail",
     "sample_bernoulli_exp",
     "sample_discrete_gaussian",
     "sample_discrete_laplace",

@@ -144,6 +144,7 @@ class Calibration:
         eta: the target probability cut-off (tail-based methods), eta_at_q: the bound, exact value or estimate
             of P[R > e^epsilon] at q (see ``guarantee`` for which).
         notes: caveats that apply (unproven reductions, ERRATA references).
+        rounds: T, the rounds the target covers together (epsilon and eta are then totals; q is per round).
     """
 
     q: float
@@ -168,13 +169,15 @@ class Calibration:
     eta: float | None = None
     eta_at_q: float | None = None
     notes: tuple[str, ...] = field(default=())
+    rounds: int = 1
 
     @property
     def kind(self) -> str:
         """What kind of statement q rests on: ``"bound"`` (proven, homogeneous), ``"exact"`` (exact tail, local
         DP's proof, or the exact all-crowd scan at L = 1), ``"estimate"`` (Monte Carlo) or ``"heuristic"`` (the
         paper's mean + beta * sd)."""
-        if self.method == "proven" and self.bits == 1 and self.reports == 1 and self.population >= 2:
+        if self.method == "proven" and self.bits == 1 and self.reports == 1 and self.population >= 2 and (
+                self.rounds == 1):
             return "exact"
         return _KIND[self.method]
 
@@ -208,6 +211,7 @@ def calibrate(
     rng: Any = None,
     samples: int | None = None,
     progress: Any = None,
+    rounds: int = 1,
 ) -> Calibration:
     """Smallest flip probability q meeting the privacy criterion of ``method``.
 
@@ -229,6 +233,9 @@ def calibrate(
         eta: target cut-off in (0, 1) for the tail-based methods (default 1e-3).
         rng, samples: Monte Carlo settings for ``"mc"`` (a seeded ``numpy.random.Generator`` for reproducibility).
         progress: optional callback ``progress(done, total)`` for long searches.
+        rounds: T >= 1 rounds released separately; ``epsilon`` and ``eta`` are then totals over the T rounds and q
+            is per round (``"proven"``: :func:`sufficientdp.calibration.rounds.rounds_q`; ``"local"``: local DP
+            composed T k times; docs/proofs/rounds.md).
 
     Returns:
         A :class:`Calibration`.
@@ -249,6 +256,12 @@ def calibrate(
     epsilon = check_positive_finite("epsilon", epsilon)
     reports = check_int("reports", reports, minimum=1)
     beta = check_nonnegative_finite("beta", beta)
+    if check_int("rounds", rounds, minimum=1) > 1:
+        from .rounds import calibrate_rounds
+
+        return calibrate_rounds(bits=bits, population=population, epsilon=epsilon, rounds=rounds,
+                                max_weight=max_weight, reports=reports, method=method, onehot=onehot, eta=eta,
+                                progress=progress)
     if method in _RENAMED:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}: {_RENAMED[method]}")
     if method not in METHODS:

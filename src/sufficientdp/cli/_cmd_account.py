@@ -23,6 +23,15 @@ Mechanisms:
 
 All other numbers are exact (kind ``"exact"``): delta is the hockey-stick divergence ``E[(1 - e^(eps - loss))_+]``
 and eta the tail ``P[loss > eps]`` of the privacy loss, both at ``--epsilon``.
+
+``--rounds T`` (mechanism ``campaign``, the default with ``--rounds``): the product's own release, T rounds of the
+anonymized histogram of N people's k fresh bit-vector reports, each round's histogram released separately.
+``--epsilon`` is then the **total** over the T rounds and the numbers bound ``P[L_1 + ... + L_T > epsilon]`` and
+``delta_T(epsilon)`` for every pair of neighbouring collections of the domain (kind ``"bound"``, scope
+``"all-collections"``; :func:`sufficientdp.accounting.rounds.rounds_tail`, docs/proofs/rounds.md), with the simple
+rule ``T * eta_1(epsilon / T)`` (union bound) reported as a labelled fallback and the one-round bound at the same
+epsilon for comparison. ``--homogeneous`` adds the exact T-round value of the homogeneous configuration (small
+sizes, k = 1): a lower reference, not a guarantee.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from typing import Any
 
 from .._errors import ParameterError
 
-MECHANISMS = ("shuffled-rr", "rr", "bit-vector-rr", "gaussian")
+MECHANISMS = ("shuffled-rr", "rr", "bit-vector-rr", "gaussian", "campaign")
 
 
 def _require(args: argparse.Namespace, *names: str) -> None:
@@ -42,9 +51,59 @@ def _require(args: argparse.Namespace, *names: str) -> None:
             raise ParameterError(f"--mechanism {args.mechanism} requires --{name}")
 
 
+def _rounds(args: argparse.Namespace, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    """``--rounds``: the composed all-collections bound of the campaign over T rounds (and its references)."""
+    from ..accounting.rounds import homogeneous_rounds_tail, rounds_tail
+    from ..ratio.proven import Domain, proven_tail
+
+    _require(args, "q", "bits", "population")
+    if args.one_hot and args.max_weight is not None:
+        raise ParameterError("--one-hot and --max-weight are exclusive (one-hot vectors have exactly one set bit)")
+    dom = (Domain(bits=args.bits, kind="onehot") if args.one_hot
+           else Domain.from_max_weight(args.bits, args.max_weight))
+    r = rounds_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon, rounds=args.rounds,
+                    reports=args.reports, domain=dom, values=args.values, progress=progress)
+    d = r.details
+    one = proven_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
+                      reports=args.reports, domain=dom)
+    out: dict[str, Any] = {
+        "mechanism": "campaign", "rounds": args.rounds, "reports_per_round": args.reports, "q": args.q,
+        "bits": args.bits, "population": args.population, "epsilon": args.epsilon,
+        "epsilon_is": "total over the rounds",
+        "domain": d["domain"], "values": args.values, "kind": r.kind, "scope": r.scope,
+        "scope_rounds": d["scope_rounds"], "eta": r.eta, "delta": r.delta_upper, "used": d["used"],
+        "eta_composed": d["eta_composed"], "delta_composed": d["delta_composed"],
+        "epsilon_prime": d["epsilon_prime"], "worst_pair": d["worst_pair"], "method": d["method"],
+        "fallback": d["fallback"],
+        "one_round": {"eta": one.eta, "kind": one.kind, "scope": one.scope,
+                      "note": "one round at the same epsilon, for comparison (proven_tail)"},
+        "grid": d["grid"], "fft_cells": d["fft_cells"], "float_allowance": d["float_allowance"],
+        "notes": d["notes"], "seconds": d["seconds"],
+    }
+    if args.homogeneous:
+        if args.reports != 1:
+            raise ParameterError("--homogeneous needs --reports 1 (the exact per-round distribution is one "
+                                 "report a person)")
+        h = homogeneous_rounds_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
+                                    rounds=args.rounds)
+        out["homogeneous"] = {"eta": h.eta, "eta_lower": h.eta_lower, "eta_upper": h.eta_upper,
+                              "delta_lower": h.delta_lower, "delta_upper": h.delta_upper, "kind": h.kind,
+                              "scope": h.scope, "worst": h.details["worst"], "note": h.details["note"]}
+    return out
+
+
 def account(args: argparse.Namespace, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """The JSON object printed by the command (the math is in the core modules)."""
     mech = args.mechanism
+    if getattr(args, "rounds", None) is not None or mech == "campaign":
+        if mech not in (None, "campaign"):
+            raise ParameterError(f"--rounds applies to --mechanism campaign (the anonymized bit-vector histogram); "
+                                 f"got --mechanism {mech}")
+        if args.rounds is None:
+            args.rounds = 1
+        return _rounds(args, progress)
+    if mech is None:
+        raise ParameterError("--mechanism is required (or --rounds T for the campaign over T rounds)")
     out: dict[str, Any] = {"mechanism": mech, "epsilon": args.epsilon, "kind": "exact"}
     if mech == "shuffled-rr":
         _require(args, "population", "q")
@@ -90,9 +149,13 @@ def account(args: argparse.Namespace, progress: Callable[[int, int], None] | Non
 def _cmd(args: argparse.Namespace) -> int:
     from .main import _emit, _step_progress
 
-    if args.mechanism in ("shuffled-rr",) and args.epsilon is not None and not args.epsilon > 0:
+    campaign = args.rounds is not None or args.mechanism == "campaign"
+    if (args.mechanism in ("shuffled-rr",) or campaign) and args.epsilon is not None and not args.epsilon > 0:
         raise ParameterError(f"epsilon must be finite and > 0, i.e. in (0, inf); got {args.epsilon!r}")
-    bar = _step_progress(not (args.json or args.quiet), "account (scanning m)", unit="m")
+    if campaign:
+        bar = _step_progress(not (args.json or args.quiet), "account (bounding the blanket curves)", unit="bounds")
+    else:
+        bar = _step_progress(not (args.json or args.quiet), "account (scanning m)", unit="m")
     try:
         out = account(args, progress=bar)
     finally:
@@ -104,6 +167,11 @@ def _cmd(args: argparse.Namespace) -> int:
         _emit(out)
         return 0
     explanation = out.pop("explanation")
+    if out["mechanism"] == "campaign":
+        _print_rounds(out)
+        print()
+        print(explanation)
+        return 0
     if args.mechanism == "shuffled-rr":
         if out["kind"] == "exact":
             print("exact: every m scanned, both directions (delta and eta are the exact worst case)")
@@ -127,14 +195,43 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_rounds(out: dict[str, Any]) -> None:
+    t, fb = out["rounds"], out["fallback"]
+    print(f"bound ({out['kind']}, {out['scope']}): over the {t} rounds together, every pair of neighbouring "
+          "collections, both directions")
+    print(f"  P[L_1 + ... + L_{t} > {out['epsilon']:g}] <= eta = {out['eta']:.4g}   "
+          f"(epsilon is the total over the {t} rounds)")
+    print(f"  delta_{t}({out['epsilon']:g}) <= {out['delta']:.4g}")
+    print(f"  scope: {out['scope_rounds']}")
+    print(f"configuration  q = {out['q']:g} every round, L = {out['bits']}, N = {out['population']}, "
+          f"k = {out['reports_per_round']} report(s) per person per round; domain: {out['domain']}")
+    print(f"composed       eta <= {out['eta_composed']:.4g}, delta <= {out['delta_composed']:.4g}  "
+          f"(worst: {out['worst_pair']}; e' = {out['epsilon_prime']:.4g})")
+    if fb is not None:
+        print(f"fallback       eta <= {fb['eta']:.4g}  simple rule, valid and loose: T * eta_1(epsilon / T), "
+              f"eta_1({fb['epsilon_per_round']:.4g}) <= {fb['eta_per_round']:.3g}")
+    print(f"reported       the {out['used']} bound (both are valid; the smaller is reported)")
+    one = out["one_round"]
+    print(f"one round      eta <= {one['eta']:.4g} at the same epsilon ({one['kind']}), for comparison")
+    if "homogeneous" in out:
+        h = out["homogeneous"]
+        print(f"homogeneous    eta in [{h['eta_lower']:.4g}, {h['eta_upper']:.4g}] ({h['kind']}, {h['scope']}; "
+              f"{h['worst']}): a lower reference, not a guarantee")
+    print(f"method         {out['method']}")
+    for note in out["notes"]:
+        print(f"note: {note}")
+
+
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``account`` subcommand."""
     from .main import _float, _positive_int
 
     p = sub.add_parser("account", help="delta and eta of a mechanism at epsilon (exact; shuffled RR above --full-scan-max: a bracket)")
-    p.add_argument("--mechanism", choices=MECHANISMS, required=True,
-                   help="shuffled-rr (n people, count of ones), rr, bit-vector-rr (--bits), gaussian (--sigma)")
-    p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="epsilon at which to evaluate")
+    p.add_argument("--mechanism", choices=MECHANISMS, default=None,
+                   help="shuffled-rr (n people, count of ones), rr, bit-vector-rr (--bits), gaussian (--sigma), "
+                        "campaign (the anonymized bit-vector histogram; the default with --rounds)")
+    p.add_argument("--epsilon", type=_float("epsilon"), required=True,
+                   help="epsilon at which to evaluate (with --rounds: the total over the rounds)")
     p.add_argument("--population", type=_positive_int("population"), default=None, help="n, people (shuffled-rr)")
     p.add_argument("--q", type=_float("q"), default=None, help="flip probability (rr mechanisms)")
     p.add_argument("--bits", type=_positive_int("bits"), default=None, help="L (bit-vector-rr)")
@@ -144,5 +241,19 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--full-scan-max", type=_positive_int("full-scan-max"), default=1_000_000,
                    help="shuffled-rr: evaluate every m (exact) up to this n; above, a rigorous bracket "
                         "(default 1000000; n = 1e6 takes a few seconds)")
+    p.add_argument("--rounds", type=_positive_int("rounds"), default=None,
+                   help="campaign: T rounds, each histogram released separately (<= 1000, T*k <= 10000); prints "
+                        "the composed bound on P[L_1 + ... + L_T > epsilon] over every pair of collections")
+    p.add_argument("--reports", type=_positive_int("reports"), default=1,
+                   help="campaign: k reports per person per round (default 1)")
+    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
+                   help="campaign: every vector has at most w set bits")
+    p.add_argument("--one-hot", action="store_true", help="campaign: every vector has exactly one set bit")
+    p.add_argument("--values", choices=("changing", "fixed"), default="changing",
+                   help="campaign: collections may change from round to round (default; covers both) or stay "
+                        "the same (fixed; can be tighter)")
+    p.add_argument("--homogeneous", action="store_true",
+                   help="campaign: also the exact T-round value of the homogeneous configuration (small sizes, "
+                        "k = 1), a lower reference")
     common(p)
     p.set_defaults(func=_cmd)

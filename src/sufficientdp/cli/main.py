@@ -136,7 +136,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         cal = calibrate(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
                         max_weight=args.max_weight, reports=args.reports, method=args.method, eta=args.eta,
-                        rng=rng, samples=args.samples, progress=bar, onehot=args.one_hot)
+                        rng=rng, samples=args.samples, progress=bar, onehot=args.one_hot, rounds=args.rounds)
     finally:
         bar.close()
     d = cal.to_dict()
@@ -144,10 +144,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         _emit(d)
         return 0
     print(f"flip probability q        {cal.q:.6f}   ({cal.method}; {cal.guarantee})")
-    print(f"holds for                 {_SCOPE_TEXT[cal.scope]} ({cal.kind})")
+    together = f", the {cal.rounds} rounds together" if cal.rounds > 1 else ""
+    print(f"holds for                 {_SCOPE_TEXT[cal.scope]}{together} ({cal.kind})")
     print(f"bits L (effective)        {cal.bits} ({cal.effective_bits})")
     print(f"population N              {cal.population}")
     print(f"reports per person k      {cal.reports}")
+    if cal.rounds > 1:
+        print(f"rounds T                  {cal.rounds} (q per round; epsilon and eta are totals over the T rounds)")
     print(f"epsilon (lambda)          {cal.epsilon:g} ({cal.lam:.6g})")
     print(f"sd(d_hat)/sqrt(N)         {cal.sigma_per_sqrt_n:.4f}")
     print(f"local DP q, sd/sqrt(N)    {cal.local_q:.6f}, {cal.local_sigma_per_sqrt_n:.4f}")
@@ -604,6 +607,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="target P[R > e^epsilon] for proven/homogeneous/mc/exact (default 0.001)")
     p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
     p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
+    p.add_argument("--rounds", type=_positive_int("rounds"), default=1,
+                   help="T rounds released separately (<= 1000, T*k <= 10000): q per round for a total target "
+                        "(epsilon, eta) over the T rounds (proven or local)")
     common(p)
     p.set_defaults(func=_cmd_calibrate)
 

@@ -1,0 +1,625 @@
+"""Sufficient DP over T rounds: the privacy loss of T independent anonymized releases (docs/proofs/rounds.md).
+
+A campaign runs T rounds. In every round each of the N people sends k fresh reports (bit-vector randomized
+response, seed 001 §1.3) and that round's histogram is released. For neighbouring collections the privacy loss of
+the T histograms together is the **sum** of the per-round losses, because the rounds are independent given the
+data. This module bounds ``eta_T(epsilon) = P[L_1 + ... + L_T > epsilon]`` over every pair of neighbouring
+collections of the domain (the statement of seed 001 eq. 1.7 for the whole sequence), and the hockey-stick
+``delta_T(epsilon)`` with it.
+
+Why it holds (docs/proofs/rounds.md; docs/proofs/blanket.md steps 2 and 6):
+
+1. The T histograms are a post-processing of the T·k *one-report* releases (group r of round t holds every
+   person's r-th report of that round; the round's histogram merges its k groups). Each one-report release is
+   dominated by the privacy-blanket pair (P, Q) of its pair type (blanket.md step 2), so the whole sequence is a
+   post-processing of ``(P, Q)^{⊗ T k}``.
+2. The hockey-stick curve ``delta_PQ(e)`` is bounded from above, rigorously, at a few dozen points ``e`` over
+   ``[-top, top]`` (``top`` = the largest per-report log ratio, which bounds the loss of (P, Q)) by
+   :func:`sufficientdp.ratio.proven.blanket_delta`; at the two ends it is known exactly (``1 - e**e`` and 0).
+   The lower convex hull of these points in ``t = e**e`` is again an upper bound on ``delta_PQ`` everywhere
+   (``delta_PQ`` is convex in t), and it is the hockey-stick curve of a pair ``(P^, Q^)`` whose privacy loss has
+   atoms at the hull's vertices ("connect the dots", Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022). A
+   pair whose curve is larger at every epsilon in R dominates in Blackwell's sense, so ``(P^, Q^)^{⊗ n}``
+   dominates ``(P, Q)^{⊗ n}``.
+3. Each atom is split between the two neighbouring points of a uniform grid keeping its P- and Q-masses (again
+   connect the dots: the split's curve is a chord of the atom's, hence larger); the n-fold composition of the
+   grid law is one FFT power with the floating-point allowance of :mod:`sufficientdp.ratio.proven`;
+   ``delta_n(e') = E[(1 - e**(e' - S))_+]`` is read off for every ``e'``.
+4. ``eta_T(epsilon) <= min_{e' < epsilon} delta_n(e') / (1 - e**(e' - epsilon))`` (blanket.md step 4), the
+   maximum over pair types.
+
+The simple rule is reported next to it as a fallback (:func:`simple_rule`): the union bound
+``P[sum L_t > epsilon] <= sum P[L_t > epsilon / T]`` gives ``eta_T(epsilon) <= T eta_1(epsilon / T)`` with
+``eta_1`` a one-round bound from the same curves. Both are valid upper bounds; the result is the smaller.
+
+``values="fixed"`` (default) covers a collection that stays the same over the T rounds (the pair type is the same
+in every round). ``values="changing"`` covers collections that may change from round to round (fixed in advance,
+one person's values differing): it composes one curve above every pair type's (their pointwise maximum).
+
+The homogeneous configuration (N - 1 zero vectors and one outlier, seed 001 §3) is composed exactly where its
+per-round privacy-loss distribution can be enumerated (:func:`homogeneous_rounds_tail`): a *lower* reference for
+the worst case over all collections, bracketed rigorously (losses rounded down / up onto a grid).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._errors import ParameterError
+from .._validation import check_int, check_open_interval, check_positive_finite
+from ..ratio.proven import Domain, PairType, blanket_delta, blanket_mass, local_distance, pair_types
+from ..ratio.result import TailResult
+
+__all__ = [
+    "MAX_ROUNDS",
+    "MAX_TOTAL_REPORTS",
+    "VALUES",
+    "DominatingCurve",
+    "compose_curve",
+    "dominating_curve",
+    "homogeneous_rounds_tail",
+    "rounds_tail",
+    "simple_rule",
+]
+
+MAX_ROUNDS = 1000
+"""Largest number of rounds T accepted."""
+MAX_TOTAL_REPORTS = 10_000
+"""Largest number of one-report releases T·k composed (each person's reports over all rounds)."""
+VALUES = ("fixed", "changing")
+
+DEFAULT_RESOLUTION = 5e-4
+"""Lattice resolution of the blanket's compound-sum bracket for the answer (as :mod:`sufficientdp.ratio.proven`)."""
+SEARCH_RESOLUTION = 4e-3
+"""A coarser lattice (looser, about 8 times faster) for pre-passes and searches."""
+DEFAULT_POINTS = 48
+"""Points where the blanket's hockey-stick curve is bounded, per pair type (17 evenly spaced, the rest where the
+hull's chords leave the most room)."""
+_INITIAL_POINTS = 17
+_REFINE_BATCH = 8
+_MAX_CELLS = 1 << 22  # FFT length cap of the n-fold composition
+_REL_SAFETY = 1e-9
+_MAX_TYPES = 64  # pair types of a weight <= w domain before the bound for all of {0,1}^L is used instead
+_ENDPOINT_PAD = 1e-9  # the curve is known exactly just outside [-top, top]
+
+
+@dataclass(frozen=True, slots=True)
+class DominatingCurve:
+    """An upper bound on a pair's hockey-stick curve, convex in ``e**epsilon``: the curve of a dominating pair.
+
+    Attributes:
+        name: the pair type (or ``"envelope"``).
+        epsilons: the hull's vertices, increasing; the first is below the smallest loss (there
+            ``delta = 1 - e**epsilon`` exactly), the last above the largest (``delta = 0``).
+        deltas: the curve at the vertices.
+        evaluations: how many bounds on delta_PQ were computed for it.
+        resolution: the lattice resolution of those bounds.
+    """
+
+    name: str
+    epsilons: NDArray[np.float64]
+    deltas: NDArray[np.float64]
+    evaluations: int
+    resolution: float
+
+    def loss_law(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(losses, P-masses)`` of the dominating pair's privacy loss: atoms at the vertices.
+
+        With ``t = e**epsilon`` and the curve's slopes ``s`` (``-1`` before the first vertex, 0 after the last), the
+        Q-mass of the atom at vertex v is ``s_{v+1} - s_v`` and its P-mass ``t_v`` times that.
+        """
+        t = np.exp(self.epsilons)
+        slopes = np.diff(self.deltas) / np.diff(t)
+        s = np.concatenate([[-1.0], slopes, [0.0]])
+        q_mass = np.maximum(np.diff(s), 0.0)
+        return self.epsilons.copy(), q_mass * t
+
+    def __call__(self, epsilon: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The curve at ``epsilon`` (linear in ``e**epsilon`` between vertices; exact outside)."""
+        e = np.asarray(epsilon, dtype=float)
+        t = np.exp(e)
+        inside = np.interp(t, np.exp(self.epsilons), self.deltas)
+        return np.where(e <= self.epsilons[0], -np.expm1(np.minimum(e, 0.0)),
+                        np.where(e >= self.epsilons[-1], 0.0, inside))
+
+
+def _lower_hull(t: NDArray[np.float64], d: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Indices of the lower convex hull of the points ``(t_i, d_i)`` (t increasing), both ends included."""
+    idx: list[int] = []
+    for i in range(t.size):
+        while len(idx) >= 2:
+            a, b = idx[-2], idx[-1]
+            if (d[b] - d[a]) * (t[i] - t[a]) >= (d[i] - d[a]) * (t[b] - t[a]):
+                idx.pop()
+            else:
+                break
+        idx.append(i)
+    return np.asarray(idx, dtype=np.int64)
+
+
+def _hull_curve(name: str, eps: NDArray[np.float64], d: NDArray[np.float64], evaluations: int,
+                resolution: float) -> DominatingCurve:
+    """The hull of upper bounds ``d`` at ``eps`` (increasing; exact values at both ends) as a curve."""
+    d = np.maximum(d, np.maximum(-np.expm1(np.minimum(eps, 0.0)), 0.0))  # delta >= (1 - e^eps)_+ always
+    h = _lower_hull(np.exp(eps), d)
+    return DominatingCurve(name, eps[h].copy(), d[h].copy(), evaluations, resolution)
+
+
+def _loss_range(pair: PairType) -> float:
+    """Largest per-report |log R(x)(y)/R(x')(y)|: it bounds the privacy loss of the blanket pair (P, Q)."""
+    return float(np.max(np.abs(pair.log_p - pair.log_q)))
+
+
+def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolution: float = DEFAULT_RESOLUTION,
+                     points: int = DEFAULT_POINTS, tick: Callable[[], Any] | None = None) -> DominatingCurve:
+    """A dominating pair for the blanket pair (P, Q) of one pair type, from rigorous bounds on its curve.
+
+    ``delta_PQ(e)`` is bounded by :func:`~sufficientdp.ratio.proven.blanket_delta` at ``points`` epsilons in
+    ``[-top, top]``: 17 evenly spaced and 0, then, 8 at a time, the midpoints where the hull's chord lies farthest
+    above ``(1 - e**e)_+`` (the least the curve can be). The ends are exact: the loss lies in ``[-top, top]``, so
+    ``delta(-top) = 1 - e**(-top)`` and ``delta(top) = 0``. Any set of points gives a valid curve; more points only
+    make it tighter.
+
+    Args:
+        pair: the pair type (:func:`~sufficientdp.ratio.proven.pair_types`).
+        log_gamma: log of the blanket's mass (:func:`~sufficientdp.ratio.proven.blanket_mass`).
+        others: N - 1, the other people in the crowd.
+        resolution: lattice resolution of the bounds on delta_PQ.
+        points: how many bounds to compute (>= 18).
+        tick: called after each bound (progress).
+
+    Returns:
+        A :class:`DominatingCurve`.
+    """
+    top = _loss_range(pair) + _ENDPOINT_PAD
+    vals: dict[float, float] = {-top: -math.expm1(-top), top: 0.0}
+
+    def bound(e: float) -> None:
+        vals[e] = blanket_delta(pair, log_gamma=log_gamma, others=others, epsilon_prime=e, resolution=resolution)
+        if tick is not None:
+            tick()
+
+    for e in sorted({*(float(x) for x in np.linspace(-top, top, _INITIAL_POINTS)[1:-1]), 0.0}):
+        bound(e)
+    while len(vals) - 2 < points:
+        es = np.array(sorted(vals))
+        ds = np.array([vals[e] for e in es])
+        ts = np.exp(es)
+        mids = 0.5 * (es[:-1] + es[1:])
+        w = (np.exp(mids) - ts[:-1]) / (ts[1:] - ts[:-1])
+        room = ds[:-1] * (1.0 - w) + ds[1:] * w - np.maximum(-np.expm1(np.minimum(mids, 0.0)), 0.0)
+        fresh = [float(mids[i]) for i in np.argsort(-room)[:_REFINE_BATCH] if room[i] > 0 and mids[i] not in vals]
+        if not fresh:
+            break
+        for e in fresh[:points - (len(vals) - 2)]:
+            bound(e)
+    es = np.array(sorted(vals))
+    return _hull_curve(pair.name, es, np.array([vals[e] for e in es]), len(vals) - 2, resolution)
+
+
+def envelope(curves: list[DominatingCurve]) -> DominatingCurve:
+    """One curve above every curve of ``curves`` (their maximum, convexified): it dominates every pair type.
+
+    Between two consecutive points of the union of the vertices every curve is linear in ``t``, so their maximum
+    is convex there and the chord through the union's points lies above it.
+    """
+    eps = np.unique(np.concatenate([c.epsilons for c in curves]))
+    d = np.max(np.stack([c(eps) for c in curves]), axis=0)
+    return _hull_curve("envelope", eps, d, sum(c.evaluations for c in curves), max(c.resolution for c in curves))
+
+
+def _below(curve: DominatingCurve, other: DominatingCurve) -> bool:
+    """Whether ``curve <= other`` everywhere (both are linear in t between the union of their vertices)."""
+    eps = np.unique(np.concatenate([curve.epsilons, other.epsilons]))
+    return bool(np.all(curve(eps) <= other(eps)))
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """The n-fold composition of a dominating curve at one epsilon.
+
+    Attributes:
+        eta: upper bound on ``P[loss > epsilon]`` for any pair the curve dominates, n-fold.
+        delta: upper bound on ``delta_n(epsilon)``.
+        epsilon_prime: the e' of the eta bound.
+        grid: spacing of the uniform grid of the composed loss.
+        cells: FFT length.
+        float_allowance: the floating-point allowance added to every delta.
+    """
+
+    eta: float
+    delta: float
+    epsilon_prime: float
+    grid: float
+    cells: int
+    float_allowance: float
+
+
+def _fft_allowance(cells: int, n: int, base: NDArray[np.float64]) -> float:
+    """l1 bound on the float error of ``irfft(rfft(base) ** n)`` (the model of :mod:`sufficientdp.ratio.proven`)."""
+    return math.sqrt(cells) * 2.0 ** -53 * (8.0 * math.log2(cells) + 16.0) * (n * float(np.sqrt(base @ base)) + 1.0)
+
+
+def _grid_for(span: float, n: int, epsilon: float) -> float:
+    """Grid spacing: ``min(2e-3, epsilon / (10 sqrt(n)))`` (connect-the-dots rounding is second order: its effect
+    on the n-fold sum grows like ``n h**2``), coarser if needed for the n-fold support to fit :data:`_MAX_CELLS`."""
+    h = min(2e-3, epsilon / (10.0 * math.sqrt(n)))
+    return max(h, n * span / (_MAX_CELLS - 2 * n - 1))
+
+
+def compose_curve(curve: DominatingCurve, n: int, epsilon: float, grid: float | None = None) -> Composition:
+    """Bound ``eta`` and ``delta`` at ``epsilon`` of n independent copies of any pair the curve dominates.
+
+    The dominating pair's loss (atoms at the vertices) is split onto a uniform grid keeping each atom's P- and
+    Q-mass (pessimistic: the split pair's curve is above), composed n times by one FFT power, and
+    ``delta_n(e') = E[(1 - e**(e' - S))_+]`` read at 4000 values ``e' < epsilon``;
+    ``eta <= min delta_n(e') / (1 - e**(e' - epsilon))`` (docs/proofs/blanket.md step 4).
+
+    Args:
+        curve: a :class:`DominatingCurve`.
+        n: number of independent copies (>= 1).
+        epsilon: > 0.
+        grid: spacing of the uniform grid (default: see ``_grid_for``); any spacing gives a valid bound.
+
+    Returns:
+        A :class:`Composition`.
+    """
+    losses, pmass = curve.loss_law()
+    lo_e, hi_e = float(losses[0]), float(losses[-1])
+    h = grid if grid is not None else _grid_for(hi_e - lo_e, n, epsilon)
+    ga = np.floor(losses / h).astype(np.int64)
+    xa, xb = ga * h, (ga + 1) * h
+    # P-mass share of the lower point, keeping P- and Q-mass (an atom at x with P-mass m has Q-mass m e^{-x}):
+    # wa = (e^{-l} - e^{-xb}) / (e^{-xa} - e^{-xb}) = expm1(xb - l) / expm1(xb - xa)
+    wa = np.clip(np.expm1(xb - losses) / np.expm1(xb - xa), 0.0, 1.0)
+    lo = int(ga.min())
+    base = np.zeros(int(ga.max()) - lo + 2)
+    np.add.at(base, ga - lo, pmass * wa)
+    np.add.at(base, ga - lo + 1, pmass * (1.0 - wa))
+    size = n * (base.size - 1) + 1
+    cells = 1 << int(math.ceil(math.log2(max(size, 2))))
+    law = np.fft.irfft(np.fft.rfft(base, cells) ** n, cells)[:size]
+    # float error of the FFT power, the model of sufficientdp.ratio.proven (l1 bound over all outputs)
+    fft_err = _fft_allowance(cells, n, base)
+    law = np.maximum(law, 0.0)
+    values = n * lo * h + h * np.arange(size)
+    eps_primes = np.unique(np.concatenate([epsilon - np.geomspace(1e-5, epsilon + 6.0, 4000), [epsilon]]))
+    keep = values > float(eps_primes[0])
+    w0 = np.where(keep, law, 0.0)
+    w1 = np.where(keep, law * np.exp(-np.where(keep, values, 0.0)), 0.0)
+    s0 = np.concatenate([np.cumsum(w0[::-1])[::-1], [0.0]])
+    s1 = np.concatenate([np.cumsum(w1[::-1])[::-1], [0.0]])
+    first = np.searchsorted(values, eps_primes, side="right")
+    deltas = np.maximum(s0[first] - np.exp(eps_primes) * s1[first], 0.0) + 1e-15 * s0[first] + fft_err
+    deltas = np.minimum(deltas * (1.0 + _REL_SAFETY), 1.0)
+    below = eps_primes < epsilon
+    ratios = deltas[below] / -np.expm1(eps_primes[below] - epsilon)
+    i = int(np.argmin(ratios))
+    return Composition(eta=min(1.0, float(ratios[i])), delta=float(deltas[-1]),
+                       epsilon_prime=float(eps_primes[below][i]), grid=h, cells=cells, float_allowance=fft_err)
+
+
+# ------------------------------------------------------------------------------------------------- the T rounds
+def _check(q: Any, bits: Any, population: Any, epsilon: Any, rounds: Any, reports: Any,
+           values: Any) -> tuple[float, int, int, float, int, int]:
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1, maximum=100_000)
+    population = check_int("population", population, minimum=1, maximum=10**12)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    rounds = check_int("rounds", rounds, minimum=1, maximum=MAX_ROUNDS)
+    reports = check_int("reports", reports, minimum=1, maximum=MAX_TOTAL_REPORTS)
+    if rounds * reports > MAX_TOTAL_REPORTS:
+        raise ParameterError(f"rounds * reports must be <= {MAX_TOTAL_REPORTS} (one-report releases composed); "
+                             f"got {rounds} * {reports} = {rounds * reports}")
+    if values not in VALUES:
+        raise ParameterError(f"values must be one of {VALUES}; got {values!r}")
+    return q, bits, population, epsilon, rounds, reports
+
+
+def _domain(bits: int, domain: Domain | None) -> Domain:
+    dom = domain if domain is not None else Domain(bits=bits)
+    if dom.bits != bits:
+        raise ParameterError(f"domain.bits must equal bits ({bits}); got {dom.bits}")
+    return dom
+
+
+def _type_count(domain: Domain) -> int:
+    """Number of pair types of a weight <= w domain (:func:`~sufficientdp.ratio.proven.pair_types`)."""
+    w, L = int(domain.max_weight or 0), domain.bits
+    return sum(1 for c in range(w + 1) for a in range(w - c + 1) for b in range(w - c + 1)
+               if a + b >= 1 and a + b + c <= L)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsEvaluation:
+    """The composed bound at one q (before the fallback): eta, delta, e', worst pair type, per-type etas."""
+
+    eta: float
+    delta: float
+    epsilon_prime: float
+    worst: str
+    by_type: tuple[tuple[str, float], ...]
+    composition: Composition | None
+    evaluations: int
+    notes: tuple[str, ...]
+    curves: tuple[DominatingCurve, ...] = ()
+
+
+def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain: Domain, values: str = "fixed",
+                    resolution: float = DEFAULT_RESOLUTION, points: int = DEFAULT_POINTS,
+                    only: frozenset[str] | None = None,
+                    progress: Callable[[int, int], Any] | None = None,
+                    cache: dict[tuple[Any, ...], DominatingCurve] | None = None) -> RoundsEvaluation:
+    """The composed all-collections bound for ``n`` one-report releases at q (no input checks).
+
+    Every pair type's curve on the coarser lattice first (valid, looser), then, from the largest bound down, the
+    fine curve of each type whose coarse bound still exceeds the largest fine bound (``values="fixed"``; for
+    ``"changing"`` every type is refined and the envelope composed). ``only`` restricts the pair types (the result
+    is then a bound for those types only; calibration searches with it and re-checks every type). ``cache``
+    memoizes the curves (by q, N, domain, type, lattice and points) across calls.
+    """
+    notes: list[str] = []
+    if domain.kind == "weight" and _type_count(domain) > _MAX_TYPES:
+        notes.append(f"the weight <= {domain.max_weight} domain has more than {_MAX_TYPES} pair types; the "
+                     "bound for all of {0,1}^L is used, which covers it (its blanket is valid for every sub-domain; looser)")
+        domain = Domain(bits=domain.bits)
+    log_gamma = blanket_mass(domain, q)
+    others = population - 1
+    eps0 = local_distance(domain) * math.log((1.0 - q) / q)
+    if n * eps0 <= epsilon:
+        notes.append("local DP: the privacy loss of every one-report release is at most epsilon_0, so the total "
+                     "never exceeds n * epsilon_0 <= epsilon")
+        return RoundsEvaluation(0.0, 0.0, epsilon, "local", (), None, 0, tuple(notes))
+    types = [t for t in pair_types(domain, q) if only is None or t.name in only]
+    if not types:
+        raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")
+    # one type, or a lattice no finer than the coarse one: a single pass
+    two = resolution < SEARCH_RESOLUTION and (len(types) > 1 or values == "changing")
+    coarse_res = SEARCH_RESOLUTION if two else resolution
+    coarse_pts = min(points, 32) if two else points
+    total = len(types) * (coarse_pts + (points if two else 0))
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(min(done[0], total), total)
+
+    def curve_of(pt: PairType, res: float, pts: int) -> DominatingCurve:
+        key = (q, population, domain, pt.name, res, pts)
+        if cache is not None and key in cache:
+            return cache[key]
+        c = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=res, points=pts, tick=tick)
+        if cache is not None:
+            cache[key] = c
+        return c
+
+    curves = {pt.name: curve_of(pt, coarse_res, coarse_pts) for pt in types}
+    by_name = {pt.name: pt for pt in types}
+    evaluations = sum(c.evaluations for c in curves.values())
+    if values == "changing":
+        if two:
+            # refine from the largest coarse bound down; a type whose coarse curve lies under the envelope of the
+            # fine curves already computed cannot raise it (its fine curve is no larger: min of valid curves)
+            order = sorted(curves, key=lambda k: -compose_curve(curves[k], n, epsilon).eta)
+            fine_curves: dict[str, DominatingCurve] = {}
+            for name in order:
+                if fine_curves and _below(curves[name], envelope(list(fine_curves.values()))):
+                    continue
+                fine_curves[name] = curve_of(by_name[name], resolution, points)
+                evaluations += fine_curves[name].evaluations
+            curves.update(fine_curves)
+        comp = compose_curve(envelope(list(curves.values())), n, epsilon)
+        if progress is not None:
+            progress(total, total)
+        return RoundsEvaluation(comp.eta, comp.delta, comp.epsilon_prime, "envelope of every pair type", (), comp,
+                                evaluations, tuple(notes), tuple(curves.values()))
+    comps = {name: compose_curve(c, n, epsilon) for name, c in curves.items()}
+    if two:
+        best_fine = -1.0
+        for name in sorted(comps, key=lambda k: -comps[k].eta):
+            if comps[name].eta <= best_fine:
+                break
+            fine = curve_of(by_name[name], resolution, points)
+            evaluations += fine.evaluations
+            fc = compose_curve(fine, n, epsilon)
+            if fc.eta < comps[name].eta:
+                comps[name], curves[name] = fc, fine
+            best_fine = max(best_fine, comps[name].eta)
+    if progress is not None:
+        progress(total, total)
+    worst = max(comps, key=lambda k: comps[k].eta)
+    delta = max(c.delta for c in comps.values())
+    w = comps[worst]
+    return RoundsEvaluation(w.eta, delta, w.epsilon_prime, worst, tuple((k, c.eta) for k, c in comps.items()), w,
+                            evaluations, tuple(notes), tuple(curves.values()))
+
+
+def simple_rule(curves: tuple[DominatingCurve, ...], *, epsilon: float, rounds: int,
+                reports: int) -> dict[str, Any]:
+    """The simple rule over T rounds: ``eta_T(eps) <= T eta_1(eps / T)`` and ``delta_T(eps) <= T delta_1(eps / T)``.
+
+    ``eta_1`` and ``delta_1`` bound one round (k reports) at ``epsilon / T`` from the same dominating curves (the
+    largest over pair types, so each round may have its own type). The union bound
+    ``{L_1 + ... + L_T > epsilon} ⊆ ∪_t {L_t > epsilon / T}`` gives the first; basic composition of approximate DP
+    the second. Valid, and loose: the composed bound is usually far smaller (it is not smaller in every case, so
+    the product reports the smaller of the two).
+    """
+    per_e = epsilon / rounds
+    comps = [compose_curve(c, reports, per_e) for c in curves]
+    eta1 = max((c.eta for c in comps), default=0.0)
+    delta1 = max((c.delta for c in comps), default=0.0)
+    return {"rule": "simple composition (union bound): P[L_1 + ... + L_T > epsilon] <= sum_t P[L_t > epsilon / T], "
+                    "so eta_T(epsilon) <= T * eta_1(epsilon / T); delta_T(epsilon) <= T * delta_1(epsilon / T); "
+                    "valid, loose",
+            "eta": min(1.0, rounds * eta1), "delta": min(1.0, rounds * delta1), "epsilon_per_round": per_e,
+            "eta_per_round": eta1, "delta_per_round": delta1}
+
+
+def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds: int, reports: int = 1,
+                domain: Domain | None = None, values: str = "changing", fallback: bool = True,
+                resolution: float = DEFAULT_RESOLUTION, points: int = DEFAULT_POINTS,
+                progress: Callable[[int, int], Any] | None = None) -> TailResult:
+    """Rigorous bound on ``eta_T = P[L_1 + ... + L_T > epsilon]`` for T rounds, over every pair of collections.
+
+    ``epsilon`` is the **total** over the T rounds; every round releases its own histogram of the N people's k
+    fresh reports. The bound composes the privacy-blanket dominating pair T·k times (module docstring,
+    docs/proofs/rounds.md) and, with ``fallback``, also computes the simple rule ``T * eta_1(epsilon / T)``; the
+    reported ``eta`` is the smaller (both are valid).
+
+    Args:
+        q: flip probability in (0, 0.5), the same in every round.
+        bits: L >= 1.
+        population: N >= 1, the smallest crowd of any round.
+        epsilon: the total epsilon over the T rounds (> 0).
+        rounds: T in [1, :data:`MAX_ROUNDS`].
+        reports: k >= 1 reports per person per round (T·k <= :data:`MAX_TOTAL_REPORTS`).
+        domain: the vectors people may hold (default all of {0,1}^L).
+        values: ``"fixed"`` (the collection is the same in every round) or ``"changing"`` (it may change from
+            round to round, fixed in advance).
+        fallback: also compute the simple rule (:func:`simple_rule`, from the same curves; cheap).
+        resolution, points: lattice resolution and number of points of each pair type's curve.
+        progress: optional callback ``progress(done, total)``.
+
+    Returns:
+        A :class:`TailResult` with ``kind="bound"``, ``scope="all-collections"``, ``reports=k``, ``delta_upper``
+        the composed bound on ``delta_T(epsilon)``, and in ``details`` the rounds, the method, the composed and
+        fallback values, the worst pair type and the grid.
+
+    Raises:
+        ParameterError: an argument out of range (T > 1000, T·k > 10000, ...).
+
+    References:
+        seed 001 eq. (1.7); docs/proofs/blanket.md; docs/proofs/rounds.md.
+
+    Example:
+        >>> r = rounds_tail(q=0.3, bits=2, population=200, epsilon=2.0, rounds=3, fallback=False)
+        >>> r.kind, r.scope, r.details["rounds"], r.eta < 0.05
+        ('bound', 'all-collections', 3, True)
+    """
+    q, bits, population, epsilon, rounds, reports = _check(q, bits, population, epsilon, rounds, reports, values)
+    resolution = check_open_interval("resolution", resolution, 0.0, 1.0)
+    points = check_int("points", points, minimum=1, maximum=10_000)
+    return _rounds_tail(q=q, bits=bits, population=population, epsilon=epsilon, rounds=rounds, reports=reports,
+                        domain=_domain(bits, domain), values=values, fallback=fallback, resolution=resolution,
+                        points=points, progress=progress)
+
+
+def _rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds: int, reports: int,
+                 domain: Domain, values: str, fallback: bool = True, resolution: float = DEFAULT_RESOLUTION,
+                 points: int = DEFAULT_POINTS, progress: Callable[[int, int], Any] | None = None,
+                 cache: dict[tuple[Any, ...], DominatingCurve] | None = None) -> TailResult:
+    """:func:`rounds_tail` without the input checks (and with a curve cache for searches)."""
+    dom = domain
+    t0 = time.perf_counter()
+    n = rounds * reports
+    ev = evaluate_rounds(q=q, population=population, epsilon=epsilon, n=n, domain=dom, values=values,
+                         resolution=resolution, points=points, progress=progress, cache=cache)
+    fb = simple_rule(ev.curves, epsilon=epsilon, rounds=rounds, reports=reports) if fallback else None
+    eta, used = ev.eta, "composed"
+    if fb is not None and fb["eta"] < eta:
+        eta, used = fb["eta"], "fallback"
+    delta = min(ev.delta, fb["delta"]) if fb is not None else ev.delta
+    comp = ev.composition
+    details: dict[str, Any] = {
+        "rounds": rounds, "reports_per_round": reports, "one_report_releases": n, "epsilon_total": epsilon,
+        "domain": dom.label, "values": values,
+        "scope_rounds": (f"the {rounds} rounds together (one histogram per round), every pair of neighbouring "
+                         "collections of the domain, both directions; "
+                         + ("the collection is the same in every round" if values == "fixed" else
+                            "the collections may change from round to round (fixed in advance)")),
+        "method": ("composed privacy-blanket dominating pair: rigorous upper bounds on each pair type's "
+                   "hockey-stick curve, their convex hull (connect the dots), n-fold FFT composition on a grid; "
+                   "eta <= delta_n(e') / (1 - e^(e' - epsilon)) (docs/proofs/rounds.md)"),
+        "used": used,
+        "eta_composed": ev.eta, "delta_composed": ev.delta, "epsilon_prime": ev.epsilon_prime,
+        "worst_pair": ev.worst, "by_type": [list(x) for x in ev.by_type],
+        "fallback": fb,
+        "grid": None if comp is None else comp.grid, "fft_cells": None if comp is None else comp.cells,
+        "float_allowance": None if comp is None else comp.float_allowance,
+        "curve_points": points, "resolution": resolution, "bounds_evaluated": ev.evaluations,
+        "blanket_mass": math.exp(blanket_mass(dom, q)),
+        "notes": list(ev.notes), "seconds": time.perf_counter() - t0,
+    }
+    return TailResult(eta=eta, eta_lower=None, eta_upper=eta, method="proven-rounds", kind="bound",
+                      scope="all-collections", epsilon=epsilon, q=q, bits=bits, population=population,
+                      reports=reports, delta=None, delta_upper=delta, details=details)
+
+
+# ------------------------------------------------------------------------------- the homogeneous configuration
+def _bracket_compose(losses: NDArray[np.float64], probs: NDArray[np.float64], inf_mass: float, n: int,
+                     epsilon: float, h: float) -> tuple[float, float, float, float]:
+    """``(eta_lo, eta_up, delta_lo, delta_up)`` at ``epsilon`` of the n-fold sum of iid losses (exact law given as
+    atoms): losses rounded down / up onto a grid of spacing h bracket the sum, hence eta and delta (both
+    increasing in the loss); the FFT's float allowance widens the bracket."""
+    out: list[float] = []
+    for direction in (np.floor, np.ceil):
+        idx = direction(losses / h).astype(np.int64)
+        lo = int(idx.min())
+        base = np.bincount(idx - lo, weights=probs).astype(np.float64)
+        size = n * (base.size - 1) + 1
+        cells = 1 << int(math.ceil(math.log2(max(size, 2))))
+        law = np.fft.irfft(np.fft.rfft(base, cells) ** n, cells)[:size]
+        err = _fft_allowance(cells, n, base)
+        law = np.maximum(law, 0.0)
+        values = n * lo * h + h * np.arange(size)
+        above = values > epsilon
+        some_inf = -math.expm1(n * math.log1p(-inf_mass)) if inf_mass < 1.0 else 1.0  # a release has loss +inf
+        eta = float(np.sum(law[above])) + some_inf
+        delta = float(np.sum(law[above] * -np.expm1(epsilon - values[above]))) + some_inf
+        sign = -1.0 if direction is np.floor else 1.0
+        out += [min(1.0, max(0.0, eta + sign * err)), min(1.0, max(0.0, delta + sign * err))]
+    return out[0], out[2], out[1], out[3]
+
+
+def homogeneous_rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds: int,
+                            grid: float | None = None) -> TailResult:
+    """``eta_T`` of the homogeneous configuration over T rounds, exactly (a rigorous bracket), one report a round.
+
+    For each outlier weight j = 1..L and both directions, the exact per-round privacy-loss distribution of the
+    histogram (:func:`sufficientdp.accounting.shuffled.homogeneous_histogram_pld`) is composed T times: the loss
+    of the T histograms is the sum of T iid per-round losses. Losses rounded down and up onto a grid bracket the
+    sum; the worst (j, direction) is reported. This is one pair of collections, so it is a **lower** reference
+    for the worst case over all collections (``scope="homogeneous"``).
+
+    Raises:
+        ParameterError: arguments out of range, or the per-round distribution too large to enumerate
+            (``C(N + j, j)`` above ``MAX_PROFILE_ATOMS``).
+
+    Example:
+        >>> r = homogeneous_rounds_tail(q=0.25, bits=1, population=4, epsilon=1.0, rounds=3)
+        >>> r.kind, r.scope, r.eta_lower <= r.eta <= r.eta_upper
+        ('exact', 'homogeneous', True)
+    """
+    from .shuffled import homogeneous_histogram_pld
+
+    q, bits, population, epsilon, rounds, _ = _check(q, bits, population, epsilon, rounds, 1, "fixed")
+    h = grid if grid is not None else min(1e-3, epsilon / (50.0 * rounds))
+    best: tuple[float, float, float, float] | None = None
+    arg = ""
+    t0 = time.perf_counter()
+    for j in range(1, bits + 1):
+        for side in ("modified", "original"):
+            pld = homogeneous_histogram_pld(q=q, population=population, outlier_bits=j, outlier_in=side)
+            br = _bracket_compose(np.asarray(pld.losses), np.asarray(pld.probabilities), pld.infinity_mass,
+                                  rounds, epsilon, h)
+            if best is None or br[1] > best[1]:
+                best, arg = br, f"j={j}, outlier in {'D_m' if side == 'modified' else 'D'}"
+    assert best is not None
+    eta_lo, eta_up, d_lo, d_up = best
+    return TailResult(eta=eta_up, eta_lower=eta_lo, eta_upper=eta_up, method="exact-rounds", kind="exact",
+                      scope="homogeneous", epsilon=epsilon, q=q, bits=bits, population=population, reports=1,
+                      delta=d_up, delta_lower=d_lo, delta_upper=d_up,
+                      details={"rounds": rounds, "epsilon_total": epsilon, "worst": arg, "grid": h,
+                               "configuration": "N - 1 zero vectors and one outlier with j set bits, the same in "
+                                                "every round; worst j and direction (upper ends compared)",
+                               "note": "one pair of collections: a lower reference for the worst case over all "
+                                       "collections, not a guarantee",
+                               "seconds": time.perf_counter() - t0})

@@ -1,0 +1,278 @@
+"""The flip probability q per round that meets a **total** target over T rounds (docs/proofs/rounds.md).
+
+The target is ``P[L_1 + ... + L_T > epsilon] <= eta`` for the T rounds together (``epsilon`` and ``eta`` are
+totals), bounded by :func:`sufficientdp.accounting.rounds.rounds_tail` over every pair of neighbouring collections. The
+search runs on the worst pair type's bound on a coarse lattice, then on the fine lattice; the q returned is checked
+with the full bound (every pair type, fine lattice), so ``rounds_tail(q).eta <= eta`` always holds at it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .._errors import CalibrationError
+from ..accounting.rounds import (
+    DEFAULT_RESOLUTION,
+    SEARCH_RESOLUTION,
+    DominatingCurve,
+    _check,
+    _domain,
+    _rounds_tail,
+    evaluate_rounds,
+)
+from ..ratio.proven import Domain
+from ..ratio.result import TailResult
+from .proven import local_q_for_domain
+
+__all__ = ["rounds_q"]
+
+_COARSE_TOL = 2e-3  # relative precision on q of the coarse search
+_REL_TOL = 2e-3  # of the fine search (the fine bound jitters by about 1e-3 in q: no use going finer)
+_POLISH = 0.04  # the fine root is looked for this far (relative) below the coarse one
+_PICK_RESOLUTION = 1.5e-2  # the first evaluation (every pair type) only picks the worst type
+_PICK_POINTS = 24
+
+
+def _log_excess(value: float, target: float) -> float:
+    return math.log(max(value, 1e-300)) - math.log(target)
+
+
+def _root(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float,
+          rel_tol: float) -> float:
+    """Smallest passing q in ``(lo, hi]`` to ``rel_tol`` (``lo`` fails, ``hi`` passes): regula falsi on
+    ``log(eta / target)`` against ``log q``, with bisection when it stalls. Returns a q observed to pass."""
+    side = 0
+    for _ in range(60):
+        if hi - lo <= rel_tol * hi:
+            break
+        a, b = math.log(lo), math.log(hi)
+        if math.isfinite(f_hi) and math.isfinite(f_lo) and f_lo > f_hi:
+            x = b - f_hi * (b - a) / (f_hi - f_lo)
+            x = min(max(x, a + 0.05 * (b - a)), b - 0.05 * (b - a))
+        else:
+            x = 0.5 * (a + b)
+        q = math.exp(x)
+        fx = _log_excess(f(q), target)
+        if fx <= 0.0:
+            hi, f_hi = q, fx
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
+        else:
+            lo, f_lo = q, fx
+            if side == -1 and math.isfinite(f_hi):
+                f_hi *= 0.5
+            side = -1
+    return hi
+
+
+def _slope(seen: list[tuple[float, float]]) -> float:
+    """d log(eta) / d log(q) near the root, from the two coarse evaluations closest to it (a negative number)."""
+    pts = sorted(seen, key=lambda v: abs(v[1]))[:2]
+    if len(pts) == 2 and pts[0][0] != pts[1][0]:
+        s = (pts[0][1] - pts[1][1]) / (pts[0][0] - pts[1][0])
+        if s < 0.0 and math.isfinite(s):
+            return s
+    return -30.0
+
+
+def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: float, q_max: float) -> float:
+    """The root of the fine-lattice bound near the coarse root ``q0``: Newton-like steps in log q with the coarse
+    slope (aiming 0.1% past the predicted root) until the root is bracketed, then regula falsi. Returns a q whose
+    fine bound was seen to pass."""
+    from .._errors import CalibrationError
+
+    q, f = q0, _log_excess(fast(q0, DEFAULT_RESOLUTION), target)
+    passing: tuple[float, float] | None = (q, f) if f <= 0.0 else None
+    failing: tuple[float, float] | None = None if f <= 0.0 else (q, f)
+    for _ in range(12):
+        if passing is not None and failing is not None:
+            break
+        step = min(max(-f / slope, -_POLISH), _POLISH)  # log q step to the predicted root, at most 4%
+        nxt = min(q_max, math.exp(math.log(q) + step) * (1.001 if f > 0.0 else 0.999))
+        fn = _log_excess(fast(nxt), target)
+        if fn != f and nxt != q:
+            s = (fn - f) / (math.log(nxt) - math.log(q))
+            slope = s if s < 0.0 else slope
+        q, f = nxt, fn
+        if f <= 0.0:
+            passing = (q, f)
+        else:
+            failing = (q, f)
+        if q >= q_max and f > 0.0:
+            break
+    if passing is None:
+        raise CalibrationError("the fine bound fails up to local DP's q")  # pragma: no cover - eta = 0 there
+    if failing is None:
+        return passing[0]
+    return _root(fast, failing[0], passing[0], failing[1], passing[1], target, _REL_TOL)
+
+
+def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: int, reports: int = 1,
+             domain: Domain | None = None, values: str = "changing",
+             progress: Callable[[int, int], Any] | None = None) -> tuple[float, TailResult, list[str]]:
+    """Smallest q per round (to about 2e-3 relative) whose T-round bound on eta is at most ``eta``.
+
+    Args:
+        bits, population: L and N (the smallest crowd of any round).
+        epsilon, eta: the **total** target over the T rounds.
+        rounds: T.
+        reports: k reports per person per round.
+        domain: the vectors people may hold.
+        values: ``"changing"`` or ``"fixed"`` (see :func:`~sufficientdp.accounting.rounds.rounds_tail`).
+        progress: optional callback ``progress(done, total)``.
+
+    Returns:
+        ``(q, tail, notes)`` with ``tail = rounds_tail(q=q, ...)`` (``tail.eta <= eta``).
+
+    Raises:
+        CalibrationError: if not even local DP's q passes (cannot happen: there the loss never exceeds epsilon).
+    """
+    _, bits, population, epsilon, rounds, reports = _check(0.25, bits, population, epsilon, rounds, reports, values)
+    dom = _domain(bits, domain)
+    n = rounds * reports
+    q_loc = local_q_for_domain(dom, epsilon, n)
+    notes: list[str] = []
+    steps = [0]
+    total = 40
+
+    def tick() -> None:
+        steps[0] += 1
+        if progress is not None:
+            progress(min(steps[0], total - 1), total)
+
+    cache: dict[tuple[Any, ...], DominatingCurve] = {}  # curves already bounded at a q (the final check reuses)
+
+    def full(q: float) -> TailResult:
+        # exactly rounds_tail(q=q, ...) at its defaults
+        tick()
+        return _rounds_tail(q=q, bits=bits, population=population, epsilon=epsilon, rounds=rounds,
+                            reports=reports, domain=dom, values=values, cache=cache)
+
+    if population == 1:
+        notes.append("population 1: no crowd to hide in; local DP's q is used.")
+        return q_loc, full(q_loc), notes
+    lead: set[str] = set()
+    stage = [SEARCH_RESOLUTION]
+    seen: list[tuple[float, float]] = []  # (log q, log(eta / target)) on the coarse lattice
+
+    def fast(q: float, resolution: float | None = None) -> float:
+        if resolution is not None:
+            stage[0] = resolution
+        tick()
+        if lead:
+            ev = evaluate_rounds(q=q, population=population, epsilon=epsilon, n=n, domain=dom, values="fixed",
+                                 resolution=stage[0], only=frozenset(lead), cache=cache)
+        else:
+            ev = evaluate_rounds(q=q, population=population, epsilon=epsilon, n=n, domain=dom, values="fixed",
+                                 resolution=max(stage[0], _PICK_RESOLUTION), points=_PICK_POINTS)
+        if not lead and ev.worst != "local":
+            lead.add(ev.worst)
+        elif stage[0] == SEARCH_RESOLUTION and ev.eta > 0.0:
+            seen.append((math.log(q), _log_excess(ev.eta, eta)))
+        return ev.eta
+
+    hi, f_hi, lo, f_lo = q_loc, -math.inf, 0.0, math.inf
+    x = q_loc
+    for _ in range(60):  # step down until the fast bound fails
+        x *= 0.8
+        if x < 1e-12:
+            break
+        fx = fast(x)
+        if fx <= eta:
+            hi, f_hi = x, _log_excess(fx, eta)
+        else:
+            lo, f_lo = x, _log_excess(fx, eta)
+            break
+    for _ in range(8):
+        if lo > 0.0:
+            hi = _root(fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL)
+            hi = _fine_root(fast, hi, _slope(seen), eta, q_loc)
+            stage[0] = DEFAULT_RESOLUTION
+        res = full(hi)
+        if res.eta <= eta:
+            break
+        # the full bound (every pair type, every direction of values) fails: take its worst type into the search
+        worst = str(res.details.get("worst_pair"))
+        if worst in lead or worst.startswith("envelope"):
+            step = 1e-3
+            while res.eta > eta and hi < q_loc:
+                hi = min(q_loc, hi * (1.0 + step))
+                res = full(hi)
+                step *= 2.0
+            break
+        lead.add(worst)
+        stage[0] = SEARCH_RESOLUTION
+        lo, f_lo, hi, f_hi = hi, _log_excess(res.eta, eta), q_loc, -math.inf
+    else:  # pragma: no cover - the loop breaks once the full bound passes
+        res = full(q_loc)
+        hi = q_loc
+    if res.eta > eta:  # pragma: no cover - local DP's q has eta = 0 by construction
+        raise CalibrationError(f"no flip probability q < 0.5 meets eta <= {eta} over {rounds} rounds")
+    if hi >= q_loc:
+        notes.append("no flip probability below local DP's meets the target with the proven bound; local DP's q "
+                     "is used (the total privacy loss then never exceeds epsilon).")
+    if progress is not None:
+        progress(total, total)
+    return hi, res, notes
+
+
+GUARANTEE = ("rigorous upper bound over the T rounds together: P[L_1 + ... + L_T > epsilon] <= eta (epsilon and "
+             "eta are totals) for every pair of neighbouring collections of the domain, both directions, the "
+             "collections the same or changing from round to round; composed privacy-blanket dominating pair "
+             "(docs/proofs/rounds.md)")
+LOCAL_GUARANTEE = ("proof: local DP composed over the T rounds: every one of a person's T k reports has ratio at "
+                   "most e^(epsilon / (T k)), so the total loss never exceeds epsilon (eta = 0)")
+
+
+def calibrate_rounds(*, bits: int, population: int, epsilon: float, rounds: int, max_weight: int | None = None,
+                     reports: int = 1, method: str = "proven", onehot: bool = False, eta: float | None = None,
+                     progress: Any = None) -> Any:
+    """:func:`sufficientdp.calibration.calibrate` with ``rounds=T > 1``: q per round for a total target.
+
+    Only ``method="proven"`` (the composed bound) and ``"local"`` (local DP composed T k times) are available: the
+    other methods' statements (homogeneous configuration, heuristics) are not composed.
+    """
+    from .._errors import ParameterError
+    from .._validation import check_open_interval
+    from ._calibrate import Calibration, effective_bits, local_q, sigma_per_sqrt_n
+    from .methods import DEFAULT_ETA
+
+    if method not in ("proven", "local"):
+        raise ParameterError(f"rounds > 1 supports method 'proven' or 'local'; got {method!r} (its statement is "
+                             "not composed over rounds)")
+    _check(0.25, bits, population, epsilon, rounds, reports, "changing")
+    if onehot and max_weight is not None:
+        raise ParameterError("onehot and max_weight are exclusive (one-hot vectors have exactly one set bit)")
+    dom = Domain(bits=bits, kind="onehot") if onehot else Domain.from_max_weight(bits, max_weight)
+    l_eff = 2 if onehot else effective_bits(bits, max_weight)
+    q_local = local_q(l_eff, epsilon, reports * rounds)
+    notes: list[str] = [f"{rounds} rounds of {reports} report(s) per person: epsilon and eta are totals over the "
+                        f"rounds; q is the flip probability of every round."]
+    eta_target: float | None = None
+    eta_at_q: float | None = None
+    if method == "proven":
+        eta_target = check_open_interval("eta", DEFAULT_ETA if eta is None else eta, 0.0, 1.0)
+        q, tail, more = rounds_q(bits=bits, population=population, epsilon=epsilon, eta=eta_target, rounds=rounds,
+                                 reports=reports, domain=dom, progress=progress)
+        eta_at_q = tail.eta
+        notes.extend(more)
+        notes.extend(str(x) for x in tail.details.get("notes", []))
+        fb = tail.details.get("fallback")
+        if fb is not None:
+            notes.append(f"simple rule (union bound, valid and loose) at this q: eta_T <= T * eta_1(epsilon / T) "
+                         f"= {fb['eta']:.3g}; composed bound {tail.details['eta_composed']:.3g}.")
+        guarantee = GUARANTEE
+    else:
+        q = q_local
+        guarantee = LOCAL_GUARANTEE
+    sig = sigma_per_sqrt_n(q, reports)
+    sig_local = sigma_per_sqrt_n(q_local, reports)
+    return Calibration(q=q, method=method, guarantee=guarantee,
+                       scope="all-collections" if method == "proven" else "per-report", domain=dom.kind, bits=bits,
+                       effective_bits=l_eff, max_weight=max_weight, population=population, reports=reports,
+                       epsilon=epsilon, lam=math.exp(epsilon), beta=None, sigma_per_sqrt_n=sig, local_q=q_local,
+                       local_sigma_per_sqrt_n=sig_local, gain_vs_local=sig_local / sig, eta=eta_target,
+                       eta_at_q=eta_at_q, notes=tuple(notes), rounds=rounds)
