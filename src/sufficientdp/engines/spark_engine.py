@@ -86,7 +86,11 @@ def _session(spark: Any, master: Any) -> Any:
 
 def _quiet_log_config() -> str:
     """URI of the packaged log4j2 configuration that keeps Spark's JVM to errors only."""
-    return (importlib.resources.files(__package__) / "log4j2-quiet.properties").as_uri()
+    resource = importlib.resources.files(__package__) / "log4j2-quiet.properties"
+    # An installed package keeps its data as real files; as_file also covers zipped installs (the path then lives
+    # as long as the interpreter's temporary directory, which outlives the session we configure).
+    with importlib.resources.as_file(resource) as path:
+        return path.as_uri()
 
 
 def _check_full_histogram(full_histogram: bool | None, bits: int) -> bool:
