@@ -84,3 +84,82 @@ def test_dyadic_exact_values_and_errors():
         DyadicProbability.from_float(0.49, precision=4)
     with pytest.raises(ParameterError, match=r"numerator must be in \[1, 7\]"):
         DyadicProbability(numerator=8, precision=4)
+
+
+# --- mechanism facts: one implementation of local_q and sigma (issue 11 drift bugs) -------------------------------
+def _ldp_epsilon_exact(q: float, distance: int, reports: int) -> Fraction:
+    """Independent truth: the worst log-likelihood ratio of k reports differing in ``distance`` bits, k d log(p/q),
+    with q the exact binary value of the double (mpmath, 50 digits)."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    qq = mpmath.mpf(Fraction(q).numerator) / Fraction(q).denominator
+    return distance * reports * mpmath.log((1 - qq) / qq)
+
+
+@pytest.mark.parametrize(("bits", "epsilon", "reports"), [(5, 1.0, 3), (1, 1.0, 1), (40, 2.0, 7), (5, math.log(2), 1),
+                                                          (1024, 0.5, 100), (3, 40.0, 1)])
+def test_local_q_is_epsilon_ldp_over_all_reports_and_tight(bits, epsilon, reports):
+    from sufficientdp import local_q
+
+    q = local_q(bits, epsilon, reports)
+    # epsilon-LDP over the k reports (never less noise than asked) ...
+    assert _ldp_epsilon_exact(q, bits, reports) <= epsilon
+    # ... and tight: one ulp less noise breaks it (or the exact formula 1/(1+e^(eps/kL)) is within 1e-13 relative).
+    import mpmath
+
+    exact = 1 / (1 + mpmath.exp(mpmath.mpf(epsilon) / (bits * reports)))
+    assert abs(q - float(exact)) <= 1e-13 * float(exact)
+
+
+def test_from_local_epsilon_composes_over_reports():
+    # The drift bug: epsilon = 1, L = 5, k = 3 used to give q = 0.4502 (3.0-LDP over the three reports).
+    p = RandomizationParams.from_local_epsilon(bits=5, epsilon=1.0, reports=3)
+    assert p.reports == 3
+    assert p.q == pytest.approx(1 / (1 + math.exp(1.0 / 15)), rel=1e-12)  # 0.48334
+    assert _ldp_epsilon_exact(p.q, 5, 3) <= 1.0
+    from sufficientdp import local_q
+
+    assert p.q == local_q(5, 1.0, 3)
+
+
+def test_local_q_refuses_epsilon_where_q_rounds_to_half():
+    from sufficientdp import local_q
+
+    with pytest.raises(ParameterError, match="epsilon / \\(reports \\* bits\\)"):
+        local_q(5, 1e-320)
+    with pytest.raises(ParameterError, match="bits"):
+        local_q(0, 1.0)
+    with pytest.raises(ParameterError, match="reports"):
+        local_q(5, 1.0, reports=10**7)
+
+
+@pytest.mark.parametrize("q", [0.7, 0.5, 0.0, -0.1, math.nan])
+def test_sigma_per_sqrt_n_rejects_q_outside_open_half(q):
+    from sufficientdp import sigma_per_sqrt_n
+
+    with pytest.raises(ParameterError, match="q must be"):
+        sigma_per_sqrt_n(q)
+
+
+def test_sigma_per_sqrt_n_matches_binomial_variance():
+    from sufficientdp import sigma_per_sqrt_n
+
+    # Var d_hat = Var(M/k) / (p - q)^2 with M ~ Bin(k N, p or q): N p q / k / (p - q)^2, here N = 1, exact fractions.
+    q, k = Fraction(1, 4), 4
+    p = 1 - q
+    var = p * q / k / (p - q) ** 2
+    assert sigma_per_sqrt_n(0.25, 4) == pytest.approx(math.sqrt(var), rel=1e-15)
+    from sufficientdp.ratio.k_reports import sigma_per_sqrt_n_k
+
+    assert sigma_per_sqrt_n_k(0.25, 4) == sigma_per_sqrt_n(0.25, 4)
+
+
+@given(bits=st.integers(1, 4096), reports=st.integers(1, 1000),
+       epsilon=st.floats(1e-6, 50.0, allow_nan=False, allow_infinity=False))
+def test_local_q_never_exceeds_epsilon_in_exact_arithmetic(bits, reports, epsilon):
+    from sufficientdp import local_q
+
+    q = local_q(bits, epsilon, reports)
+    assert 0.0 < q < 0.5
+    assert _ldp_epsilon_exact(q, bits, reports) <= epsilon

@@ -21,8 +21,8 @@ from ._errors import CalibrationError, DataError, ParameterError, SufficientDPEr
 # start fast; ``from sufficientdp import calibrate`` works as usual.
 _LAZY = {
     "Tally": ".aggregation", "tally": ".aggregation", "tally_packed": ".aggregation",
-    "Calibration": ".calibration", "calibrate": ".calibration", "local_q": ".calibration",
-    "sigma_per_sqrt_n": ".calibration",
+    "Calibration": ".calibration", "calibrate": ".calibration", "local_q": ".parameters",
+    "sigma_per_sqrt_n": ".parameters", "effective_bits": ".parameters",
     "BitEstimates": ".estimation", "JointEstimate": ".estimation", "estimate_bits": ".estimation",
     "joint_frequencies": ".estimation",
     "PrivacyTarget": ".parameters", "RandomizationParams": ".parameters",
@@ -30,6 +30,7 @@ _LAZY = {
     "encode_one_hot": ".randomization", "encode_set": ".randomization", "pack_bits": ".randomization",
     "randomize": ".randomization", "unpack_bits": ".randomization",
     "RatioMoments": ".ratio", "ratio_moments": ".ratio",
+    "TailResult": ".ratio.result", "privacy_tail": ".ratio.analysis", "proven_tail": ".ratio.proven",
 }
 
 
@@ -50,9 +51,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
     from .aggregation import Tally, tally, tally_packed
-    from .calibration import Calibration, calibrate, local_q, sigma_per_sqrt_n
+    from .calibration import Calibration, calibrate
     from .estimation import BitEstimates, JointEstimate, estimate_bits, joint_frequencies
-    from .parameters import PrivacyTarget, RandomizationParams
+    from .parameters import PrivacyTarget, RandomizationParams, effective_bits, local_q, sigma_per_sqrt_n
     from .randomization import (
         DyadicProbability,
         Randomizer,
@@ -64,6 +65,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
         unpack_bits,
     )
     from .ratio import RatioMoments, ratio_moments
+    from .ratio.analysis import privacy_tail
+    from .ratio.proven import proven_tail
+    from .ratio.result import TailResult
 
 __all__ = [
     "BitEstimates",
@@ -78,9 +82,11 @@ __all__ = [
     "Randomizer",
     "RatioMoments",
     "SufficientDPError",
+    "TailResult",
     "Tally",
     "__version__",
     "calibrate",
+    "effective_bits",
     "encode_bits",
     "encode_one_hot",
     "encode_set",
@@ -88,6 +94,8 @@ __all__ = [
     "joint_frequencies",
     "local_q",
     "pack_bits",
+    "privacy_tail",
+    "proven_tail",
     "randomize",
     "ratio_moments",
     "sigma_per_sqrt_n",

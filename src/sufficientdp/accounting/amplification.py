@@ -50,6 +50,7 @@ from typing import Any
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..parameters import local_q
 
 __all__ = [
     "BOUNDS",
@@ -530,13 +531,4 @@ def flip_probability_for_epsilon0(epsilon0: float, bits: int, reports: int = 1) 
         0.25
     """
     epsilon0 = check_positive_finite("epsilon0", epsilon0)
-    bits = check_int("bits", bits, minimum=1)
-    reports = check_int("reports", reports, minimum=1)
-    kl = bits * reports
-    x = epsilon0 / kl
-    q = 0.5 * (1.0 - math.tanh(0.5 * x))
-    for _ in range(64):
-        if kl * (math.log1p(-q) - math.log(q)) <= epsilon0:
-            break
-        q = math.nextafter(q, 1.0)
-    return q
+    return local_q(bits, epsilon0, reports)

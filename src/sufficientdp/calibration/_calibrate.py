@@ -30,6 +30,7 @@ from typing import Any
 
 from .._errors import ParameterError
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
+from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
 from ..ratio.analysis import calibrate_tail
 from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
 from ..ratio.proven import Domain
@@ -65,44 +66,6 @@ _GUARANTEE = {
     "paper-sigma": "heuristic: E[R] + beta*sd(R) <= e^epsilon with exact moments (seed 001 eq. 3.12); not a bound on eta",
     "paper-simplified": "heuristic: seed 001 eq. (3.13)/(3.15), more conservative than (3.12); not a bound on eta",
 }
-
-
-def effective_bits(bits: int, max_weight: int | None) -> int:
-    """``L_eff = min(L, 2 w)`` for reports with at most ``w`` set bits (seed 001 §5; unproven for sufficient DP)."""
-    bits = check_int("bits", bits, minimum=1)
-    if max_weight is None:
-        return bits
-    w = check_int("max_weight", max_weight, minimum=1, maximum=bits)
-    return min(bits, 2 * w)
-
-
-def local_q(bits: int, epsilon: float, reports: int = 1) -> float:
-    """Local-DP flip probability ``1 / (1 + exp(epsilon / (k L)))`` (seed 001 eq. 4.2 with k-fold composition).
-
-    Example:
-        >>> round(local_q(5, math.log(2)), 3)
-        0.465
-    """
-    bits = check_int("bits", bits, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    reports = check_int("reports", reports, minimum=1)
-    # 1/(1+e^x) = sigmoid(-x), written to stay accurate for tiny x.
-    x = epsilon / (bits * reports)
-    return 0.5 * (1.0 - math.tanh(0.5 * x))
-
-
-def sigma_per_sqrt_n(q: float, reports: int = 1) -> float:
-    """Per-bit standard deviation of the count estimate divided by sqrt(N): ``sqrt(q p / k) / (p - q)``.
-
-    This is the exact standard deviation of d_hat (seed 001 §4 and §6): every report bit is a Bernoulli with
-    variance ``p q`` whatever the true bit, so it does not depend on d.
-
-    Example:
-        >>> round(sigma_per_sqrt_n(0.351), 2)
-        1.6
-    """
-    p = 1.0 - q
-    return math.sqrt(q * p / reports) / (p - q)
 
 
 def phi_from_q(q: float) -> float:

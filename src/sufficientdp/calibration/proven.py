@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import CalibrationError
+from ..parameters import local_q
 from ..ratio.proven import DEFAULT_RESOLUTION, Domain, evaluate, local_distance, proven_tail
 from ..ratio.result import TailResult
 
@@ -65,9 +66,7 @@ def _illinois(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_
 
 def local_q_for_domain(domain: Domain, epsilon: float, reports: int) -> float:
     """Local-DP flip probability for the domain: ``1 / (1 + e**(epsilon / (k d)))``, d its largest distance."""
-    x = epsilon / (local_distance(domain) * reports)
-    q = 0.5 * (1.0 - math.tanh(0.5 * x))
-    return min(0.5 * (1.0 - 1e-15), q * (1.0 + 1e-12))  # nudged up so that k d log(p/q) <= epsilon exactly
+    return local_q(local_distance(domain), epsilon, reports)
 
 
 def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,

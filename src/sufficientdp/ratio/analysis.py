@@ -30,6 +30,7 @@ import numpy as np
 
 from .._errors import CalibrationError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..parameters import local_q
 from .k_reports import k_tail_certified
 from .result import TailResult
 from .reverse import certified_q_two_sided, forward_k_certified, reverse_tail, two_sided_tail
@@ -243,8 +244,6 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
     at ``confidence`` must be <= eta, and ``eta_at_q`` is that limit from an independent re-check — an estimate,
     not a bound.
     """
-    from ..calibration._calibrate import local_q
-
     notes: list[str] = []
     q_loc = local_q(bits, epsilon, reports)
     if method == "certified":

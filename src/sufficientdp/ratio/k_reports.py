@@ -57,6 +57,7 @@ from scipy.stats import binom
 
 from .._errors import CalibrationError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..parameters import local_q, sigma_per_sqrt_n
 from .result import TailResult
 
 __all__ = [
@@ -1037,16 +1038,14 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
 
 
 def sigma_per_sqrt_n_k(q: float, reports: int) -> float:
-    """``sd(d_hat) / sqrt(N) = sqrt(q p / k) / (p - q)``, exact for any d (seed 001 §6, typo-corrected).
+    """``sd(d_hat) / sqrt(N) = sqrt(q p / k) / (p - q)`` (seed 001 §6, typo-corrected); see
+    :func:`sufficientdp.parameters.sigma_per_sqrt_n`, which this calls.
 
     Example:
         >>> round(sigma_per_sqrt_n_k(0.25, 4), 4)
         0.433
     """
-    q = check_open_interval("q", q, 0.0, 0.5)
-    reports = check_int("reports", reports, minimum=1)
-    p = 1.0 - q
-    return math.sqrt(q * p / reports) / (p - q)
+    return sigma_per_sqrt_n(q, reports)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1140,8 +1139,7 @@ def calibrate_k(*, bits: int, population: int, reports: int, epsilon: float, eta
     iterations = check_int("iterations", iterations, minimum=1, maximum=60)
     gen = _check_rng(rng)
     seed = int(gen.integers(0, 2**63 - 1))
-    x = cfg.epsilon / (cfg.j * cfg.reports)
-    q_local = 0.5 * (1.0 - math.tanh(0.5 * x))
+    q_local = local_q(cfg.j, cfg.epsilon, cfg.reports)
 
     def ok(q: float) -> bool:
         r = _tail_at(q, cfg, method, samples, seed, confidence)

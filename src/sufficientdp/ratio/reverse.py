@@ -93,6 +93,7 @@ from scipy.stats import binom
 
 from .._errors import CalibrationError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..parameters import local_q
 from . import tail as _tail
 from .result import TailResult
 
@@ -1137,8 +1138,6 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
         >>> r.eta <= 0.05
         True
     """
-    from ..calibration._calibrate import local_q
-
     bits, population, epsilon, eta, grid, iterations, l_eff, notes = _tail._calibration_inputs(
         bits, population, epsilon, eta, grid, iterations, max_weight)
     reports = check_int("reports", reports, minimum=1)

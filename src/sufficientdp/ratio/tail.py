@@ -73,6 +73,7 @@ from scipy.stats import binom
 
 from .._errors import CalibrationError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..parameters import effective_bits, local_q
 from .result import TailResult
 
 __all__ = [
@@ -1237,8 +1238,6 @@ def _grid_then_bisect(passes: Callable[[float], bool], points: list[float],
 def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid: Any, iterations: Any,
                         max_weight: Any) -> tuple[int, int, float, float, int, int, int, list[str]]:
     """Validated inputs of a certified-q search, ``L_eff`` (seed 001 §5) and the note that goes with it."""
-    from ..calibration._calibrate import effective_bits
-
     bits = check_int("bits", bits, minimum=1)
     population = check_int("population", population, minimum=1)
     epsilon = check_positive_finite("epsilon", epsilon)
@@ -1293,8 +1292,6 @@ def certified_q(*, bits: int, population: int, epsilon: float, eta: float, max_w
         >>> r.eta <= 0.01
         True
     """
-    from ..calibration._calibrate import local_q
-
     bits, population, epsilon, eta, grid, iterations, l_eff, notes = _calibration_inputs(
         bits, population, epsilon, eta, grid, iterations, max_weight)
     t0 = time.perf_counter()
