@@ -29,6 +29,7 @@ demo: $(STAMP_CORE)
 test: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest src tests README.md
 
 bench: $(STAMP_TEST)
@@ -40,6 +41,7 @@ reproduce: $(STAMP_TEST)
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache

@@ -1,6 +1,6 @@
 """Reprint seed 004's Tables 1, 2 and 6 (Kifer et al., 2020 Census semantics) as computed, beside the paper.
 
-Seed 004 is ``/work/shared/papers/004_47af1ee980af8d2f.txt``; ``census-semantics-digest.md`` next to it lists the
+Seed 004 is ``papers/004_47af1ee980af8d2f.txt``; ``census-semantics-digest.md`` next to it lists the
 paper's own typos. The only literals here are the paper's printed values, each cited with its table. Computed:
 
 * Table 1 — pure-DP maximum power ``min(e^eps l, 1 - e^{-eps}(1-l))`` (004 eq. 4), a bound;

@@ -1,6 +1,6 @@
 """Regenerate ``docs/reproduction.md``: every number in seed 001's tables and worked examples.
 
-Seed 001 is ``/work/shared/papers/001_3d8ddaba8b46cf9c.txt`` ("Sufficient Differential Privacy"); the errata are
+Seed 001 is ``papers/001_3d8ddaba8b46cf9c.txt`` ("Sufficient Differential Privacy"); the errata are
 in ``ERRATA.md`` next to it. For every printed number of §3.3 (two tables), §3.4 (table and text), §4 (worked
 examples) and §6.1 (k-randomization) this script computes the project's value at run time, says which formula or
 method produced it, and gives a status:

@@ -77,3 +77,58 @@ def test_iter_reports_names_column_and_absolute_row_of_a_bad_value(tmp_path):
     pq.write_table(pa.table({"ok": np.ones(1000, dtype=np.int64), "bad_col": col}), path, row_group_size=100)
     with pytest.raises(DataError, match=r"'bad_col'.*row 777"):
         list(iter_reports(path, batch_rows=100))
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_csv_header_with_comma_and_quote_round_trips(tmp_path, engine):
+    # Drift bug (issue 11): the writer did not quote headers, so "a,b" became two columns its own reader rejected.
+    if engine == "duckdb":
+        pytest.importorskip("duckdb")
+    from sufficientdp.engines import tally_file
+
+    arr = np.array([[0, 1, 1], [1, 1, 0], [1, 0, 0]], dtype=np.uint8)
+    names = ["a,b", 'say "hi"', "plain"]
+    path = tmp_path / "r.csv"
+    write_reports(path, arr, columns=names)
+    back, cols = read_reports(path)
+    assert cols == names
+    assert np.array_equal(back, arr)
+    t, tallied_names = tally_file(path, engine=engine)
+    assert tallied_names == names
+    assert t.reports == 3
+    assert list(t.bit_counts) == [2, 2, 1]
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_report_metadata_round_trip_and_stale_sidecar(tmp_path, ext):
+    from sufficientdp.io import read_metadata, sidecar_path
+
+    arr = np.array([[0, 1], [1, 1]], dtype=np.uint8)
+    path = tmp_path / f"r.{ext}"
+    meta = {"q": 0.2446000000927597, "reports": 3, "bits": 2}
+    write_reports(path, arr, metadata=meta)
+    assert read_metadata(path) == {**meta, "version": 1}
+    back, _ = read_reports(path)  # the data are unchanged by the metadata
+    assert np.array_equal(back, arr)
+    # Rewriting the same name without metadata must not leave the old file's q and k attached to the new data.
+    write_reports(path, arr)
+    assert read_metadata(path) is None
+    assert not sidecar_path(path).exists()
+
+
+def test_report_metadata_is_validated(tmp_path):
+    from sufficientdp.io import read_metadata, sidecar_path
+
+    arr = np.zeros((2, 2), dtype=np.uint8)
+    with pytest.raises(DataError, match="metadata bits=3"):
+        write_reports(tmp_path / "a.csv", arr, metadata={"q": 0.25, "reports": 1, "bits": 3})
+    with pytest.raises(DataError, match="q must be a number in \\(0, 0.5\\)"):
+        write_reports(tmp_path / "a.csv", arr, metadata={"q": 0.75, "reports": 1, "bits": 2})
+    assert not (tmp_path / "a.csv").exists()  # nothing half-written
+    write_reports(tmp_path / "b.csv", arr)
+    sidecar_path(tmp_path / "b.csv").write_text('{"q": 0.25, "reports": 0, "bits": 2, "version": 1}')
+    with pytest.raises(DataError, match="reports must be an integer"):
+        read_metadata(tmp_path / "b.csv")
+    sidecar_path(tmp_path / "b.csv").write_text("not json")
+    with pytest.raises(DataError, match="not valid JSON"):
+        read_metadata(tmp_path / "b.csv")

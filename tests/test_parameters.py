@@ -92,9 +92,9 @@ def _ldp_epsilon_exact(q: float, distance: int, reports: int) -> Fraction:
     with q the exact binary value of the double (mpmath, 50 digits)."""
     import mpmath
 
-    mpmath.mp.dps = 50
-    qq = mpmath.mpf(Fraction(q).numerator) / Fraction(q).denominator
-    return distance * reports * mpmath.log((1 - qq) / qq)
+    with mpmath.workdps(50):
+        qq = mpmath.mpf(Fraction(q).numerator) / Fraction(q).denominator
+        return +(distance * reports * mpmath.log((1 - qq) / qq))
 
 
 @pytest.mark.parametrize(("bits", "epsilon", "reports"), [(5, 1.0, 3), (1, 1.0, 1), (40, 2.0, 7), (5, math.log(2), 1),
@@ -108,7 +108,8 @@ def test_local_q_is_epsilon_ldp_over_all_reports_and_tight(bits, epsilon, report
     # ... and tight: one ulp less noise breaks it (or the exact formula 1/(1+e^(eps/kL)) is within 1e-13 relative).
     import mpmath
 
-    exact = 1 / (1 + mpmath.exp(mpmath.mpf(epsilon) / (bits * reports)))
+    with mpmath.workdps(50):
+        exact = 1 / (1 + mpmath.exp(mpmath.mpf(epsilon) / (bits * reports)))
     assert abs(q - float(exact)) <= 1e-13 * float(exact)
 
 

@@ -68,3 +68,17 @@ def test_core_imports_only_numpy_and_scipy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_no_absolute_machine_paths_in_sources_or_docs():
+    """Papers are cited by repository-relative names (``papers/001_...``), never by a machine's absolute path."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    offenders = []
+    for folder in ("src", "docs", "scripts", "benchmarks", "tests"):
+        for path in (root / folder).rglob("*"):
+            if path.suffix in (".py", ".md", ".txt", ".toml") and path.is_file():
+                if "/work" + "/shared" in path.read_text(errors="replace"):
+                    offenders.append(str(path.relative_to(root)))
+    assert offenders == [], offenders

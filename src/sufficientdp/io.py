@@ -3,14 +3,21 @@
 This module is an adapter: CSV uses only numpy and the standard library; Parquet needs ``pyarrow``
 (``pip install 'sufficientdp[parquet]'``). Writes are atomic: data go to a temporary file in the target folder,
 which replaces the target only when complete, so a failure never leaves a half-written file.
+
+Randomized report files carry how they were made (:data:`METADATA_KEYS`: the flip probability that ran, the reports
+per person, the bits): in a Parquet file as key-value metadata under ``sufficientdp``, beside a CSV file as a sidecar
+``<file>.sdp.json`` (CSV has no place for it that every reader skips). ``sufficientdp estimate`` reads it, so a
+k = 3 file is never estimated as three times as many people.
 """
 
 from __future__ import annotations
 
 import csv
+import json
+import math
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +26,73 @@ import numpy as np
 from ._errors import DataError, ParameterError
 from .randomization.encoders import encode_bits
 
-__all__ = ["detect_format", "iter_reports", "read_reports", "write_reports", "write_table"]
+__all__ = ["METADATA_KEYS", "detect_format", "iter_reports", "read_metadata", "read_reports", "sidecar_path",
+           "write_reports", "write_table"]
+
+#: The report-file metadata: ``q`` (the exact flip probability that ran), ``reports`` (k, reports per person) and
+#: ``bits`` (L); ``version`` names the layout.
+METADATA_KEYS = ("bits", "q", "reports", "version")
+_META_KEY = b"sufficientdp"
+_META_VERSION = 1
+_MAX_SIDECAR_BYTES = 1 << 16
+
+
+def sidecar_path(path: str | os.PathLike[str]) -> Path:
+    """Where a CSV file's metadata lives: ``<file>.sdp.json`` beside it."""
+    p = Path(path)
+    return p.with_name(p.name + ".sdp.json")
+
+
+def _check_metadata(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Validated metadata dict, or a DataError naming the file and the bad key."""
+    if not isinstance(meta, Mapping) or set(meta) != set(METADATA_KEYS):
+        keys = sorted(meta) if isinstance(meta, Mapping) else type(meta).__name__
+        raise DataError(f"report metadata of {where} must have the keys {', '.join(METADATA_KEYS)}; got {keys}")
+    q, k, bits, version = meta["q"], meta["reports"], meta["bits"], meta["version"]
+    if version != _META_VERSION:
+        raise DataError(f"report metadata of {where}: version must be {_META_VERSION}; got {version!r}")
+    if not isinstance(q, float) or not (math.isfinite(q) and 0.0 < q < 0.5):
+        raise DataError(f"report metadata of {where}: q must be a number in (0, 0.5); got {q!r}")
+    for name, value in (("reports", k), ("bits", bits)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**6:
+            raise DataError(f"report metadata of {where}: {name} must be an integer in [1, 1000000]; got {value!r}")
+    return {"bits": bits, "q": q, "reports": k, "version": version}
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The metadata a report file carries (``bits``, ``q``, ``reports``, ``version``), or None if it has none.
+
+    Raises:
+        DataError: the file does not exist, or its metadata is malformed.
+    """
+    fmt = detect_format(path)
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"input file {str(path)!r} does not exist")
+    if fmt == "parquet":
+        pa = _pyarrow()
+        raw = (pa.parquet.read_schema(p).metadata or {}).get(_META_KEY)
+        where = repr(str(path))
+    else:
+        side = sidecar_path(p)
+        if not side.is_file():
+            return None
+        if side.stat().st_size > _MAX_SIDECAR_BYTES:
+            raise DataError(f"report metadata {str(side)!r} is larger than {_MAX_SIDECAR_BYTES} bytes")
+        raw = side.read_bytes()
+        where = repr(str(side))
+    if raw is None:
+        return None
+    try:
+        meta = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"report metadata of {where} is not valid JSON: {exc}") from None
+    return _check_metadata(meta, where)
+
+
+def _metadata_json(meta: Mapping[str, Any]) -> bytes:
+    full = _check_metadata({"version": _META_VERSION, **meta}, "the file to write")
+    return json.dumps(full, sort_keys=True).encode()
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -179,27 +252,40 @@ def _atomic_target(path: Path) -> tuple[int, str]:
     return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
 
 
-def write_reports(path: str | os.PathLike[str], reports: np.ndarray, columns: Sequence[str] | None = None) -> None:
-    """Write an ``(n, L)`` 0/1 array atomically as CSV or Parquet (format from the extension)."""
+def write_reports(path: str | os.PathLike[str], reports: np.ndarray, columns: Sequence[str] | None = None, *,
+                  metadata: Mapping[str, Any] | None = None) -> None:
+    """Write an ``(n, L)`` 0/1 array atomically as CSV or Parquet (format from the extension).
+
+    ``metadata`` (``q``, ``reports``, ``bits``; see :data:`METADATA_KEYS`) is stored in the Parquet file or in the
+    CSV sidecar :func:`sidecar_path`; without it, a stale sidecar from an earlier file of the same name is removed.
+    """
     fmt = detect_format(path)
     arr = encode_bits(reports)
     cols = list(columns) if columns is not None else [f"bit{j}" for j in range(arr.shape[1])]
     if len(cols) != arr.shape[1]:
         raise DataError(f"{len(cols)} column names for {arr.shape[1]} bits")
-    write_table(path, {name: arr[:, j] for j, name in enumerate(cols)}, fmt=fmt)
+    if metadata is not None and metadata.get("bits") != arr.shape[1]:
+        raise DataError(f"metadata bits={metadata.get('bits')!r} but the reports have {arr.shape[1]} bits")
+    write_table(path, {name: arr[:, j] for j, name in enumerate(cols)}, fmt=fmt, metadata=metadata)
 
 
-def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *, fmt: str | None = None) -> None:
-    """Write named columns (equal-length sequences) atomically as CSV or Parquet."""
+def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *, fmt: str | None = None,
+                metadata: Mapping[str, Any] | None = None) -> None:
+    """Write named columns (equal-length sequences) atomically as CSV or Parquet (``metadata``: see
+    :func:`write_reports`)."""
     p = Path(path)
     fmt = fmt or detect_format(p)
+    blob = _metadata_json(metadata) if metadata is not None else None
     if fmt == "parquet":
         pa = _pyarrow()
     fd, tmp = _atomic_target(p)
+    side_tmp: str | None = None
     try:
         if fmt == "parquet":
             os.close(fd)
             table = pa.table({k: np.asarray(v) for k, v in columns.items()})
+            if blob is not None:
+                table = table.replace_schema_metadata({_META_KEY: blob})
             pa.parquet.write_table(table, tmp)
         else:
             names = list(columns)
@@ -208,19 +294,37 @@ def write_table(path: str | os.PathLike[str], columns: dict[str, Any], *, fmt: s
                 if _write_csv_pyarrow(fh, tmp, names, arrays):
                     pass
                 elif arrays and arrays[0].dtype.kind in "iub" and all(a.dtype == arrays[0].dtype for a in arrays):
-                    fh.write(",".join(names) + "\n")
+                    _write_header(fh, names)
                     mat = np.column_stack(arrays) if arrays[0].size else np.zeros((0, len(arrays)), dtype=np.int64)
                     np.savetxt(fh, mat, fmt="%d", delimiter=",")
                 else:
-                    fh.write(",".join(names) + "\n")
+                    _write_header(fh, names)
                     writer = csv.writer(fh)
                     for row in zip(*arrays):
                         writer.writerow([repr(float(v)) if isinstance(v, (float, np.floating)) else v for v in row])
+            if blob is not None:
+                side_fd, side_tmp = _atomic_target(sidecar_path(p))
+                with os.fdopen(side_fd, "wb") as sh:
+                    sh.write(blob)
+        # Old sidecar out, new data in, new sidecar in: a crash in between leaves a file without metadata (estimate
+        # then asks for --q and --reports), never data described by another file's metadata.
+        side = sidecar_path(p)
+        if fmt == "csv" and side.exists():
+            side.unlink()
         os.replace(tmp, p)
+        if side_tmp is not None:
+            os.replace(side_tmp, side)
+            side_tmp = None
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for t in (tmp, side_tmp):
+            if t is not None and os.path.exists(t):
+                os.unlink(t)
         raise
+
+
+def _write_header(fh: Any, names: list[str]) -> None:
+    """The header row, quoted as RFC 4180 needs (a column named ``a,b`` stays one column)."""
+    csv.writer(fh, lineterminator="\n").writerow(names)
 
 
 def _write_csv_pyarrow(fh: Any, target: str, names: list[str], arrays: list[np.ndarray]) -> bool:
@@ -233,7 +337,7 @@ def _write_csv_pyarrow(fh: Any, target: str, names: list[str], arrays: list[np.n
     except ImportError:
         return False
     table = pa.table(dict(zip(names, arrays, strict=True)))
-    fh.write(",".join(names) + "\n")
+    _write_header(fh, names)
     fh.flush()
     with pa.OSFile(target, "ab") as sink:
         pacsv.write_csv(table, sink, write_options=pacsv.WriteOptions(include_header=False, quoting_style="none"))

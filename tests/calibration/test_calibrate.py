@@ -51,11 +51,11 @@ def test_monotone_in_population_epsilon_and_bits(bits, population, epsilon):
 
 def test_local_q_exact_in_high_precision():
     # (p/q)^L = lambda exactly at the local-DP q (seed 001 eq. 4.1-4.2)
-    mp.mp.dps = 50
     for bits, eps in [(5, math.log(2)), (40, 2.0), (1000, 0.5), (1, 10.0)]:
         qf = local_q(bits, eps)
-        q = mp.mpf(qf)
-        loss = bits * mp.log((1 - q) / q)
+        with mp.workdps(50):
+            q = mp.mpf(qf)
+            loss = bits * mp.log((1 - q) / q)
         # never above epsilon (rounded up to the safe side), and within a few steps of q's double grid below it:
         # one ulp of q moves the loss by L ulp(q) / (p q).
         step = bits * (math.nextafter(qf, 1.0) - qf) / (qf * (1 - qf))

@@ -1,7 +1,7 @@
 """The Census allocation tables (seed 004 Tables 3-5) as exact fractions, and per-query rho* / noise scales.
 
 Oracle: an independent transcription of 004 Tables 3-5 (below, copied from
-/work/shared/papers/004_47af1ee980af8d2f.txt §8.1) and exact `fractions` arithmetic.
+papers/004_47af1ee980af8d2f.txt §8.1) and exact `fractions` arithmetic.
 """
 
 import dataclasses

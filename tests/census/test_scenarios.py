@@ -1,6 +1,6 @@
 """Attacker scenarios and the semantics tables of seed 004 (Kifer et al.): Tables 1, 2 and 6, scenarios A-H.
 
-Paper: /work/shared/papers/004_47af1ee980af8d2f.txt; typos: census-semantics-digest.md §3.1, §3.3, §5.2.
+Paper: papers/004_47af1ee980af8d2f.txt; typos: census-semantics-digest.md §3.1, §3.3, §5.2.
 Oracles: mpmath at 40 digits (closed forms; Rényi constraints of Theorem 6.3), exact `fractions` sums over an
 independent transcription of Tables 3-5 (tests/census/test_allocation.py), exact enumeration of small
 discrete-Gaussian likelihood-ratio tests. Printed values carry their table beside them.

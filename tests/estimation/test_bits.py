@@ -75,7 +75,7 @@ def test_from_tally_and_to_dict():
     assert [set(x) >= {"estimate", "lower", "upper", "std_error"} for x in d["estimates"]] == [True, True]
     assert all(0 <= x["lower"] <= x["upper"] <= 2 for x in d["estimates"])
     df = est.to_pandas()
-    assert list(df.columns) == ["count", "estimate", "lower", "upper", "std_error"]
+    assert list(df.columns) == ["count", "estimate", "lower", "upper", "std_error", "outside"]
 
 
 def test_interval_width_matches_normal_quantile():
@@ -122,3 +122,35 @@ def test_binomial_tail_sanity_of_normal_interval():
     est = (ms - q * n_people) / (1 - 2 * q)
     cover = law[np.abs(est - d) <= 1.959963984540054 * se].sum()
     assert abs(cover - 0.95) < 0.005
+
+
+def test_results_are_immutable_and_out_of_range_bits_are_flagged():
+    # N = 1000, q = 0.25: M = 100 gives d_hat = (100 - 250) / 0.5 = -300, sd = sqrt(1000 * 3/16) / 0.5 = 27.4, so the
+    # whole 95% interval [-353.7, -246.3] lies below 0 (a k or q mismatch): clipped to [0, 0] and flagged.
+    est = estimate_bits([100, 300], q=0.25, population=1000)
+    assert est.estimate.tolist() == [-300.0, 100.0]
+    assert est.lower[0] == est.upper[0] == 0.0
+    assert est.outside.tolist() == [True, False]
+    assert len(est.warnings) == 1 and est.warnings[0].startswith("bit 0: estimate -300")
+    assert est.to_dict()["estimates"][0]["outside"] is True
+    for name in ("estimate", "lower", "upper", "std_error", "counts", "outside"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(est, name)[0] = 1
+
+
+def test_tail_result_details_are_read_only():
+    from sufficientdp.ratio.result import TailResult
+
+    notes = ["homogeneous configuration only"]
+    res = TailResult(eta=0.1, eta_lower=None, eta_upper=0.1, method="x", kind="bound", epsilon=1.0, q=0.2, bits=1,
+                     population=10, details={"notes": notes})
+    notes.clear()  # the caller's list is copied, not shared
+    assert res.details["notes"] == ("homogeneous configuration only",)
+    with pytest.raises(TypeError):
+        res.details["notes"] = ()  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        res.details["notes"].append("x")  # type: ignore[attr-defined]
+    assert res.to_dict()["details"] == {"notes": ["homogeneous configuration only"]}
+    import pickle
+
+    assert pickle.loads(pickle.dumps(res)) == res

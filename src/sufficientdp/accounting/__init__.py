@@ -1,6 +1,6 @@
 """Accounting: privacy-loss distributions, reference mechanisms and conversions between DP variants.
 
-See /work/shared/papers/census-semantics-digest.md §1 (definitions and conversions) and §2 (mechanisms).
+See papers/census-semantics-digest.md §1 (definitions and conversions) and §2 (mechanisms).
 """
 
 from .conversions import (

@@ -17,7 +17,7 @@ generous bound on the floating-point error of that evaluation (:data:`_ROUNDOFF_
 the sum of the magnitudes of the terms), then one ulp more.
 
 References:
-    /work/shared/papers/census-semantics-digest.md §1.13 (zCDP/RDP tail bounds, Bun–Steinke Lemma 3.5, and the
+    papers/census-semantics-digest.md §1.13 (zCDP/RDP tail bounds, Bun–Steinke Lemma 3.5, and the
     inversion ``eps(delta) = rho + 2 sqrt(rho log(1/delta))``), §1.9 (GDP trade-off), §1.3 (Neyman–Pearson test).
     Pure DP -> zCDP ``rho = eps^2/2``: Bun & Steinke (2016), Proposition 1.4.
     RDP -> (eps, delta), classical: Mironov (2017), Proposition 3.

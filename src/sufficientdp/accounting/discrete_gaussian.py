@@ -16,7 +16,7 @@ Contents:
 References:
     Canonne, Kamath, Steinke (2020), arXiv:2004.00010: Definition 1 (pmf), Theorem 4 (``Δ^2/(2σ^2)``-zCDP),
     Proposition 5 (Rényi divergence), Algorithm 1 (Bernoulli(exp(-γ))), Algorithm 2 (discrete Laplace),
-    Algorithm 3 (discrete Gaussian). /work/shared/papers/census-semantics-digest.md §1.13, §7 item 8.
+    Algorithm 3 (discrete Gaussian). papers/census-semantics-digest.md §1.13, §7 item 8.
 """
 
 from __future__ import annotations

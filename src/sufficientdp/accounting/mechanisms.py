@@ -4,7 +4,7 @@ Discrete mechanisms return a :class:`~sufficientdp.accounting.pld.PrivacyLossDis
 returns the closed-form :class:`GaussianPLD`.
 
 References:
-    /work/shared/papers/census-semantics-digest.md Ex. 4.3 (randomized response), Ex. 4.4 (geometric),
+    papers/census-semantics-digest.md Ex. 4.3 (randomized response), Ex. 4.4 (geometric),
     Ex. 4.5 / §1.9 (Gaussian, Balle–Wang delta, GDP), §1.10–1.12 (Rényi, zCDP).
 """
 

@@ -32,9 +32,9 @@ region whose upper edge is the Neyman–Pearson curve ``a = pw(b)`` (:func:`~.co
 directions of the neighbour pair are taken (the maximum). Results are rounded up (relative ``1e-12``).
 
 References:
-    /work/shared/papers/census-semantics-digest.md §1.7 (Defs 5.2–5.4), §1.8 (f-DP -> (eps, delta) curve),
+    papers/census-semantics-digest.md §1.7 (Defs 5.2–5.4), §1.8 (f-DP -> (eps, delta) curve),
     §1.9 (Gaussian pbdp curve), §8 "pitfalls" (pbdp delta 0.679 vs tail 0.436 at rho = 2.63, eps = 3).
-    /work/shared/papers/004_47af1ee980af8d2f.txt Sec. 5.2, Ex. 4.9, Ex. 5.6, Appendix A.
+    papers/004_47af1ee980af8d2f.txt Sec. 5.2, Ex. 4.9, Ex. 5.6, Appendix A.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Every rounding goes in the safe direction: atoms whose losses agree within :data
 *larger* loss, which can only increase ``delta``, ``eta``, the Rényi divergence and the attacker's power.
 
 References:
-    /work/shared/papers/census-semantics-digest.md §1.2 (PLRV, composition), §1.5 eq. (3) (hockey stick),
+    papers/census-semantics-digest.md §1.2 (PLRV, composition), §1.5 eq. (3) (hockey stick),
     §1.7 (pbdp / tail), §1.10 (Rényi divergence).
 """
 

@@ -16,7 +16,7 @@ amplification bound) and ``-log(1 - gamma (1 - e^{-eps}))`` (remove), which is n
 
 References:
     Balle, Barthe, Gaboardi (2018), "Privacy amplification by subsampling: tight analyses via couplings and
-    divergences", Theorem 8 (and [9] of /work/shared/papers/004_47af1ee980af8d2f.txt); Zhu, Dong, Wang (2022),
+    divergences", Theorem 8 (and [9] of papers/004_47af1ee980af8d2f.txt); Zhu, Dong, Wang (2022),
     "Optimal accounting of differential privacy via characteristic function", §4; digest §1.2 (PLRV).
 """
 

@@ -28,8 +28,8 @@ Two mechanisms:
    the ``C(N + j, j)`` profiles; large sizes must use the certified bounds of :mod:`sufficientdp.ratio.tail`.
 
 References:
-    seed 000 (/work/shared/papers/000_2c4289e004756bf1.txt) §3.1, §3.1.4, §4; seed 001
-    (/work/shared/papers/001_3d8ddaba8b46cf9c.txt) eq. (1.5)–(1.7), (3.4)–(3.6); digest §1.2, §1.5 eq. (3).
+    seed 000 (papers/000_2c4289e004756bf1.txt) §3.1, §3.1.4, §4; seed 001
+    (papers/001_3d8ddaba8b46cf9c.txt) eq. (1.5)–(1.7), (3.4)–(3.6); digest §1.2, §1.5 eq. (3).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .._errors import CalibrationError
+from .._errors import CalibrationError, ParameterError
+from .._validation import check_open_interval
 from ..accounting.rounds import (
     DEFAULT_RESOLUTION,
     SEARCH_RESOLUTION,
@@ -22,9 +23,12 @@ from ..accounting.rounds import (
     _rounds_tail,
     evaluate_rounds,
 )
+from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
 from ..ratio.proven import Domain
 from ..ratio.result import TailResult
+from .methods import DEFAULT_ETA
 from .proven import local_q_for_domain
+from .result import Calibration
 
 __all__ = ["rounds_q"]
 
@@ -82,7 +86,6 @@ def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: floa
     """The root of the fine-lattice bound near the coarse root ``q0``: Newton-like steps in log q with the coarse
     slope (aiming 0.1% past the predicted root) until the root is bracketed, then regula falsi. Returns a q whose
     fine bound was seen to pass."""
-    from .._errors import CalibrationError
 
     q, f = q0, _log_excess(fast(q0, DEFAULT_RESOLUTION), target)
     passing: tuple[float, float] | None = (q, f) if f <= 0.0 else None
@@ -235,10 +238,6 @@ def calibrate_rounds(*, bits: int, population: int, epsilon: float, rounds: int,
     Only ``method="proven"`` (the composed bound) and ``"local"`` (local DP composed T k times) are available: the
     other methods' statements (homogeneous configuration, heuristics) are not composed.
     """
-    from .._errors import ParameterError
-    from .._validation import check_open_interval
-    from ._calibrate import Calibration, effective_bits, local_q, sigma_per_sqrt_n
-    from .methods import DEFAULT_ETA
 
     if method not in ("proven", "local"):
         raise ParameterError(f"rounds > 1 supports method 'proven' or 'local'; got {method!r} (its statement is "

@@ -1,6 +1,6 @@
 """The 2020 Census noise module (seed 004, Kifer et al.): budget allocation, attacker scenarios, semantics.
 
-See /work/shared/papers/census-semantics-digest.md §5 and 004_47af1ee980af8d2f.txt §8.
+See papers/census-semantics-digest.md §5 and 004_47af1ee980af8d2f.txt §8.
 """
 
 from .allocation import (

@@ -16,7 +16,7 @@ and the nation gives the total ``rho = 2.56 + 0.07 = 2.63`` (the same for every 
 populations, housing-unit counts, occupied group-quarters facilities) are outside this accounting.
 
 References:
-    /work/shared/papers/004_47af1ee980af8d2f.txt §8.1, Tables 3, 4 and 5 (reproduced there from the Census
+    papers/004_47af1ee980af8d2f.txt §8.1, Tables 3, 4 and 5 (reproduced there from the Census
     Bureau's production settings); census-semantics-digest.md §5.1 and §1.13.
 """
 

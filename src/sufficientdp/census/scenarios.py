@@ -34,7 +34,7 @@ them out would understate risk, so the product keeps the larger exact sum; :func
 the excluded-reading value for comparison only.
 
 References:
-    /work/shared/papers/004_47af1ee980af8d2f.txt §6.1 (eq. 4, Table 1), §6.3 (Theorem 6.3, Table 2), §7.4,
+    papers/004_47af1ee980af8d2f.txt §6.1 (eq. 4, Table 1), §6.3 (Theorem 6.3, Table 2), §7.4,
     §8.2 (scenarios A–H, Table 6), §8.3 (power formula); census-semantics-digest.md §3, §4, §5.
 """
 

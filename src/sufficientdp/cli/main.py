@@ -13,7 +13,7 @@ import math
 import os
 import pkgutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
@@ -101,10 +101,13 @@ def _chunks(n: int) -> Iterator[slice]:
 
 
 def _finite(obj: Any) -> Any:
-    """Replace non-finite floats (anywhere in nested containers) by None: JSON has no NaN or infinity."""
+    """JSON has no NaN or infinity: an infinite float (anywhere in nested containers) becomes the string ``"inf"``
+    or ``"-inf"`` (an infinite epsilon is a result, not a missing one), NaN becomes null ("not computed")."""
     if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, dict):
+        if math.isnan(obj):
+            return None
+        return float(obj) if math.isfinite(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, Mapping):  # dicts and read-only result mappings
         return {k: _finite(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_finite(v) for v in obj]
@@ -143,7 +146,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     if args.json:
         _emit(d)
         return 0
-    print(f"flip probability q        {cal.q:.6f}   ({cal.method}; {cal.guarantee})")
+    print(f"flip probability q        {cal.q:.6g}   ({cal.method}; {cal.guarantee})")
     together = f", the {cal.rounds} rounds together" if cal.rounds > 1 else ""
     print(f"holds for                 {_SCOPE_TEXT[cal.scope]}{together} ({cal.kind})")
     print(f"bits L (effective)        {cal.bits} ({cal.effective_bits})")
@@ -152,8 +155,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     if cal.rounds > 1:
         print(f"rounds T                  {cal.rounds} (q per round; epsilon and eta are totals over the T rounds)")
     print(f"epsilon (lambda)          {cal.epsilon:g} ({cal.lam:.6g})")
-    print(f"sd(d_hat)/sqrt(N)         {cal.sigma_per_sqrt_n:.4f}")
-    print(f"local DP q, sd/sqrt(N)    {cal.local_q:.6f}, {cal.local_sigma_per_sqrt_n:.4f}")
+    print(f"sd(d_hat)/sqrt(N)         {cal.sigma_per_sqrt_n:.4g}")
+    print(f"local DP q, sd/sqrt(N)    {cal.local_q:.6g}, {cal.local_sigma_per_sqrt_n:.4g}")
     print(f"gain vs local DP          {cal.gain_vs_local:.2f}x smaller standard error")
     if cal.eta is not None:
         at_q = "-" if cal.eta_at_q is None else f"{cal.eta_at_q:.3g}"
@@ -191,7 +194,9 @@ def _cmd_randomize(args: argparse.Namespace) -> int:
         perm = _uniform_permutation(words.shape[0], source)
         words = words[perm]
     out = unpack_bits(words, data.shape[1])
-    write_reports(args.output, out, names)
+    # The file says how it was made, so `estimate` needs no --q/--reports (and cannot be given wrong ones).
+    write_reports(args.output, out, names,
+                  metadata={"q": params.effective_q, "reports": params.reports, "bits": params.bits})
     summary = {"input_rows": int(data.shape[0]), "reports": int(out.shape[0]), "bits": int(data.shape[1]),
                "q": params.q, "effective_q": params.effective_q, "reports_per_person": params.reports,
                "randomness": source.name, "output": str(args.output)}
@@ -262,13 +267,37 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------- estimate
+def _estimate_settings(args: argparse.Namespace, meta: dict[str, Any] | None) -> tuple[float, int, str]:
+    """(q, k, where they came from): the file's metadata, checked against --q/--reports when both are given."""
+    from ..parameters import RandomizationParams
+
+    if meta is None:
+        if args.q is None:
+            raise _UsageError("estimate: the file carries no metadata (q, reports); give --q (and --reports if each "
+                              "person sent more than one report)")
+        reports = 1 if args.reports is None else args.reports
+        RandomizationParams(bits=1, q=args.q, reports=reports)
+        return args.q, reports, "command line (the file carries no metadata)"
+    if args.q is not None:
+        given = RandomizationParams(bits=1, q=args.q).effective_q
+        if given != meta["q"]:
+            raise _UsageError(f"estimate: --q {args.q!r} (runs as {given!r}) but the file was randomized with "
+                              f"q = {meta['q']!r} (its metadata); drop --q or use the file's value")
+    if args.reports is not None and args.reports != meta["reports"]:
+        raise _UsageError(f"estimate: --reports {args.reports} but the file holds {meta['reports']} reports per "
+                          "person (its metadata); drop --reports or use the file's value")
+    return meta["q"], meta["reports"], "file metadata"
+
+
 def _cmd_estimate(args: argparse.Namespace) -> int:
     from ..estimation.bits import estimate_bits
     from ..estimation.joint import MAX_BOOTSTRAP, joint_frequencies
+    from ..io import read_metadata
     from ..parameters import RandomizationParams
 
-    # Validate q before reading a possibly large file.
-    RandomizationParams(bits=1, q=args.q, reports=args.reports)
+    # Validate q and the file's metadata before reading a possibly large file.
+    meta = read_metadata(args.input)
+    q, reports, source = _estimate_settings(args, meta)
     if args.joint and args.top < 1:
         raise SufficientDPError(f"top must be an integer >= 1; got {args.top}")
     if args.bootstrap is not None and args.joint != "em":
@@ -278,10 +307,13 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if args.seed is not None and args.seed < 0:
         raise SufficientDPError(f"seed must be an integer >= 0; got {args.seed}")
     t, names = _tally_file(args.input, args.json or args.quiet, full_histogram=bool(args.joint) or None)
-    params = RandomizationParams(bits=t.bits, q=args.q, reports=args.reports)
+    if meta is not None and meta["bits"] != t.bits:
+        raise SufficientDPError(f"the file has {t.bits} bits but its metadata says bits={meta['bits']}")
+    params = RandomizationParams(bits=t.bits, q=q, reports=reports)
     est = estimate_bits(t, q=params.effective_q, reports=params.reports, level=args.level,
                         std_error=args.std_error)
     d = est.to_dict()
+    d["settings_from"] = source
     for rec, name in zip(d["estimates"], names):
         rec["column"] = name
     joint = None
@@ -344,18 +376,20 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         for r in d["joint"]["top"]:
             ci = "" if r["lower"] is None else f"  [{r['lower']:.1f}, {r['upper']:.1f}]"
             print(f"  {r['vector']}  {r['estimate']:12.1f}{ci}")
-    print(f"N = {est.population} people, k = {est.reports}, q = {est.q:.10g}, {100 * est.level:g}% intervals "
-          f"(std error: {est.std_error_method})")
+    print(f"N = {est.population} people, k = {est.reports}, q = {est.q:.10g} (from the {source}), "
+          f"{100 * est.level:g}% intervals (std error: {est.std_error_method})")
     width = max(8, max(len(n) for n in names))
     print(f"  {'column':<{width}}  {'estimate':>12}  {'lower':>12}  {'upper':>12}  {'std_error':>10}")
     for r in d["estimates"]:
         print(f"  {r['column']:<{width}}  {r['estimate']:12.1f}  {r['lower']:12.1f}  {r['upper']:12.1f}  "
               f"{r['std_error']:10.1f}")
+    for line in est.warnings:
+        print(f"warning: {line}", file=sys.stderr)
     return 0
 
 
 def _finite_or_none(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
+    return None if math.isnan(x) else float(x)  # +-inf is written "inf" by _emit
 
 
 # ---------------------------------------------------------------------------------------------------- tail
@@ -644,9 +678,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_aggregate)
 
     p = sub.add_parser("estimate", help="unbiased per-bit counts with confidence intervals")
-    p.add_argument("--q", type=_float("q"), required=True, help="flip probability used by the randomizer")
+    p.add_argument("--q", type=_float("q"), default=None,
+                   help="flip probability used by the randomizer (default: the file's metadata, which `randomize` "
+                        "writes; required for files without it)")
     p.add_argument("--input", required=True, help="CSV or Parquet file of randomized reports")
-    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--reports", type=_positive_int("reports"), default=None,
+                   help="k, reports per person (default: the file's metadata, else 1)")
     p.add_argument("--level", type=_float("level"), default=0.95, help="confidence level in (0, 1)")
     p.add_argument("--std-error", choices=("exact", "plugin"), default="exact")
     p.add_argument("--output", default=None, help="also write the estimates as CSV or Parquet")

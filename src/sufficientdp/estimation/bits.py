@@ -11,6 +11,8 @@ instead uses the empirical report rate ``r = M_j/(kN)``: ``sqrt(k N r (1-r)) / (
 (``r (1-r) >= p q`` for r in [q, p]), as a check that does not rely on the model.
 
 Confidence intervals are normal (``estimate ± z * std_error``), then intersected with [0, N] where the truth lies.
+Intersecting never drops the truth, so coverage is kept; a bit whose whole interval falls outside [0, N] is flagged
+(``outside``, ``warnings``) rather than shown as a silent [0, 0].
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
+from .._frozen import readonly
 from .._validation import check_int, check_open_interval
 from ..aggregation.tally import Tally
 
@@ -42,6 +45,11 @@ class BitEstimates:
         std_error: standard error of each estimate.
         population: N (people), reports: k, q: flip probability used, level: confidence level,
         std_error_method: ``"exact"`` or ``"plugin"``; counts: the observed M_j.
+        outside: bool array, True where the whole unclipped interval ``estimate ± z std_error`` lies outside
+            [0, N]. The clipped interval is still a valid confidence interval, but such a bit is a sign the
+            reports do not fit (q, k): a wrong ``reports`` or ``q``, or a rare draw (probability <= (1-level)/2).
+
+    Every array is a read-only copy (results are immutable).
     """
 
     estimate: np.ndarray
@@ -54,6 +62,27 @@ class BitEstimates:
     q: float
     level: float
     std_error_method: str
+    outside: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("estimate", "lower", "upper", "std_error"):
+            object.__setattr__(self, name, readonly(getattr(self, name), np.float64))
+        object.__setattr__(self, "counts", readonly(self.counts, np.int64))
+        if self.outside is None:
+            z = float(norm.ppf(0.5 + self.level / 2.0))
+            out = (self.estimate + z * self.std_error < 0.0) | (self.estimate - z * self.std_error > self.population)
+        else:
+            out = self.outside
+        object.__setattr__(self, "outside", readonly(out, bool))
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line per bit whose whole interval lies outside [0, N] (see ``outside``)."""
+        assert self.outside is not None
+        return tuple(
+            f"bit {j}: estimate {self.estimate[j]:.6g} with its whole {self.level:g} interval outside "
+            f"[0, {self.population}]; check q = {self.q:g} and reports = {self.reports} are what the reports were "
+            "randomized with" for j in np.flatnonzero(self.outside))
 
     @property
     def bits(self) -> int:
@@ -70,6 +99,7 @@ class BitEstimates:
                 "lower": float(self.lower[j]),
                 "upper": float(self.upper[j]),
                 "std_error": float(self.std_error[j]),
+                "outside": bool(self.outside[j]) if self.outside is not None else False,
             }
             for j in range(self.bits)
         ]
@@ -83,6 +113,7 @@ class BitEstimates:
             "level": self.level,
             "std_error_method": self.std_error_method,
             "estimates": self.to_records(),
+            "warnings": list(self.warnings),
         }
 
     def to_pandas(self) -> Any:
@@ -168,5 +199,7 @@ def estimate_bits(
     z = float(norm.ppf(0.5 + level / 2.0))
     lower = np.clip(est - z * se, 0.0, n)
     upper = np.clip(est + z * se, 0.0, n)
+    outside = (est + z * se < 0.0) | (est - z * se > n)
     return BitEstimates(estimate=est, lower=lower, upper=upper, std_error=se, counts=counts,
-                        population=population, reports=reports, q=q, level=level, std_error_method=std_error)
+                        population=population, reports=reports, q=q, level=level, std_error_method=std_error,
+                        outside=outside)

@@ -406,8 +406,7 @@ def k_tail_mc_worst_outlier_bits(*, q: float, bits: int, population: int, report
 
 def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int, epsilon: float,
                            samples: int = 20_000, rng: np.random.Generator | int | None = None,
-                           outlier_bits: int | None = None, confidence: float = 0.95,
-                           certified: bool = False) -> TailResult:
+                           outlier_bits: int | None = None, confidence: float = 0.95) -> TailResult:
     """Monte Carlo of the rigorous reduction ``eta <= P[mean w > e**(epsilon/k)]`` (Maclaurin's inequality).
 
     Maclaurin: ``(e_k(w) / C(n, k))**(1/k) <= e_1(w) / n`` for non-negative w, hence ``R(S^k) <= (mean w)**k`` and
@@ -419,9 +418,8 @@ def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int
 
     Args:
         q, bits, population, reports, epsilon, samples, rng, outlier_bits, confidence: as in :func:`k_tail_mc`.
-        certified: HOOK — ask :mod:`sufficientdp.ratio.tail` (if present) for a *certified* bound on the same
-            sum-of-iid tail instead of Monte Carlo. Not relied on anywhere; raises ``NotImplementedError`` when
-            that module or its certified method is not available.
+            (The rigorous k-report bound is :func:`k_tail_certified`, or over every collection
+            :func:`sufficientdp.ratio.proven.proven_tail`.)
 
     Returns:
         A :class:`TailResult` (estimate of an upper bound; ``details["bound_of"] = "eta"``).
@@ -436,8 +434,6 @@ def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int
     """
     cfg = _check_config(q, bits, population, reports, epsilon, outlier_bits)
     samples, confidence = _check_samples_conf(samples, confidence)
-    if certified:
-        return _certified_hook(cfg)
     gen = _check_rng(rng)
     t = _sample_counts(cfg, samples, gen)
     _, log_mean = _log_r_and_log_mean(cfg, t, need_r=False)
@@ -447,31 +443,6 @@ def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int
                  "bound_of": "eta",
                  "note": "Monte Carlo estimate of a rigorous upper bound on eta, not itself a guarantee"},
         log_r_for_delta=None)
-
-
-def _certified_hook(cfg: _Config) -> TailResult:  # pragma: no cover - depends on another module
-    """HOOK (not relied on): certified bound for ``P[mean w > lambda**(1/k)]`` from ``sufficientdp.ratio.tail``.
-
-    The Maclaurin reduction turns the k-report tail into the tail of ``(1/kN) sum w_i`` with kN reports, k of them
-    from the outlier, at threshold ``e**(epsilon/k)``. If a certified routine for sums of iid per-report ratios
-    exists (``homogeneous_tail(..., method="certified")``), it can be called here. Its signature is not fixed
-    yet, so this hook tries one plausible call and otherwise raises ``NotImplementedError``.
-    """
-    try:
-        from . import tail as _tail
-    except ImportError as exc:
-        raise NotImplementedError("sufficientdp.ratio.tail is not available: no certified bound yet") from exc
-    fn = getattr(_tail, "homogeneous_tail", None)
-    if fn is None:
-        raise NotImplementedError("sufficientdp.ratio.tail.homogeneous_tail is not available")
-    try:
-        res = fn(q=cfg.q, bits=cfg.j, population=cfg.population, reports=cfg.reports,
-                 epsilon=cfg.epsilon / cfg.reports, method="certified")
-    except TypeError as exc:
-        raise NotImplementedError(f"homogeneous_tail does not accept the k-report configuration: {exc}") from exc
-    if not isinstance(res, TailResult) or res.kind != "bound":
-        raise NotImplementedError("homogeneous_tail(method='certified') did not return a bound")
-    return res
 
 
 def k_tail_exact_single_bit(*, q: float, population: int, reports: int, epsilon: float) -> TailResult:

@@ -11,8 +11,11 @@ Every number is one of three kinds, and says which (the product's honesty rule):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .._frozen import freeze, thaw
 
 __all__ = ["KINDS", "SCOPES", "TailResult"]
 
@@ -25,7 +28,7 @@ SCOPES = ("all-collections", "homogeneous", "per-report")
 def _num(x: float | None) -> float | None:
     if x is None:
         return None
-    return float(x) if math.isfinite(x) else None
+    return None if math.isnan(x) else float(x)  # +-inf stays a float (the CLI's JSON writes it as "inf")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,7 +45,8 @@ class TailResult:
         scope: ``"all-collections"``, ``"homogeneous"`` or ``"per-report"`` (see ``SCOPES``).
         epsilon, q, bits, population, reports, outlier_bits: the configuration.
         confidence: confidence level of an estimate's interval (None otherwise).
-        details: method-specific extras (samples, terms, time, ...), JSON-ready.
+        details: method-specific extras (samples, terms, time, notes, ...), read-only (a :class:`FrozenDict`
+            of tuples); ``to_dict`` returns a plain JSON-ready copy.
     """
 
     eta: float
@@ -61,16 +65,17 @@ class TailResult:
     delta_upper: float | None = None
     confidence: float | None = None
     scope: str = "homogeneous"
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "details", freeze(self.details))  # read-only: notes and caveats stay attached
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got {self.kind!r}")
         if self.scope not in SCOPES:
             raise ValueError(f"scope must be one of {SCOPES}; got {self.scope!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (non-finite numbers become None)."""
+        """Plain dict (NaN becomes None; an infinite value stays ``inf``, which the CLI's JSON writes as "inf")."""
         return {
             "eta": _num(self.eta),
             "eta_lower": _num(self.eta_lower),
@@ -88,5 +93,5 @@ class TailResult:
             "reports": self.reports,
             "outlier_bits": self.outlier_bits,
             "confidence": self.confidence,
-            "details": self.details,
+            "details": thaw(self.details),
         }

@@ -4,8 +4,8 @@
 * :mod:`.bayesian` — posterior-to-posterior bounds (§7), the total-variation and prior-to-posterior readings.
 
 References:
-    /work/shared/papers/census-semantics-digest.md §3 (Sec. 6) and §4 (Sec. 7);
-    /work/shared/papers/003_94afa14f96cb68a4.txt (statistical distance, Bayesian reading, differencing).
+    papers/census-semantics-digest.md §3 (Sec. 6) and §4 (Sec. 7);
+    papers/003_94afa14f96cb68a4.txt (statistical distance, Bayesian reading, differencing).
 """
 
 from .bayesian import (

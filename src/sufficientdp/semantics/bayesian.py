@@ -23,9 +23,9 @@ The non-pure statements need a *correct* prior; a wrong prior can show arbitrari
 Two readings from seed 003, with their caveats: total variation (statistical distance) and prior-to-posterior.
 
 References:
-    /work/shared/papers/census-semantics-digest.md §4.1–4.4, §8 (pitfalls);
-    /work/shared/papers/004_47af1ee980af8d2f.txt Sec. 7 and Appendix C;
-    /work/shared/papers/003_94afa14f96cb68a4.txt §1 (differencing), §2.1 Remark 2 (why not statistical
+    papers/census-semantics-digest.md §4.1–4.4, §8 (pitfalls);
+    papers/004_47af1ee980af8d2f.txt Sec. 7 and Appendix C;
+    papers/003_94afa14f96cb68a4.txt §1 (differencing), §2.1 Remark 2 (why not statistical
     distance), §2.2 Theorems 1–2 (Bayesian reading).
 """
 

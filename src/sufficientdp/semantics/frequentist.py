@@ -23,8 +23,8 @@ and *power* ``P(reject | D2)``. Each guarantee caps the power at every level:
 the power of an attacker who knows nothing about the rest of the data.
 
 References:
-    /work/shared/papers/census-semantics-digest.md §3.1–3.4 (Thms 6.1–6.3, Tables 1, 2, 6, §6.4);
-    /work/shared/papers/004_47af1ee980af8d2f.txt Sec. 6.
+    papers/census-semantics-digest.md §3.1–3.4 (Thms 6.1–6.3, Tables 1, 2, 6, §6.4);
+    papers/004_47af1ee980af8d2f.txt Sec. 6.
 """
 
 from __future__ import annotations
