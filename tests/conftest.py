@@ -10,3 +10,16 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook signature
+    """Markers by location, so a contributor can run the fast suite (``make test-fast``): ``spark`` for tests that
+    start a Spark session, ``service`` for the HTTP collector, its client and the collector demo."""
+    import pytest
+
+    for item in items:
+        path = str(item.path)
+        if "spark" in os.path.basename(path):
+            item.add_marker(pytest.mark.spark)
+        if f"{os.sep}service{os.sep}" in path or f"{os.sep}client{os.sep}" in path or "demo_collector" in path:
+            item.add_marker(pytest.mark.service)

@@ -30,7 +30,7 @@ def test_randomization_params_valid_and_frozen():
         ({"bits": 4, "q": 0.7}, "q must be in (0, 0.5); got 0.7"),
         ({"bits": 4, "q": float("nan")}, "q must be a real number in (0, 0.5); got nan"),
         ({"bits": 4, "q": "0.2"}, "q must be a real number"),
-        ({"bits": 4, "q": 0.2, "reports": 0}, "reports must be an integer >= 1; got 0"),
+        ({"bits": 4, "q": 0.2, "reports": 0}, "reports must be an integer >= 1 and <= 1000; got 0"),
         ({"bits": 4, "q": 0.2, "precision": 65}, "precision must be an integer >= 2 and <= 64; got 65"),
     ],
 )

@@ -6,7 +6,8 @@ All errors raised on purpose by the library derive from :class:`SufficientDPErro
   names the parameter, the value received and the allowed range, e.g. ``"q must be in (0, 0.5); got 0.7"``.
 * :class:`DataError` (also a :class:`ValueError`): input data (reports, counts, files) has the wrong shape or
   contains values other than 0/1.
-* :class:`CalibrationError`: no parameter value satisfies the requested privacy target.
+* :class:`CalibrationError` (also a :class:`ValueError`): no parameter value satisfies the requested privacy target
+  (the target, as given, is infeasible).
 """
 
 from __future__ import annotations
@@ -26,5 +27,5 @@ class DataError(SufficientDPError, ValueError):
     """Input data has the wrong shape, type or values."""
 
 
-class CalibrationError(SufficientDPError):
+class CalibrationError(SufficientDPError, ValueError):
     """No parameter value satisfies the requested privacy target."""

@@ -9,10 +9,40 @@ from typing import Any
 from ._errors import ParameterError
 
 __all__ = [
+    "MAX_BITS",
+    "MAX_EPSILON",
+    "MAX_POPULATION",
+    "MAX_REPORTS",
+    "check_epsilon",
     "check_int",
+    "check_reports",
     "check_open_interval",
     "check_positive_finite",
 ]
+
+
+#: Largest privacy level the sufficient-DP analyses accept: lambda = e**50 ~ 5e21, far beyond any meaningful
+#: guarantee (the CLI's --epsilon and campaigns use the same limit).
+MAX_EPSILON = 50.0
+#: Largest L (bits per report) the analyses accept (the CLI's --bits limit).
+MAX_BITS = 4096
+#: Largest N (people) the analyses accept (the CLI's --population limit).
+MAX_POPULATION = 10**12
+#: Largest k (reports per person) the analyses and the randomizer accept (the CLI's --reports limit).
+MAX_REPORTS = 1000
+
+
+def check_epsilon(value: Any, name: str = "epsilon") -> float:
+    """Return ``value`` as a float if ``0 < value <= MAX_EPSILON``."""
+    fvalue = _as_float(name, value, f"(0, {MAX_EPSILON:g}]")
+    if not (0.0 < fvalue <= MAX_EPSILON):
+        raise ParameterError(f"{name} must be in (0, {MAX_EPSILON:g}]; got {_describe(value)}")
+    return fvalue
+
+
+def check_reports(value: Any, name: str = "reports") -> int:
+    """Return ``value`` as an int if it is an integer in ``[1, MAX_REPORTS]``."""
+    return check_int(name, value, minimum=1, maximum=MAX_REPORTS)
 
 
 def _describe(value: Any) -> str:

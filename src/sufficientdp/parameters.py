@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from ._numerics.dyadic import DyadicProbability
-from ._validation import check_int, check_open_interval, check_positive_finite
+from ._validation import check_int, check_open_interval, check_positive_finite, check_reports
 
 __all__ = ["PrivacyTarget", "RandomizationParams", "effective_bits", "local_q", "sigma_per_sqrt_n"]
 
@@ -162,7 +162,7 @@ class RandomizationParams:
     def __post_init__(self) -> None:
         object.__setattr__(self, "bits", check_int("bits", self.bits, minimum=1))
         object.__setattr__(self, "q", check_open_interval("q", self.q, 0.0, 0.5))
-        object.__setattr__(self, "reports", check_int("reports", self.reports, minimum=1))
+        object.__setattr__(self, "reports", check_reports(self.reports))
         object.__setattr__(self, "precision", check_int("precision", self.precision, minimum=2, maximum=64))
         DyadicProbability.from_float(self.q, precision=self.precision)  # validates representability
 

@@ -312,3 +312,45 @@ def test_json_writes_infinity_as_a_string_and_nan_as_null():
                      bits=1, population=2, delta=math.nan)
     d = _finite(res.to_dict())
     assert d["eta_upper"] == "inf" and d["delta"] is None and d["eta_lower"] is None
+
+
+def test_output_that_is_the_input_is_refused(tmp_path):
+    from sufficientdp.cli.main import main
+    from sufficientdp.io import write_reports
+
+    src = tmp_path / "in.csv"
+    write_reports(src, np.array([[0, 1], [1, 0]], dtype=np.uint8))
+    before = src.read_bytes()
+    (tmp_path / "alias.csv").symlink_to(src)
+    assert main(["randomize", "--input", str(src), "--output", str(src), "--q", "0.25"]) == 2
+    assert main(["estimate", "--input", str(src), "--q", "0.25", "--output", str(tmp_path / "alias.csv")]) == 2
+    assert src.read_bytes() == before
+
+
+def test_sigterm_during_writes_leaves_no_temporary_file(tmp_path):
+    # A process writing report files again and again is sent SIGTERM: the write it was in must remove its
+    # temporary file, and the process exits with 128 + 15.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import numpy as np, itertools\n"
+        "from sufficientdp.cli.main import _on_termination_unwind, _Terminated\n"
+        "from sufficientdp.io import write_reports\n"
+        "_on_termination_unwind()\n"
+        "arr = (np.random.default_rng(0).random((300000, 16)) < 0.5).astype(np.uint8)\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    for i in itertools.count():\n"
+        "        write_reports(f'out{i % 3}.csv', arr)\n"
+        "except _Terminated as exc:\n"
+        "    raise SystemExit(128 + exc.signum)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

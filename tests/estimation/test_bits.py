@@ -89,7 +89,7 @@ def test_interval_width_matches_normal_quantile():
     [
         ({"q": 0.5}, ParameterError, "q must be in (0, 0.5); got 0.5"),
         ({"level": 1.0}, ParameterError, "level must be in (0, 1); got 1.0"),
-        ({"reports": 0}, ParameterError, "reports must be an integer >= 1; got 0"),
+        ({"reports": 0}, ParameterError, "reports must be an integer >= 1 and <= 1000; got 0"),
         ({"population": None}, ParameterError, "population must be given"),
         ({"std_error": "bootstrap"}, ParameterError, "std_error must be one of exact, plugin"),
         ({"data": [-1, 2]}, DataError, "counts must be in [0, 10]"),
@@ -113,14 +113,13 @@ def test_tally_not_divisible_by_reports():
         estimate_bits(t, q=0.1, reports=2)
 
 
-def test_binomial_tail_sanity_of_normal_interval():
-    # the exact two-binomial law and the normal CI agree on coverage to within 0.5% at N = 20000
+def test_interval_coverage_under_the_exact_law():
+    # The product's 95% interval, evaluated at every possible count M (one "bit" per value of M), covers the true d
+    # with probability within 0.5% of 95% under the exact law of M: Bin(d, p) + Bin(N - d, q), N = 20000.
     n_people, q, d = 20000, 0.2, 4000
-    se = math.sqrt(n_people * q * (1 - q)) / (1 - 2 * q)
-    ms = np.arange(0, n_people + 1)
     law = np.convolve(binom.pmf(np.arange(d + 1), d, 1 - q), binom.pmf(np.arange(n_people - d + 1), n_people - d, q))
-    est = (ms - q * n_people) / (1 - 2 * q)
-    cover = law[np.abs(est - d) <= 1.959963984540054 * se].sum()
+    est = estimate_bits(np.arange(n_people + 1), q=q, population=n_people, level=0.95)
+    cover = law[(est.lower <= d) & (d <= est.upper)].sum()
     assert abs(cover - 0.95) < 0.005
 
 

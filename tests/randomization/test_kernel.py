@@ -416,7 +416,7 @@ def test_randomize_rejects_bad_input():
         randomize_packed(good.tolist(), 100, prob, rng)
     with pytest.raises(DataError, match="padding bits set beyond bit 99"):
         randomize_packed(good | np.uint64(1 << 40), 100, prob, rng)
-    with pytest.raises(ParameterError, match="reports must be an integer >= 1; got 0"):
+    with pytest.raises(ParameterError, match="reports must be an integer >= 1 and <= 1000; got 0"):
         randomize_packed(good, 100, prob, rng, reports=0)
     with pytest.raises(ParameterError, match="bits must be an integer >= 1; got 0"):
         randomize_packed(good, 0, prob, rng)

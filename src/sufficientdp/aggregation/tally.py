@@ -48,6 +48,17 @@ class Tally:
     vector_histogram: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.bits, bool) or not isinstance(self.bits, (int, np.integer)) or self.bits < 1:
+            raise DataError(f"bits must be an integer >= 1; got {self.bits!r}")
+        if isinstance(self.reports, bool) or not isinstance(self.reports, (int, np.integer)) or self.reports < 0:
+            raise DataError(f"reports must be an integer >= 0; got {self.reports!r}")
+        for name in ("bit_counts", "weight_histogram", "vector_histogram"):
+            arr = getattr(self, name)
+            if arr is None and name == "vector_histogram":
+                continue
+            if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu":
+                raise DataError(f"{name} must be an integer numpy array; got {type(arr).__name__}"
+                                + (f" of {arr.dtype}" if isinstance(arr, np.ndarray) else ""))
         if self.bit_counts.shape != (self.bits,):
             raise DataError(f"bit_counts must have shape ({self.bits},); got {self.bit_counts.shape}")
         if self.weight_histogram.shape != (self.bits + 1,):

@@ -28,7 +28,13 @@ import math
 from typing import Any
 
 from .._errors import ParameterError
-from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
+from .._validation import (
+    check_epsilon,
+    check_int,
+    check_nonnegative_finite,
+    check_open_interval,
+    check_reports,
+)
 from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
 from ..ratio.analysis import calibrate_tail
 from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
@@ -153,8 +159,8 @@ def calibrate(
     """
     bits = check_int("bits", bits, minimum=1)
     population = check_int("population", population, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    reports = check_int("reports", reports, minimum=1)
+    epsilon = check_epsilon(epsilon)
+    reports = check_reports(reports)
     beta = check_nonnegative_finite("beta", beta)
     if check_int("rounds", rounds, minimum=1) > 1:
         from .rounds import calibrate_rounds

@@ -38,7 +38,13 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom
 
-from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
+from .._validation import (
+    check_int,
+    check_nonnegative_finite,
+    check_open_interval,
+    check_positive_finite,
+    check_reports,
+)
 from ..accounting.amplification import BOUNDS, flip_probability_for_epsilon0, max_epsilon0
 from ._calibrate import DEFAULT_ETA, SCOPE, calibrate, local_q, sigma_per_sqrt_n
 
@@ -250,7 +256,7 @@ def compare_approaches(
     epsilon = check_positive_finite("epsilon", epsilon)
     delta = check_open_interval("delta", delta, 0.0, 1.0)
     eta = check_open_interval("eta", eta, 0.0, 1.0)
-    reports = check_int("reports", reports, minimum=1)
+    reports = check_reports(reports)
     beta = check_nonnegative_finite("beta", beta)
     exact_max_population = check_int("exact_max_population", exact_max_population, minimum=1)
     kw: dict[str, Any] = {"population": population, "reports": reports, "bits": bits}

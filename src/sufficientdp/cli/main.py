@@ -167,6 +167,18 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------- randomize
+def _refuse_output_over_input(input_path: str, output_path: str | None) -> None:
+    """An output that is the input (same path, or another name for the same file) would destroy the data."""
+    if output_path is None:
+        return
+    same = os.path.abspath(input_path) == os.path.abspath(output_path)
+    if not same and os.path.exists(output_path) and os.path.exists(input_path):
+        same = os.path.samefile(input_path, output_path)
+    if same:
+        raise _UsageError(f"--output {output_path!r} is the input file; choose another output (the input would be "
+                          "replaced)")
+
+
 def _cmd_randomize(args: argparse.Namespace) -> int:
     from ..io import read_reports, write_reports
     from ..parameters import RandomizationParams
@@ -174,6 +186,7 @@ def _cmd_randomize(args: argparse.Namespace) -> int:
     from ..randomization._sources import as_source
     from ..randomization.randomizer import Randomizer, check_domain
 
+    _refuse_output_over_input(args.input, args.output)
     data, names = read_reports(args.input)
     params = RandomizationParams(bits=data.shape[1], q=args.q, reports=args.reports)
     # A guarantee calibrated for a domain (--max-weight / --one-hot) covers only vectors in it: refuse the file
@@ -295,7 +308,8 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     from ..io import read_metadata
     from ..parameters import RandomizationParams
 
-    # Validate q and the file's metadata before reading a possibly large file.
+    # Validate the output, q and the file's metadata before reading a possibly large file.
+    _refuse_output_over_input(args.input, args.output)
     meta = read_metadata(args.input)
     q, reports, source = _estimate_settings(args, meta)
     if args.joint and args.top < 1:
@@ -766,6 +780,31 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM/SIGHUP as an exception, so that every ``finally`` and cleanup runs (temporary files, bars)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_termination_unwind() -> None:
+    """Turn SIGTERM and SIGHUP into :class:`_Terminated` (main thread only; `serve` installs its own handlers)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Terminated(signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code (0 ok, 2 bad input, 1 internal error, 130 interrupted).
 
@@ -780,6 +819,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words and words[0] in ("--version", "-V") and len(words) == 1:
         print(f"sufficientdp {__version__}")
         return 0
+    _on_termination_unwind()
     try:
         only = None  # load every command module (help, a typo, options before the command)
         if first is not None and not words[0].startswith("-"):
@@ -800,6 +840,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sufficientdp: interrupted", file=sys.stderr)
         return 130
+    except _Terminated as exc:
+        print(f"sufficientdp: terminated by signal {exc.signum}", file=sys.stderr)
+        return 128 + exc.signum
     except Exception as exc:  # an internal error: one line and exit 1, the traceback only with --debug
         if debug:
             raise

@@ -27,7 +27,7 @@ from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
 from .._frozen import readonly
-from .._validation import check_int, check_open_interval
+from .._validation import check_int, check_open_interval, check_reports
 from ..aggregation.tally import Tally
 
 __all__ = ["STD_ERROR_METHODS", "BitEstimates", "estimate_bits"]
@@ -157,7 +157,7 @@ def estimate_bits(
         [100.0, 900.0]
     """
     q = check_open_interval("q", q, 0.0, 0.5)
-    reports = check_int("reports", reports, minimum=1)
+    reports = check_reports(reports)
     level = check_open_interval("level", level, 0.0, 1.0)
     if std_error not in STD_ERROR_METHODS:
         raise ParameterError(f"std_error must be one of {', '.join(STD_ERROR_METHODS)}; got {std_error!r}")
@@ -175,11 +175,16 @@ def estimate_bits(
                 raise DataError(f"population={population} but the tally holds {n_reports} reports "
                                 f"= {pop_from_data} people x {reports}")
     else:
-        counts = np.asarray(data)
+        try:
+            counts = np.asarray(data)
+        except (ValueError, TypeError):
+            raise DataError("counts must be a non-empty 1-D array of non-negative integers") from None
         if counts.ndim != 1 or counts.size == 0:
             raise DataError(f"counts must be a non-empty 1-D array; got shape {counts.shape}")
         if counts.dtype.kind not in "iuf" or not np.all(np.isfinite(counts)) or np.any(counts != np.round(counts)):
             raise DataError("counts must be non-negative integers")
+        if np.any(counts > 2.0**62):
+            raise DataError("counts must be integers below 2**62")
         counts = counts.astype(np.int64)
         if population is None:
             raise ParameterError("population must be given (an integer >= 1) when data are counts; got None")

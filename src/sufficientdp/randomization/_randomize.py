@@ -11,7 +11,7 @@ from typing import Final
 import numpy as np
 
 from .._numerics.dyadic import DyadicProbability
-from .._validation import check_int
+from .._validation import check_int, check_reports
 from ._kernel import _check_prob, bernoulli_words
 from ._packing import _check_words, words_per_report
 from ._sources import RandomSource, as_source
@@ -85,7 +85,7 @@ def randomize_packed(
     """
     bits = check_int("bits", bits, minimum=1)
     prob = _check_prob(prob)
-    reports = check_int("reports", reports, minimum=1)
+    reports = check_reports(reports)
     words = _check_words(words, bits)
     src = as_source(source)
     n_words = words_per_report(bits)

@@ -37,7 +37,11 @@ def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
         >>> encode_bits([[1, 0, 1]]).tolist()
         [[1, 0, 1]]
     """
-    arr = np.asarray(values)
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError) as exc:  # ragged rows, objects numpy cannot hold
+        raise DataError(f"reports must be a rectangular 2-D array of 0/1 values; got {type(values).__name__} "
+                        f"({str(exc)[:80]})") from None
     if arr.ndim != 2:
         raise DataError(f"reports must be a 2-D array (people x bits); got shape {arr.shape}")
     if bits is not None:

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._errors import DataError, ParameterError
-from .._validation import check_int
+from .._validation import check_int, check_reports
 from ..parameters import RandomizationParams
 from ._packing import pack_bits, unpack_bits, words_per_report
 from ._randomize import randomize_packed
@@ -112,10 +112,14 @@ def randomize(values: ArrayLike, *, q: float, reports: int = 1, rng: Any = None,
         >>> out.shape, sorted(set(out.ravel().tolist())) <= [0, 1]
         ((3, 3), True)
     """
-    arr = np.asarray(values)
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError) as exc:  # ragged rows, objects numpy cannot hold
+        raise DataError(f"reports must be a rectangular 2-D array of 0/1 values; got {type(values).__name__} "
+                        f"({str(exc)[:80]})") from None
     if arr.ndim != 2:
         raise DataError(f"reports must be a 2-D array (people x bits); got shape {arr.shape}")
-    reports = check_int("reports", reports, minimum=1)
+    reports = check_reports(reports)
     params = RandomizationParams(bits=max(arr.shape[1], 1), q=q, reports=reports, precision=precision)
     if max_weight is not None or onehot:
         check_domain(encode_bits(arr, params.bits), max_weight=max_weight, onehot=onehot)

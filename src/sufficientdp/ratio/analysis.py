@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import CalibrationError, ParameterError
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import MAX_BITS, MAX_POPULATION, check_epsilon, check_int, check_open_interval, check_reports
 from ..parameters import local_q
 from .k_reports import k_tail_certified
 from .result import TailResult
@@ -74,10 +74,10 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         ('bound', True)
     """
     q = check_open_interval("q", q, 0.0, 0.5)
-    bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    reports = check_int("reports", reports, minimum=1)
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_BITS)
+    population = check_int("population", population, minimum=1, maximum=MAX_POPULATION)
+    epsilon = check_epsilon(epsilon)
+    reports = check_reports(reports)
     if outlier_bits is not None:
         outlier_bits = check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
     if method not in TAIL_METHODS:

@@ -22,6 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .._errors import ParameterError
+from .._validation import MAX_BITS, check_int, check_open_interval, check_positive_finite
+
 __all__ = [
     "RatioMoments",
     "log_phi",
@@ -107,6 +110,12 @@ def ratio_moments(*, q: float, bits: int, n: float, n_outlier: int = 1, simplifi
         >>> round(m.mean, 6)
         1.068165
     """
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_BITS)
+    n_outlier = check_int("n_outlier", n_outlier, minimum=1)
+    n = check_positive_finite("n", n)
+    if n < n_outlier:
+        raise ParameterError(f"n must be >= n_outlier = {n_outlier}; got {n!r}")
     lphi = log_phi(q)
     log_phi_l_minus_1 = _log_expm1(bits * lphi)  # log(phi^L - 1)
     log_var1 = log_psi_minus_phi2(q, bits)  # log(psi^L - phi^2L)

@@ -52,7 +52,7 @@ from scipy.special import gammaln, logsumexp
 
 from .._errors import ParameterError
 from .._numerics.lattice import compound_tail_bracket
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_epsilon, check_int, check_open_interval
 from .result import TailResult
 
 __all__ = ["DOMAINS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass", "evaluate", "pair_types",
@@ -385,7 +385,7 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
     q = check_open_interval("q", q, 0.0, 0.5)
     bits = check_int("bits", bits, minimum=1, maximum=100_000)
     population = check_int("population", population, minimum=1, maximum=10**12)
-    epsilon = check_positive_finite("epsilon", epsilon)
+    epsilon = check_epsilon(epsilon)
     reports = check_int("reports", reports, minimum=1, maximum=10_000)
     resolution = check_open_interval("resolution", resolution, 0.0, 1.0)
     dom = domain if domain is not None else Domain(bits=bits)
