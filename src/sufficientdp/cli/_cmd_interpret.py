@@ -17,6 +17,11 @@ from ..semantics.bayesian import posterior_table, total_variation_reading
 from ..semantics.frequentist import power_table
 
 
+#: Longest --levels/--epsilons list, and the largest epsilon in it (as --epsilon everywhere).
+_MAX_ITEMS = 100
+_MAX_EPSILON = 50.0
+
+
 def _float_list(name: str, text: str) -> list[float]:
     parts = [t.strip() for t in str(text).split(",")]
     if not parts or any(not t for t in parts):
@@ -29,7 +34,11 @@ def _float_list(name: str, text: str) -> list[float]:
             raise ParameterError(f"{name} must be a comma-separated list of numbers; got {text!r}") from None
         if math.isnan(v):
             raise ParameterError(f"{name} must be a comma-separated list of numbers; got {text!r}")
+        if name == "epsilons" and not 0.0 <= v <= _MAX_EPSILON:
+            raise ParameterError(f"epsilons must be numbers in [0, {_MAX_EPSILON:g}]; got {t!r}")
         out.append(v)
+    if len(out) > _MAX_ITEMS:
+        raise ParameterError(f"{name} must list at most {_MAX_ITEMS} numbers; got {len(out)}")
     return out
 
 
