@@ -16,7 +16,6 @@ from ..accounting.pbdp import compare_eta_delta
 from ..semantics.bayesian import posterior_table, total_variation_reading
 from ..semantics.frequentist import power_table
 
-
 #: Longest --levels/--epsilons list, and the largest epsilon in it (as --epsilon everywhere).
 _MAX_ITEMS = 100
 _MAX_EPSILON = 50.0
