@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP_CORE := $(VENV)/.installed-core
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: demo test test-fast venv install install-test bench reproduce lint typecheck clean
+.PHONY: demo test test-fast docs venv install install-test bench reproduce lint typecheck clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ test: $(STAMP_TEST)
 # The fast suite: no statistical/end-to-end (slow), Spark or service tests (issue 11: a contributor's loop).
 test-fast: $(STAMP_TEST)
 	$(BIN)/python -m pytest src tests -m "not slow and not spark and not service" -q
+
+# The API reference and guides (mkdocs + mkdocstrings, from the docstrings) into site/.
+docs: $(STAMP_TEST)
+	$(BIN)/mkdocs build --site-dir site
 
 bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/run_all.py
