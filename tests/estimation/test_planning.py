@@ -1,0 +1,41 @@
+"""estimation.planning.accuracy: closed forms checked by hand and by simulation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sufficientdp._errors import ParameterError
+from sufficientdp.estimation.planning import accuracy
+
+
+def test_hand_values() -> None:
+    # q = 1/4, N = 10^4, k = 1: sd = sqrt(10^4 * 1/4 * 3/4) / (1/2) = 50 sqrt(3) = 86.6025...
+    a = accuracy(0.25, population=10_000)
+    assert a.sd == pytest.approx(50 * math.sqrt(3), rel=1e-12)
+    assert a.half_width == pytest.approx(1.959963984540054 * 50 * math.sqrt(3), rel=1e-12)
+    assert a.half_width_fraction == pytest.approx(a.half_width / 10_000)
+    # detectable: (z_0.975 + z_0.8) sd / N = (1.959964 + 0.841621) * 86.6025 / 10^4
+    assert a.detectable_fraction == pytest.approx((1.959963984540054 + 0.8416212335729143) * a.sd / 1e4)
+    # k reports divide the variance by k
+    assert accuracy(0.25, population=10_000, reports=4).sd == pytest.approx(a.sd / 2)
+
+
+def test_simulated_sd_matches() -> None:
+    # 4000 simulated releases of N = 2000, q = 0.3, true count 500: the sample sd of d_hat is within 5% of the
+    # closed form (relative sd of a sample sd over 4000 draws ~ 1.1%; 5% is > 4 sd, failure probability < 1e-4).
+    rng = np.random.default_rng(12)
+    n, q, d = 2000, 0.3, 500
+    m = rng.binomial(d, 1 - q, size=4000) + rng.binomial(n - d, q, size=4000)
+    d_hat = (m - q * n) / (1 - 2 * q)
+    assert np.std(d_hat) == pytest.approx(accuracy(q, population=n).sd, rel=0.05)
+
+
+@pytest.mark.parametrize("kw", [{"q": 0.5}, {"q": 0.0}, {"population": 0}, {"level": 1.0}, {"power": 0.0},
+                                {"reports": 0}])
+def test_invalid(kw: dict) -> None:
+    args = {"q": 0.3, "population": 100, **kw}
+    with pytest.raises(ParameterError):
+        accuracy(args.pop("q"), **args)
