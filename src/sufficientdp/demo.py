@@ -126,7 +126,8 @@ def run_demo(*, population: int = 100_000, bits: int = 16, epsilon: float = 1.0,
 # ------------------------------------------------------------------------------------------ collector demo
 #: Most people the collector demo simulates (each one makes three HTTP requests).
 MAX_COLLECTOR_POPULATION = 100_000
-#: Largest L the collector demo accepts (the server calibrates q inside the request: keep it short).
+#: Largest L the collector demo accepts (the collector's background calibration takes minutes beyond: keep it
+#: short).
 MAX_COLLECTOR_BITS = 16
 #: Simulated people reporting at the same time.
 WORKERS = 4
@@ -287,6 +288,7 @@ class _LoopbackCollector:
         if self.thread.is_alive():
             self.thread.join(timeout=30.0)
         self.socket.close()
+        self.app.state.jobs.close()  # lifespan is off: stop the calibration jobs here
         self.app.state.storage.close()
 
     def __exit__(self, *exc: object) -> None:
@@ -327,7 +329,7 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
 
     Args:
         population: people reporting before the release, in [crowd_size, 100000].
-        bits: L, in [1, 16] (the collector calibrates q inside the request: about 3 s for L = 4, N_min = 300).
+        bits: L, in [1, 16] (the collector calibrates q in a background job: about 4 s for L = 4, N_min = 300).
         epsilon: privacy level, > 0.
         eta: target ``P[R > e^epsilon]`` at N_min (default 0.001).
         crowd_size: N_min, in [2, population].
@@ -371,7 +373,7 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
 
     import httpx
 
-    from .client.reporter import CollectorError, Reporter, _default_client
+    from .client.reporter import CollectorError, Reporter, _default_client, wait_for_campaign
     from .collection.tokens import TokenKey
     from .service.app import create_app
 
@@ -413,18 +415,27 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
             url = collector.url
             if status is not None:
                 how = "checks the given q" if spec.q is not None else "calibrates q (proven bound): a few seconds"
-                status(f"collector listening on {url}; creating the campaign (the collector {how}) ...")
-            # 1. The campaign (q = null: the collector calibrates it (proven bound) inside the request).
+                status(f"collector listening on {url}; creating the campaign (the collector {how} in a "
+                       "background job) ...")
+            # 1. The campaign: 202, then the collector calibrates q (q = null; proven bound) or checks the given q
+            #    in a background job; wait until the campaign is active.
             resp = ops.post("/v1/campaigns", headers=headers, json={
                 "name": spec.name, "bits": spec.bits, "epsilon": spec.epsilon, "eta": spec.eta,
                 "crowd_size": spec.crowd_size, "reports_per_person": spec.reports_per_person, "q": spec.q,
                 "rate_limit": spec.rate_limit})
-            if resp.status_code != 201:
+            if resp.status_code != 202:
                 raise _http_error(resp)
-            campaign = resp.json()
-            cid = campaign["id"]
-            if campaign.get("token_key") is not None:
-                token_key = TokenKey.from_dict(campaign["token_key"])
+            created = resp.json()
+            cid = created["id"]
+            if created.get("token_key") is not None:  # pinned from the creation answer (the creator is trusted)
+                token_key = TokenKey.from_dict(created["token_key"])
+            try:
+                campaign = wait_for_campaign(url, cid, client=ops, timeout=app.state.jobs.time_limit + 60.0)
+            except CollectorError as exc:
+                raise CollectorError(f"the collector refused ({exc.code}): {str(exc).split('): ', 1)[-1]}",
+                                     status=exc.status, code=exc.code, parameter=exc.parameter) from None
+            for counter in ("pending_reports", "released_reports", "releases"):  # all 0 now
+                campaign.pop(counter, None)
             # 2. The people report, each through its own Reporter and credential.
             # Several people at a time (HTTP and the database's fsync release the GIL); each Reporter has its
             # own generator, so the reports do not depend on the order in which people are served.

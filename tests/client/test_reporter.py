@@ -21,10 +21,20 @@ import numpy as np
 import pytest
 
 from sufficientdp import ParameterError, RandomizationParams, Randomizer
-from sufficientdp.client import CampaignInfo, CollectorError, Reporter, ReportLimitError, ReportReceipt
+from sufficientdp.client import (
+    CampaignInfo,
+    CollectorError,
+    Reporter,
+    ReportLimitError,
+    ReportReceipt,
+    wait_for_campaign,
+)
 from sufficientdp.collection import TokenKey, TokenSigner, verify
 
 CID = "0123456789abcdef0123456789abcdef"
+#: The collector's admin token in the tests against the real service (creating campaigns and releases need it).
+ADMIN = "admin-" + "1" * 20
+ADMIN_AUTH = {"authorization": f"Bearer {ADMIN}"}
 BASE = "https://collector.test"
 CREDENTIAL = "credential-Zq81-very-secret"
 ALLOWED = {"host", "accept", "accept-encoding", "connection", "content-length", "content-type", "user-agent"}
@@ -618,12 +628,15 @@ def test_against_the_collector_service(tmp_path: Any) -> None:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    with TestClient(app_module.create_app(f"sqlite:///{tmp_path / 'c.db'}"), base_url="http://testserver") as tc:
-        created = tc.post("/v1/campaigns", json={"name": "t", "bits": 8, "epsilon": 1.0, "eta": 0.5,
-                                                 "crowd_size": 3, "reports_per_person": 2, "q": 0.48})
-        assert created.status_code == 201, created.text
+    app = app_module.create_app(f"sqlite:///{tmp_path / 'c.db'}", admin_token=ADMIN)
+    with TestClient(app, base_url="http://testserver") as tc:
+        created = tc.post("/v1/campaigns", headers=ADMIN_AUTH,
+                          json={"name": "t", "bits": 8, "epsilon": 1.0, "eta": 0.5, "crowd_size": 3,
+                                "reports_per_person": 2, "q": 0.48})
+        assert created.status_code == 202, created.text  # q is checked by a background job
         cid = created.json()["id"]
         key = TokenKey.from_dict(created.json()["token_key"])  # the creator (the deployment) pins its key
+        assert wait_for_campaign("http://testserver", cid, client=tc, interval=0.05)["status"] == "active"
         receipts = []
         for i in range(3):
             reporter = Reporter("http://testserver", cid, credential=f"user-{i}", client=tc, backoff=0.0,
@@ -634,8 +647,9 @@ def test_against_the_collector_service(tmp_path: Any) -> None:
             Reporter("http://testserver", cid, credential="user-0", client=tc, token_key=key).report([0] * 8)
         assert info.value.code == "token_already_issued"
         assert tc.get(f"/v1/campaigns/{cid}").json()["pending_reports"] == 6
-        release = tc.post(f"/v1/campaigns/{cid}/releases")
+        release = tc.post(f"/v1/campaigns/{cid}/releases", headers=ADMIN_AUTH)
         assert release.status_code == 201 and release.json()["reports"] == 6
+    app.state.storage.close()
 
 
 def test_lost_token_answer_against_the_collector_service(tmp_path: Any) -> None:
@@ -646,13 +660,15 @@ def test_lost_token_answer_against_the_collector_service(tmp_path: Any) -> None:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    app = app_module.create_app(f"sqlite:///{tmp_path / 'c.db'}")
+    app = app_module.create_app(f"sqlite:///{tmp_path / 'c.db'}", admin_token=ADMIN)
     with TestClient(app, base_url="http://testserver") as tc:
-        created = tc.post("/v1/campaigns", json={"name": "t", "bits": 8, "epsilon": 1.0, "eta": 0.5,
-                                                 "crowd_size": 3, "reports_per_person": 2, "q": 0.48})
-        assert created.status_code == 201, created.text
+        created = tc.post("/v1/campaigns", headers=ADMIN_AUTH,
+                          json={"name": "t", "bits": 8, "epsilon": 1.0, "eta": 0.5, "crowd_size": 3,
+                                "reports_per_person": 2, "q": 0.48})
+        assert created.status_code == 202, created.text  # q is checked by a background job
         cid = created.json()["id"]
         key = TokenKey.from_dict(created.json()["token_key"])
+        assert wait_for_campaign("http://testserver", cid, client=tc, interval=0.05)["status"] == "active"
         answers: list[bytes] = []
 
         def handler(request: httpx.Request) -> httpx.Response:
@@ -675,3 +691,62 @@ def test_lost_token_answer_against_the_collector_service(tmp_path: Any) -> None:
         with pytest.raises(CollectorError, match="token_already_issued"):  # a new list is still refused
             Reporter("http://testserver", cid, credential="user-lost", client=tc, token_key=key).obtain_tokens()
     app.state.storage.close()
+
+
+# --- waiting for a campaign to leave "calibrating" -------------------------------------------------------------
+
+
+def _campaign_sequence(*bodies: tuple[int, dict[str, Any]]) -> tuple[httpx.Client, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+    answers = list(bodies)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        status, body = answers.pop(0) if len(answers) > 1 else answers[0]
+        return httpx.Response(status, json=body)
+
+    return httpx.Client(transport=httpx.MockTransport(handler)), seen
+
+
+def test_wait_for_campaign_polls_until_active_and_retries_5xx() -> None:
+    active = {**FakeCollector(None, rate_limit="none").campaign(), "status": "active", "error": None}
+    calibrating = {**active, "status": "calibrating", "q": None, "q_numerator": None}
+    client, seen = _campaign_sequence((200, calibrating), (503, {"error": {}}), (200, calibrating), (200, active))
+    assert wait_for_campaign(BASE, CID, client=client, interval=0.01, max_interval=0.02) == active
+    assert len(seen) == 4 and all(r.method == "GET" and r.url.path == f"/v1/campaigns/{CID}" for r in seen)
+    # A Reporter refuses a calibrating campaign (nothing is cached, no token or report request is sent).
+    client, seen = _campaign_sequence((200, calibrating))
+    with pytest.raises(CollectorError) as info:
+        Reporter(BASE, CID, client=client).report([0] * 8)
+    assert info.value.code == "campaign_not_active" and len(seen) == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "code"),
+    [((200, {"id": CID, "status": "failed", "error": {"code": "target_not_met", "message": "q: too small",
+                                                       "parameter": "q"}}), "target_not_met"),
+     ((200, {"id": CID, "status": "calibrating"}), "timeout"),
+     ((404, {"error": {"code": "unknown_campaign", "message": "no campaign", "parameter": "id"}}),
+      "unknown_campaign"),
+     ((200, {"id": "f" * 32, "status": "active"}), "bad_response"),
+     ((200, {"id": CID, "status": "paused"}), "bad_response")],
+)
+def test_wait_for_campaign_failures(answer: tuple[int, dict[str, Any]], code: str) -> None:
+    client, _ = _campaign_sequence(answer)
+    with pytest.raises(CollectorError) as info:
+        wait_for_campaign(BASE, CID, client=client, timeout=0.05, interval=0.01)
+    assert info.value.code == code
+    if code == "target_not_met":
+        assert info.value.parameter == "q" and "q: too small" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"base_url": "ftp://x"}, "base_url"), ({"campaign_id": "x"}, "campaign_id"), ({"timeout": 0}, "timeout"),
+     ({"timeout": 10**6}, "timeout"), ({"interval": -1}, "interval"), ({"max_interval": 61}, "max_interval"),
+     ({"client": object()}, "client")],
+)
+def test_wait_for_campaign_invalid_arguments(kwargs: dict[str, Any], match: str) -> None:
+    args: dict[str, Any] = {"base_url": BASE, "campaign_id": CID, **kwargs}
+    with pytest.raises(ParameterError, match=match):
+        wait_for_campaign(args.pop("base_url"), args.pop("campaign_id"), **args)

@@ -13,6 +13,7 @@ import math
 import re
 import secrets
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from fractions import Fraction
@@ -32,10 +33,14 @@ from sufficientdp._errors import ParameterError  # noqa: E402
 from sufficientdp.calibration import calibrate  # noqa: E402
 from sufficientdp.collection.tokens import TokenKey, blind, new_nonce, unblind, verify  # noqa: E402
 from sufficientdp.service.app import create_app  # noqa: E402
+from sufficientdp.service.storage import SCHEMA_VERSION  # noqa: E402
 
 BASE: dict[str, Any] = {"name": "survey", "bits": 4, "epsilon": 1.0, "crowd_size": 300, "q": 0.3,
                         "rate_limit": "none"}
 N_MIN = 300
+#: The deployment's admin token: administrative calls are closed without one (403 admin_disabled).
+ADMIN = "admin-" + "0" * 20
+AUTH = {"authorization": f"Bearer {ADMIN}"}
 
 
 @pytest.fixture(scope="module")
@@ -45,28 +50,52 @@ def db_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def app(db_url: str) -> Iterator[Any]:
-    application = create_app(db_url)
+    application = create_app(db_url, admin_token=ADMIN)
     yield application
+    application.state.jobs.close()
     application.state.storage.close()
 
 
 @pytest.fixture(scope="module")
 def client(app: Any) -> TestClient:
-    return TestClient(app)
+    return TestClient(app, headers=AUTH)  # the deployment's client: it may create campaigns and releases
 
 
 @pytest.fixture(scope="module")
 def token_campaign(client: TestClient) -> dict[str, Any]:
-    r = client.post("/v1/campaigns", json={**BASE, "rate_limit": "tokens", "reports_per_person": 2,
-                                           "crowd_size": 5, "q": 0.45, "eta": 0.5})
-    assert r.status_code == 201, r.text
-    return r.json()
+    return new_campaign(client, rate_limit="tokens", reports_per_person=2, crowd_size=5, q=0.45, eta=0.5)
+
+
+_COUNTERS = ("pending_reports", "released_reports", "releases")
+
+
+def settled(client: TestClient, cid: str, *, timeout: float = 60.0) -> dict[str, Any]:
+    """Poll ``GET /v1/campaigns/{cid}`` until the campaign leaves ``calibrating``; the object without counters."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = client.get(f"/v1/campaigns/{cid}")
+        assert r.status_code == 200, r.text
+        body = r.json()
+        if body["status"] != "calibrating":
+            return {k: v for k, v in body.items() if k not in _COUNTERS}
+        assert time.monotonic() < deadline, f"campaign {cid} still calibrating after {timeout} s"
+        time.sleep(0.02)
+
+
+def create(client: TestClient, body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """``POST /v1/campaigns``: 202 with the campaign object and its Location; then the settled campaign."""
+    r = client.post("/v1/campaigns", json=body, **kwargs)
+    assert r.status_code == 202, r.text
+    created = r.json()
+    assert r.headers["location"] == f"/v1/campaigns/{created['id']}"
+    assert created["status"] in ("calibrating", "active", "failed")  # settled at once when the outcome is known
+    return settled(client, created["id"])
 
 
 def new_campaign(client: TestClient, **overrides: Any) -> dict[str, Any]:
-    r = client.post("/v1/campaigns", json={**BASE, **overrides})
-    assert r.status_code == 201, r.text
-    return r.json()
+    c = create(client, {**BASE, **overrides})
+    assert c["status"] == "active" and c["error"] is None, c
+    return c
 
 
 _ANY: Any = object()
@@ -107,13 +136,15 @@ def test_openapi_description_lists_every_endpoint(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     assert {"/v1/campaigns", "/v1/campaigns/{campaign_id}", "/v1/campaigns/{campaign_id}/tokens",
             "/v1/campaigns/{campaign_id}/reports", "/v1/campaigns/{campaign_id}/releases",
-            "/v1/campaigns/{campaign_id}/estimates"} <= set(spec["paths"])
+            "/v1/campaigns/{campaign_id}/estimates", "/v1/campaigns/{campaign_id}/cancel"} <= set(spec["paths"])
     schemas = set(spec["components"]["schemas"])
     assert {"CampaignIn", "CampaignOut", "ReportsIn", "ReleaseOut", "ErrorOut"} <= schemas
 
 
 def test_create_campaign_with_given_q(client: TestClient) -> None:
-    c = new_campaign(client)
+    r = client.post("/v1/campaigns", json=BASE)
+    assert r.status_code == 202 and r.json()["status"] in ("calibrating", "active")
+    c = settled(client, r.json()["id"])
     assert re.fullmatch(r"[0-9a-f]{32}", c["id"])
     assert {k: c[k] for k in ("name", "bits", "epsilon", "eta", "crowd_size", "reports_per_person", "precision",
                               "rate_limit")} == {**{k: BASE[k] for k in ("name", "bits", "epsilon", "crowd_size",
@@ -132,21 +163,38 @@ def test_create_campaign_with_tokens_publishes_a_2048_bit_key(token_campaign: di
 
 
 def test_create_campaign_calibrates_when_q_is_null(client: TestClient) -> None:
-    c = new_campaign(client, bits=2, crowd_size=100, eta=0.01, q=None)
-    expected = calibrate(bits=2, population=100, epsilon=1.0, eta=0.01).q
+    # L = 1: the calibration is exact and instant, so the background job is quick.
+    c = new_campaign(client, bits=1, crowd_size=100, eta=0.01, q=None)
+    expected = calibrate(bits=1, population=100, epsilon=1.0, eta=0.01).q
     assert c["calibrated"] is True and c["q_numerator"] == math.ceil(Fraction(expected) * 2**32)
     assert c["eta_at_q"] <= 0.01
 
 
-def test_given_q_above_target_is_refused(client: TestClient) -> None:
-    err = assert_error(client.post("/v1/campaigns", json={**BASE, "q": 0.05}), 422, "target_not_met", "q")
+def test_given_q_above_target_makes_a_failed_campaign(client: TestClient) -> None:
+    c = create(client, {**BASE, "q": 0.05})
+    assert c["status"] == "failed" and c["q"] is None and c["eta_at_q"] is None and c["guarantee"] is None
+    err = c["error"]
+    assert (err["code"], err["parameter"]) == ("target_not_met", "q")
     assert "0.001" in err["message"] and "300" in err["message"]
+    # A failed campaign accepts nothing.
+    cid = c["id"]
+    assert_error(client.post(f"/v1/campaigns/{cid}/reports", json={"reports": [[0, 1, 0, 1]]}), 409,
+                 "campaign_not_active", None)
+    assert_error(client.post(f"/v1/campaigns/{cid}/releases"), 409, "campaign_not_active", None)
+    assert client.get(f"/v1/campaigns/{cid}/estimates").json() == {"campaign": cid, "releases": []}
+
+
+def test_given_q_rounding_to_one_half_is_refused_at_once(client: TestClient) -> None:
+    err = assert_error(client.post("/v1/campaigns", json={**BASE, "q": 0.49, "precision": 2}), 422,
+                       "invalid_parameter", "q")
+    assert "precision 2" in err["message"]
 
 
 @pytest.mark.parametrize(
     ("field", "value"),
     [("name", ""), ("name", 3), ("bits", 0), ("bits", 1025), ("bits", "4"), ("bits", 2.5), ("bits", True),
-     ("epsilon", 0), ("epsilon", -1.0), ("epsilon", "e"), ("eta", 0), ("eta", 1.5), ("crowd_size", 1),
+     ("epsilon", 0), ("epsilon", -1.0), ("epsilon", "e"), ("epsilon", 50.5), ("epsilon", 1e308), ("eta", 0),
+     ("eta", 1.5), ("eta", 1.0), ("crowd_size", 1), ("bits", 10**30), ("crowd_size", 10**9 + 1),
      ("crowd_size", 10**10), ("reports_per_person", 0), ("reports_per_person", 101), ("q", 0.5), ("q", -0.2),
      ("q", "0.3"), ("precision", 1), ("precision", 65), ("rate_limit", "captcha"), ("rate_limit", None)],
 )
@@ -254,6 +302,7 @@ def test_size_limits(client: TestClient, db_url: str) -> None:
                      "request_too_large", None)
         assert sc.post(url, json={"reports": [[0, 1, 0, 1]] * 10}).json()["accepted"] == 10
     finally:
+        small.state.jobs.close()
         small.state.storage.close()
     assert pending(client, c["id"]) == 10_010
 
@@ -577,13 +626,14 @@ def test_schema_version_1_is_migrated(app: Any, client: TestClient, token_campai
         with storage._tx() as cur:
             storage._x(cur, "UPDATE settings SET value = ? WHERE key = 'schema_version'", (v,))
 
-    assert version() == b"2"
+    current = str(SCHEMA_VERSION).encode()
+    assert version() == current
     try:
         with storage._tx() as cur:  # turn the database back into a version-1 one
             storage._x(cur, "ALTER TABLE issued DROP COLUMN blinded_digest")
             storage._x(cur, "UPDATE settings SET value = ? WHERE key = 'schema_version'", (b"1",))
         storage.init_schema()
-        assert version() == b"2"
+        assert version() == current
         with storage._tx(write=False) as cur:
             assert [d[0] for d in storage._x(cur, "SELECT * FROM issued").description][-1] == "blinded_digest"
         # An issuance recorded before version 2 has no digest: it is never re-answered.
@@ -593,12 +643,12 @@ def test_schema_version_1_is_migrated(app: Any, client: TestClient, token_campai
         assert first.status_code == 200
         assert client.post(url, json={"credential": new, "blinded": wire}).content == first.content
         storage.init_schema()  # idempotent
-        assert version() == b"2"
-        set_version(b"3")
-        with pytest.raises(RuntimeError, match="schema version 3"):
+        assert version() == current
+        set_version(str(SCHEMA_VERSION + 1).encode())
+        with pytest.raises(RuntimeError, match=f"schema version {SCHEMA_VERSION + 1}"):
             storage.init_schema()
     finally:
-        set_version(b"2")
+        set_version(current)
         storage.init_schema()
 
 
@@ -617,7 +667,7 @@ def test_readonly_reader_and_numpy_tally_of_the_live_database(app: Any, client: 
     client.post(f"/v1/campaigns/{cid}/reports", json={"reports": [[1, 1, 1, 1]] * 3})  # pending
     before = table_dump(storage)
     with open_storage_readonly(db_url) as reader:
-        assert reader.schema_version == 2 and reader.campaign_spec(cid) == c
+        assert reader.schema_version == SCHEMA_VERSION and reader.campaign_spec(cid) == c
         for release_id in (rel["id"], None):
             rows = [b for chunk in reader.released_reports(cid, release_id, chunk_rows=5) for b in chunk]
             bits = np.unpackbits(np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), 1),
@@ -656,14 +706,15 @@ def test_readonly_reader_never_migrates(app: Any) -> None:
         set_version(b"1")
         with open_storage_readonly(db) as reader:
             assert reader.schema_version == 1
-        set_version(b"3")
-        with pytest.raises(RuntimeError, match="schema version 3"):
+        newer = str(SCHEMA_VERSION + 1).encode()
+        set_version(newer)
+        with pytest.raises(RuntimeError, match=f"schema version {SCHEMA_VERSION + 1}"):
             open_storage_readonly(db)
         with storage._tx(write=False) as cur:
             assert bytes(storage._x(cur, "SELECT value FROM settings WHERE key = 'schema_version'")
-                         .fetchone()[0]) == b"3"
+                         .fetchone()[0]) == newer
     finally:
-        set_version(b"2")
+        set_version(str(SCHEMA_VERSION).encode())
 
 
 # ------------------------------------------------------------------------------------------ storage and config
@@ -682,24 +733,56 @@ def test_sqlite_schema_reveals_no_order_nor_time(app: Any) -> None:
         assert storage._x(cur, "PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
-def test_admin_token_guards_campaigns_and_releases(db_url: str) -> None:
+def test_admin_token_guards_campaigns_cancellations_and_releases(db_url: str) -> None:
     secured = create_app(db_url, admin_token="s" * 20)
     try:
         sc = TestClient(secured)
         assert_error(sc.post("/v1/campaigns", json=BASE), 401, "unauthorized")
+        assert_error(sc.post("/v1/campaigns", json=BASE, headers={"authorization": "Bearer " + "s" * 19}), 401,
+                     "unauthorized")
         auth = {"authorization": "Bearer " + "s" * 20}
-        r = sc.post("/v1/campaigns", json=BASE, headers=auth)
-        assert r.status_code == 201
-        assert_error(sc.post(f"/v1/campaigns/{r.json()['id']}/releases"), 401, "unauthorized")
-        assert_error(sc.post(f"/v1/campaigns/{r.json()['id']}/releases", headers=auth), 409, "crowd_too_small")
+        c = create(sc, BASE, headers=auth)
+        assert c["status"] == "active"
+        assert_error(sc.post(f"/v1/campaigns/{c['id']}/releases"), 401, "unauthorized")
+        assert_error(sc.post(f"/v1/campaigns/{c['id']}/cancel"), 401, "unauthorized")
+        assert_error(sc.post(f"/v1/campaigns/{c['id']}/releases", headers=auth), 409, "crowd_too_small")
+        assert_error(sc.post(f"/v1/campaigns/{c['id']}/cancel", headers=auth), 409, "campaign_not_calibrating")
+        # The participants' calls need no admin token.
+        assert sc.get(f"/v1/campaigns/{c['id']}").status_code == 200
+        assert sc.post(f"/v1/campaigns/{c['id']}/reports", json={"reports": [[0, 1, 0, 1]]}).status_code == 200
     finally:
+        secured.state.jobs.close()
         secured.state.storage.close()
+
+
+def test_administrative_calls_are_closed_without_an_admin_token(db_url: str, client: TestClient) -> None:
+    c = new_campaign(client)
+    closed = create_app(db_url)  # no admin token: the default
+    try:
+        cc = TestClient(closed)
+        for path in ("/v1/campaigns", f"/v1/campaigns/{c['id']}/releases", f"/v1/campaigns/{c['id']}/cancel"):
+            for headers in ({}, {"authorization": "Bearer "}, AUTH):
+                err = assert_error(cc.post(path, json=BASE, headers=headers), 403, "admin_disabled", None)
+                assert "SUFFICIENTDP_ADMIN_TOKEN" in err["message"]
+        assert cc.get(f"/v1/campaigns/{c['id']}").json()["status"] == "active"
+        assert cc.post(f"/v1/campaigns/{c['id']}/reports", json={"reports": [[0, 1, 0, 1]]}).status_code == 200
+        assert cc.get(f"/v1/campaigns/{c['id']}/estimates").status_code == 200
+    finally:
+        closed.state.jobs.close()
+        closed.state.storage.close()
 
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"max_body_bytes": 10}, "max_body_bytes"), ({"token_key_bits": 1024}, "token_key_bits"),
-     ({"credential_key": b"short"}, "credential_key"), ({"admin_token": "short"}, "admin_token")],
+    [({"max_body_bytes": 10}, "max_body_bytes"), ({"max_body_bytes": 2**31}, "max_body_bytes"),
+     ({"token_key_bits": 1024}, "token_key_bits"), ({"token_key_bits": 16384}, "token_key_bits"),
+     ({"credential_key": b"short"}, "credential_key"), ({"admin_token": "short"}, "admin_token"),
+     ({"calibration_workers": 0}, "calibration_workers"), ({"calibration_workers": 9}, "calibration_workers"),
+     ({"calibration_queue": -1}, "calibration_queue"), ({"calibration_queue": 1001}, "calibration_queue"),
+     ({"calibration_time_limit": 0}, "calibration_time_limit"),
+     ({"calibration_time_limit": 86401}, "calibration_time_limit"),
+     ({"calibration_memory_limit": 1 << 20}, "calibration_memory_limit"),
+     ({"calibration_memory_limit": 1 << 41}, "calibration_memory_limit")],
 )
 def test_create_app_invalid_arguments(db_url: str, kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(ParameterError, match=match):

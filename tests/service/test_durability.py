@@ -38,6 +38,9 @@ pytest.importorskip("uvicorn", reason="the collector service needs the 'service'
 BITS = 12
 BATCH = 25
 CROWD = 20
+#: The served collector's admin token (administrative calls are closed without one).
+ADMIN = secrets.token_hex(16)
+AUTH = {"authorization": f"Bearer {ADMIN}"}
 
 
 def _free_port() -> int:
@@ -47,8 +50,7 @@ def _free_port() -> int:
 
 
 def _start(db: Path, port: int, log: Any) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("SUFFICIENTDP_ADMIN_TOKEN", None)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SUFFICIENTDP_ADMIN_TOKEN": ADMIN}
     proc = subprocess.Popen(
         [sys.executable, "-m", "sufficientdp.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--database", f"sqlite:///{db}", "--quiet", "--log-level", "info"],
@@ -86,11 +88,16 @@ def test_kill_9_keeps_every_acknowledged_report(tmp_path: Path) -> None:
     proc = _start(db, port, log)
     base = f"http://127.0.0.1:{port}"
     try:
-        r = httpx.post(f"{base}/v1/campaigns", json={"name": "crash", "bits": BITS, "epsilon": 2.0,
-                                                     "crowd_size": CROWD, "q": 0.45, "eta": 0.5,
-                                                     "rate_limit": "none"}, timeout=60)
-        assert r.status_code == 201, r.text
+        r = httpx.post(f"{base}/v1/campaigns", headers=AUTH, timeout=60,
+                       json={"name": "crash", "bits": BITS, "epsilon": 2.0, "crowd_size": CROWD, "q": 0.45,
+                             "eta": 0.5, "rate_limit": "none"})
+        assert r.status_code == 202, r.text  # q is checked by a background job: wait until active
         cid = r.json()["id"]
+        deadline = time.monotonic() + 120
+        while httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["status"] == "calibrating":
+            assert time.monotonic() < deadline, "the campaign never became active"
+            time.sleep(0.1)
+        assert httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["status"] == "active"
         url = f"{base}/v1/campaigns/{cid}/reports"
         rng = np.random.default_rng(2024)
         lock = threading.Lock()
@@ -158,7 +165,7 @@ def test_kill_9_keeps_every_acknowledged_report(tmp_path: Path) -> None:
         finally:
             conn.close()
 
-        release = httpx.post(f"{base}/v1/campaigns/{cid}/releases", timeout=60).json()
+        release = httpx.post(f"{base}/v1/campaigns/{cid}/releases", headers=AUTH, timeout=60).json()
         everything = np.vstack([s[1] for s in sent])
         assert release["reports"] == everything.shape[0]
         assert [e["count"] for e in release["estimates"]] == everything.sum(axis=0).tolist()
@@ -169,6 +176,92 @@ def test_kill_9_keeps_every_acknowledged_report(tmp_path: Path) -> None:
     text = (tmp_path / "server.log").read_text(errors="replace")
     assert "Uvicorn running" in text or "Application startup complete" in text
     assert "POST /v1" not in text and "GET /v1" not in text and "HTTP/1.1" not in text
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (Linux /proc)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _wait_gone(pids: list[int], what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while any(_alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the job's process through /proc")
+def test_kill_9_during_a_calibration_requeues_it_at_restart(tmp_path: Path) -> None:
+    """The server dies mid-calibration: its job's process ends by itself, and the restarted server runs the job
+    again from the stored request (restart rule, docs/collector_api_contract.md). A graceful stop (SIGTERM) kills
+    the running job and leaves it stored for the next start."""
+    db = tmp_path / "collector.db"
+    port = _free_port()
+    log = open(tmp_path / "server.log", "wb")  # closed in finally
+    proc = _start(db, port, log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        # Checking this q takes about a second and a half (after the job's ~0.6 s start-up): long enough to
+        # kill the server while it runs, short enough to run again after the restart.
+        r = httpx.post(f"{base}/v1/campaigns", headers=AUTH, timeout=60,
+                       json={"name": "restart", "bits": 12, "epsilon": 2.0, "crowd_size": 20, "eta": 0.5,
+                             "q": 0.45, "rate_limit": "none"})
+        assert r.status_code == 202 and r.json()["status"] == "calibrating", r.text
+        cid = r.json()["id"]
+        deadline = time.monotonic() + 30
+        while not (jobs := _children(proc.pid)):
+            assert time.monotonic() < deadline, "no calibration process appeared"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        _wait_gone(jobs, "the orphaned calibration process kept running")  # it notices within half a second
+
+        proc = _start(db, port, log)
+        deadline = time.monotonic() + 120
+        while (c := httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json())["status"] == "calibrating":
+            assert time.monotonic() < deadline, "the re-queued calibration never finished"
+            time.sleep(0.1)
+        assert c["status"] == "active" and c["calibrated"] is False and c["eta_at_q"] <= 0.5
+
+        # SIGTERM during a calibration of minutes (L = 32, q calibrated): the server stops its job's process.
+        r = httpx.post(f"{base}/v1/campaigns", headers=AUTH, timeout=60,
+                       json={"name": "long", "bits": 32, "epsilon": 1.0, "crowd_size": 300, "rate_limit": "none"})
+        assert r.status_code == 202, r.text
+        deadline = time.monotonic() + 30
+        while not (jobs := _children(proc.pid)):
+            assert time.monotonic() < deadline, "no calibration process appeared"
+            time.sleep(0.05)
+        _stop(proc)
+        # A graceful stop (uvicorn re-raises SIGTERM after its shutdown: exit code 128 + 15), not the SIGKILL of
+        # _stop's fallback.
+        assert proc.returncode in (0, 128 + signal.SIGTERM), proc.returncode
+        # Killed and reaped by the lifespan shutdown before the server exited (not by its watchdog, later).
+        assert not any(_alive(pid) for pid in jobs), "the calibration process outlived the server's shutdown"
+        con = sqlite3.connect(db)
+        try:
+            assert con.execute("SELECT campaign_id FROM jobs").fetchall() == [(r.json()["id"],)]
+        finally:
+            con.close()
+    finally:
+        _stop(proc)
+        log.close()
 
 
 @pytest.mark.parametrize(
@@ -224,5 +317,9 @@ def test_serve_json_prints_one_startup_line_without_the_database_url(tmp_path: P
             except httpx.HTTPError:
                 assert time.monotonic() < deadline, "server did not come up"
                 time.sleep(0.1)
+        # Without SUFFICIENTDP_ADMIN_TOKEN the administrative calls are closed.
+        r = httpx.post(f"{info['url']}/v1/campaigns", timeout=10,
+                       json={"name": "x", "bits": 1, "epsilon": 1.0, "crowd_size": 5, "rate_limit": "none"})
+        assert r.status_code == 403 and r.json()["error"]["code"] == "admin_disabled", r.text
     finally:
         _stop(proc)

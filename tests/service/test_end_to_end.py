@@ -15,6 +15,7 @@ value twice and submits each report in its own request. A release then covers al
 from __future__ import annotations
 
 import math
+import secrets
 import warnings
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-from sufficientdp.client.reporter import Reporter  # noqa: E402
+from sufficientdp.client.reporter import Reporter, wait_for_campaign  # noqa: E402
 from sufficientdp.collection.tokens import TokenKey  # noqa: E402
 from sufficientdp.parameters import RandomizationParams  # noqa: E402
 from sufficientdp.randomization import Randomizer  # noqa: E402
@@ -54,17 +55,20 @@ def _report(client: TestClient, cid: str, value: np.ndarray, credential: str, se
 
 @pytest.mark.slow
 def test_reporters_to_release(tmp_path: Path) -> None:
-    app = create_app(str(tmp_path / "collector.db"))
+    admin = secrets.token_hex(16)
+    auth = {"authorization": f"Bearer {admin}"}  # the deployment's calls; the Reporters send no admin token
+    app = create_app(str(tmp_path / "collector.db"), admin_token=admin)
     try:
         client = TestClient(app)
-        r = client.post("/v1/campaigns", json={"name": "e2e", "bits": BITS, "epsilon": 1.0,
-                                               "crowd_size": PEOPLE, "reports_per_person": K, "q": 0.4,
-                                               "rate_limit": "tokens"})
-        assert r.status_code == 201, r.text
-        campaign = r.json()
+        r = client.post("/v1/campaigns", headers=auth, json={"name": "e2e", "bits": BITS, "epsilon": 1.0,
+                                                             "crowd_size": PEOPLE, "reports_per_person": K,
+                                                             "q": 0.4, "rate_limit": "tokens"})
+        assert r.status_code == 202, r.text  # the collector checks q in a background job
+        key = TokenKey.from_dict(r.json()["token_key"])  # pinned: the campaign's creator is the deployment
+        campaign = wait_for_campaign("http://testserver", r.json()["id"], client=client, timeout=120,
+                                     interval=0.05)
         cid, q = campaign["id"], campaign["q"]
-        key = TokenKey.from_dict(campaign["token_key"])  # pinned: the campaign's creator is the deployment
-        assert campaign["eta_at_q"] <= campaign["eta"]
+        assert campaign["status"] == "active" and campaign["eta_at_q"] <= campaign["eta"]
 
         rng = np.random.default_rng(20240611)
         truth = (rng.random((PEOPLE, BITS)) < PREVALENCE).astype(np.uint8)
@@ -75,7 +79,7 @@ def test_reporters_to_release(tmp_path: Path) -> None:
 
         status = client.get(f"/v1/campaigns/{cid}").json()
         assert status["pending_reports"] == K * PEOPLE
-        release = client.post(f"/v1/campaigns/{cid}/releases")
+        release = client.post(f"/v1/campaigns/{cid}/releases", headers=auth)
         assert release.status_code == 201, release.text
         rel = release.json()
         assert rel["reports"] == K * PEOPLE and rel["people"] == PEOPLE
@@ -96,7 +100,7 @@ def test_reporters_to_release(tmp_path: Path) -> None:
         # Ten more people: 20 reports, far below k * N_min = 600; the release is refused with the numbers.
         for i in range(PEOPLE, PEOPLE + 10):
             _report(client, cid, truth[i % PEOPLE], f"person-{i}", int(seeds[i]), key)
-        refused = client.post(f"/v1/campaigns/{cid}/releases")
+        refused = client.post(f"/v1/campaigns/{cid}/releases", headers=auth)
         assert refused.status_code == 409
         err = refused.json()["error"]
         assert err["code"] == "crowd_too_small" and "20 are pending" in err["message"] and "600" in err["message"]
@@ -104,4 +108,5 @@ def test_reporters_to_release(tmp_path: Path) -> None:
         again = client.post(f"/v1/campaigns/{cid}/tokens", json={"credential": "person-0", "blinded": ["2"]})
         assert again.status_code == 409 and again.json()["error"]["code"] == "token_already_issued"
     finally:
+        app.state.jobs.close()
         app.state.storage.close()

@@ -4,6 +4,6 @@ Needs ``httpx`` (``pip install 'sufficientdp[client]'``); the token arithmetic i
 (:mod:`sufficientdp.collection.tokens`).
 """
 
-from .reporter import CampaignInfo, CollectorError, Reporter, ReportLimitError, ReportReceipt
+from .reporter import CampaignInfo, CollectorError, Reporter, ReportLimitError, ReportReceipt, wait_for_campaign
 
-__all__ = ["CampaignInfo", "CollectorError", "ReportLimitError", "ReportReceipt", "Reporter"]
+__all__ = ["CampaignInfo", "CollectorError", "ReportLimitError", "ReportReceipt", "Reporter", "wait_for_campaign"]

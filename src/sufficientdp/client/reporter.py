@@ -69,7 +69,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'sufficientdp[client]'"
     ) from exc
 
-__all__ = ["CampaignInfo", "CollectorError", "ReportLimitError", "ReportReceipt", "Reporter"]
+__all__ = ["CampaignInfo", "CollectorError", "ReportLimitError", "ReportReceipt", "Reporter", "wait_for_campaign"]
 
 _CAMPAIGN_ID: Final = re.compile(r"[0-9a-fA-F]{32}")
 _RATE_LIMITS: Final = ("tokens", "none")
@@ -86,9 +86,12 @@ class CollectorError(SufficientDPError):
 
     Attributes:
         status: the HTTP status, or ``None`` if no response was received.
-        code: the contract's error code (``"invalid_token"``, ``"token_already_issued"``, ...), or a client-side
-            code (``"unreachable"``, ``"bad_response"``, ``"invalid_signature"``, ``"campaign_mismatch"``,
-            ``"pin_mismatch"``, ``"unpinned_token_key"``).
+        code: the contract's error code (``"invalid_token"``, ``"token_already_issued"``,
+            ``"campaign_not_active"``, ...), the code of a failed campaign's ``error`` (``"target_not_met"``,
+            ``"calibration_timeout"``, ...; see :func:`wait_for_campaign`), or a client-side code
+            (``"unreachable"``, ``"bad_response"``, ``"invalid_signature"``, ``"campaign_mismatch"``,
+            ``"pin_mismatch"``, ``"unpinned_token_key"``, ``"campaign_not_active"`` for a campaign still
+            calibrating, ``"timeout"``).
         parameter: the parameter the collector named, if any.
     """
 
@@ -141,6 +144,9 @@ class CampaignInfo:
         """
         if not isinstance(data, dict):
             raise ParameterError(f"campaign must be a JSON object; got {type(data).__name__}")
+        if data.get("status", "active") != "active":
+            raise ParameterError(f"campaign.status must be 'active' (reports are accepted only then); got "
+                                 f"{data.get('status')!r:.80}")
         for name in ("id", "bits", "q_numerator", "precision", "reports_per_person", "rate_limit"):
             if name not in data:
                 raise ParameterError(f"campaign.{name} is missing from the collector's campaign object")
@@ -465,14 +471,17 @@ class Reporter:
         Raises:
             CollectorError: the collector refused, is unreachable, or served a malformed campaign (including a q
                 outside (0, 0.5) or inconsistent with ``q_numerator / 2**precision``) or another campaign id
-                (``campaign_mismatch``); a campaign violating a pin (``pin_mismatch``: q below ``min_q``, k above
-                ``max_reports_per_person``, another L, a token key other than the pinned one); or a token
+                (``campaign_mismatch``); a campaign still calibrating (``campaign_not_active``: wait with
+                :func:`wait_for_campaign`) or failed (its error's code, e.g. ``target_not_met``); a campaign
+                violating a pin (``pin_mismatch``: q below ``min_q``, k above ``max_reports_per_person``, another
+                L, a token key other than the pinned one); or a token
                 campaign while no ``token_key`` is pinned and ``allow_unpinned_token_key`` is False
                 (``unpinned_token_key``). Nothing is cached then, and no token or report request is sent.
         """
         if self.campaign is not None:
             return self.campaign
         data = self._send("GET", self._url())
+        _check_status(data, self.campaign_id)
         try:
             info = CampaignInfo.from_dict(data)
         except ParameterError as exc:
@@ -640,3 +649,100 @@ class Reporter:
         return ReportReceipt(campaign_id=self.campaign_id, reports=len(self._pending), accepted=self._accepted,
                              duplicates=self._duplicates, requests=self._requests,
                              tokens=self.campaign.rate_limit == "tokens")
+
+
+def _check_status(data: Any, campaign_id: str) -> None:
+    """Raise :class:`CollectorError` unless the campaign object's status is active (absent: active)."""
+    status = data.get("status", "active") if isinstance(data, dict) else "active"
+    if status == "active":
+        return
+    if status == "calibrating":
+        raise CollectorError(f"campaign {campaign_id} is still calibrating; it accepts reports once active "
+                             "(sufficientdp.client.wait_for_campaign waits for it)", code="campaign_not_active")
+    err = data.get("error") if isinstance(data.get("error"), dict) else {}
+    if status == "failed":
+        raise CollectorError(f"campaign {campaign_id} failed ({err.get('code', '')}): {err.get('message', '')}",
+                             code=str(err.get("code") or "campaign_failed"), parameter=err.get("parameter"))
+    raise CollectorError(f"the collector served campaign {campaign_id} with an unknown status {status!r:.40}",
+                         code="bad_response")
+
+
+def wait_for_campaign(base_url: str, campaign_id: str, *, client: httpx.Client | None = None,
+                      timeout: float = 900.0, interval: float = 0.25, max_interval: float = 5.0) -> dict[str, Any]:
+    """Wait until a new campaign leaves ``calibrating`` (``GET /v1/campaigns/{id}``, polled with backoff).
+
+    ``POST /v1/campaigns`` answers 202: the collector calibrates q (or checks the given q) in a background job,
+    which may take from about a second to its time limit (600 s by default). This polls the campaign until its
+    status is ``active`` or ``failed``, waiting ``interval`` seconds at first and 1.5 times longer each time, at
+    most ``max_interval``. Connection errors, 5xx and 429 answers are retried until ``timeout``.
+
+    Args:
+        base_url: the collector's root URL.
+        campaign_id: the id from the 202 answer (32 hex characters).
+        client: an ``httpx.Client`` (e.g. the one that created the campaign); by default a client like the
+            Reporter's is created and closed.
+        timeout: seconds to wait in all, in (0, 86400].
+        interval, max_interval: first and largest pause between polls, in seconds, in (0, 60].
+
+    Returns:
+        The active campaign object (as served: ``q``, ``q_numerator``, ``eta_at_q``, ``guarantee``, ...).
+
+    Raises:
+        ParameterError: an argument out of range.
+        CollectorError: the campaign failed (``code`` is its error's code: ``target_not_met``,
+            ``calibration_timeout``, ``calibration_out_of_memory``, ``calibration_failed``,
+            ``calibration_interrupted``, ``calibration_cancelled``, ``invalid_parameter``; ``parameter`` as the
+            collector named it); it is still calibrating after ``timeout`` (``timeout``); or the collector refused
+            the request (4xx, e.g. ``unknown_campaign``) or answered something that is not a campaign object
+            (``bad_response``).
+    """
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise ParameterError(f"base_url must be an http(s) URL; got {base_url!r:.80}")
+    if not isinstance(campaign_id, str) or not _CAMPAIGN_ID.fullmatch(campaign_id):
+        raise ParameterError(f"campaign_id must be 32 hex characters; got {campaign_id!r:.80}")
+    for name, value, top in (("timeout", timeout, 86_400.0), ("interval", interval, 60.0),
+                             ("max_interval", max_interval, 60.0)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= top):
+            raise ParameterError(f"{name} must be a number of seconds in (0, {top:g}]; got {value!r:.80}")
+    if client is not None and not isinstance(client, httpx.Client):
+        raise ParameterError(f"client must be an httpx.Client or None; got {type(client).__name__}")
+    url = f"{base_url.rstrip('/')}/v1/campaigns/{campaign_id}"
+    own = client is None
+    http = _default_client(min(30.0, float(timeout))) if client is None else client
+    deadline = time.monotonic() + float(timeout)
+    pause = float(interval)
+    last = "no answer yet"
+    try:
+        while True:
+            try:
+                response = http.get(url, headers={"accept": "application/json"})
+            except httpx.TransportError as exc:
+                response, last = None, f"connection error ({type(exc).__name__})"
+            if response is not None:
+                status = response.status_code
+                if 200 <= status < 300:
+                    try:
+                        data = response.json()
+                    except ValueError:
+                        raise CollectorError(f"the collector answered GET {url} with non-JSON content",
+                                             status=status, code="bad_response") from None
+                    if not isinstance(data, dict) or data.get("id") != campaign_id:
+                        raise CollectorError(f"the collector did not answer GET {url} with campaign {campaign_id}",
+                                             status=status, code="bad_response")
+                    if data.get("status", "active") != "calibrating":
+                        _check_status(data, campaign_id)
+                        return data
+                    last = "status calibrating"
+                elif status == 429 or status >= 500:
+                    last = f"HTTP {status}"
+                else:
+                    raise Reporter._error(status, response)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CollectorError(f"campaign {campaign_id} is still not active after {timeout:g} s (last: {last})",
+                                     code="timeout")
+            time.sleep(min(pause, remaining))
+            pause = min(float(max_interval), pause * 1.5)
+    finally:
+        if own:
+            http.close()

@@ -9,7 +9,9 @@ campaign's ``eta``.
 * :func:`plan_campaign` — turns it into a :class:`CampaignPlan`: the dyadic q actually used (rounded *up* to a
   multiple of ``2**-precision``, never less noise than asked) and the proven ``eta`` bound at ``N_min`` for that
   q. With ``q=None`` it calibrates with ``calibrate(method="proven")``; with q given it only checks it, and raises
-  :class:`TargetNotMetError` when the bound exceeds the target.
+  :class:`TargetNotMetError` when the bound exceeds the target. Both cost seconds to many minutes (the check alone:
+  about 1 s at L = 4, 35 s at L = 64, minutes at L = 1024), so the HTTP collector runs them in a bounded background
+  job (:mod:`sufficientdp.service.jobs`), never inside a request.
 * :func:`proven_eta` — the all-collections bound at a given q (exact at L = 1).
 * :func:`estimate_release` — per-bit estimates (and, for L <= 12, the joint histogram) of a released batch.
 
@@ -38,8 +40,10 @@ from ..ratio.proven import proven_tail
 __all__ = [
     "MAX_BITS",
     "MAX_CROWD_SIZE",
+    "MAX_EPSILON",
     "MAX_HISTOGRAM_BITS",
     "MAX_NAME_LENGTH",
+    "MAX_PRECISION",
     "MAX_REPORTS_PER_PERSON",
     "RATE_LIMITS",
     "Campaign",
@@ -57,6 +61,10 @@ MAX_BITS: Final = 1024
 MAX_CROWD_SIZE: Final = 10**9
 #: Largest k.
 MAX_REPORTS_PER_PERSON: Final = 100
+#: Largest epsilon (lambda = e**50 ~ 5e21: far beyond any meaningful privacy level).
+MAX_EPSILON: Final = 50.0
+#: Largest dyadic precision of q (clients draw 64-bit words).
+MAX_PRECISION: Final = 64
 #: Longest campaign name, in characters.
 MAX_NAME_LENGTH: Final = 200
 #: Releases carry the joint histogram (2**L cells) only up to this L.
@@ -88,7 +96,7 @@ class Campaign:
     Attributes:
         name: a label, 1 to 200 characters, no control characters.
         bits: L, bits per report, in [1, 1024].
-        epsilon: privacy level, finite and > 0.
+        epsilon: privacy level, in (0, 50].
         eta: target cut-off ``P[R > e**epsilon] <= eta`` at N_min, in (0, 1) (default 1e-3).
         crowd_size: N_min, the fewest people any release will cover, in [2, 10**9].
         reports_per_person: k, in [1, 100] (default 1).
@@ -123,14 +131,22 @@ class Campaign:
                                  f"got {shown!r}")
         set_ = object.__setattr__
         set_(self, "bits", check_int("bits", self.bits, minimum=1, maximum=MAX_BITS))
-        set_(self, "epsilon", check_positive_finite("epsilon", self.epsilon))
+        try:
+            epsilon = check_positive_finite("epsilon", self.epsilon)
+        except ParameterError:
+            epsilon = math.nan
+        if not 0.0 < epsilon <= MAX_EPSILON:
+            shown = repr(self.epsilon)
+            raise ParameterError(f"epsilon must be a number in (0, {MAX_EPSILON:g}]; got "
+                                 f"{shown if len(shown) <= 60 else shown[:57] + '...'}")
+        set_(self, "epsilon", epsilon)
         set_(self, "eta", check_open_interval("eta", self.eta, 0.0, 1.0))
         set_(self, "crowd_size", check_int("crowd_size", self.crowd_size, minimum=2, maximum=MAX_CROWD_SIZE))
         set_(self, "reports_per_person", check_int("reports_per_person", self.reports_per_person, minimum=1,
                                                    maximum=MAX_REPORTS_PER_PERSON))
         if self.q is not None:
             set_(self, "q", check_open_interval("q", self.q, 0.0, 0.5))
-        set_(self, "precision", check_int("precision", self.precision, minimum=2, maximum=64))
+        set_(self, "precision", check_int("precision", self.precision, minimum=2, maximum=MAX_PRECISION))
         if self.rate_limit not in RATE_LIMITS:
             raise ParameterError(f"rate_limit must be one of {', '.join(map(repr, RATE_LIMITS))}; "
                                  f"got {self.rate_limit!r}")
@@ -181,7 +197,7 @@ def proven_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_
 
 @functools.lru_cache(maxsize=256)
 def _proven_eta(q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int) -> float:
-    """Cached: the bound is a pure function of its (validated) arguments and costs up to seconds."""
+    """Cached: the bound is a pure function of its (validated) arguments and costs seconds to minutes."""
     res = proven_tail(q=q, bits=bits, population=crowd_size, epsilon=epsilon, reports=reports_per_person)
     return float(res.eta)
 

@@ -5,9 +5,17 @@ An adapter: it parses and validates requests, stores reports, and calls the core
 :func:`sufficientdp.collection.campaign.estimate_release` for estimates, :mod:`sufficientdp.collection.tokens` for
 blind signatures). It logs no request data: no raw reports, nonces, credentials, client addresses or user agents.
 
-Endpoints (all JSON): ``POST /v1/campaigns``, ``GET /v1/campaigns/{id}``, ``POST /v1/campaigns/{id}/tokens``,
-``POST /v1/campaigns/{id}/reports``, ``POST /v1/campaigns/{id}/releases``, ``GET /v1/campaigns/{id}/estimates``.
-The OpenAPI description is served at ``/openapi.json``.
+No request runs unbounded math: ``POST /v1/campaigns`` validates the fields, stores the campaign as
+``calibrating`` and answers 202; its q is calibrated (or the given q checked) by a bounded background job
+(:mod:`sufficientdp.service.jobs`: bounded queue, one child process per job, time and memory limits), and
+``GET /v1/campaigns/{id}`` shows ``calibrating``, ``active`` or ``failed``. Every numeric input has an upper
+limit, stated in its error message and in docs/collector_api_contract.md.
+
+Endpoints (all JSON): ``POST /v1/campaigns``, ``GET /v1/campaigns/{id}``, ``POST /v1/campaigns/{id}/cancel``,
+``POST /v1/campaigns/{id}/tokens``, ``POST /v1/campaigns/{id}/reports``, ``POST /v1/campaigns/{id}/releases``,
+``GET /v1/campaigns/{id}/estimates``. The administrative ones (creating and cancelling campaigns, releases) need
+the deployment's admin token and are closed (403 ``admin_disabled``) when none is configured. The OpenAPI
+description is served at ``/openapi.json``.
 """
 
 from __future__ import annotations
@@ -21,13 +29,14 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import numpy as np
 
 try:
-    from fastapi import Depends, FastAPI, Request
+    from fastapi import Depends, FastAPI, Request, Response
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, ConfigDict, Field
@@ -36,18 +45,29 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "the collector service needs the 'service' extra: pip install 'sufficientdp[service]'") from exc
 
-from .._errors import CalibrationError, ParameterError, SufficientDPError
+from .._errors import ParameterError, SufficientDPError
+from .._numerics.dyadic import DyadicProbability
 from ..collection.campaign import (
     MAX_BITS,
     MAX_CROWD_SIZE,
+    MAX_EPSILON,
     MAX_NAME_LENGTH,
+    MAX_PRECISION,
     MAX_REPORTS_PER_PERSON,
     Campaign,
-    TargetNotMetError,
     estimate_release,
-    plan_campaign,
 )
 from .errors import ServiceError, error_body
+from .jobs import (
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_QUEUE,
+    DEFAULT_TIME_LIMIT,
+    RETRY_AFTER,
+    CalibrationJobs,
+    Outcome,
+    cached_outcome,
+    failed,
+)
 from .storage import CrowdTooSmall, Storage, blinded_digest, open_storage, pack_reports
 
 __all__ = ["MAX_REPORTS_PER_REQUEST", "create_app"]
@@ -56,6 +76,8 @@ __all__ = ["MAX_REPORTS_PER_REQUEST", "create_app"]
 MAX_REPORTS_PER_REQUEST = 10_000
 #: Longest credential accepted by the token endpoint, in characters.
 MAX_CREDENTIAL_LENGTH = 4096
+#: Most hex digits of a blinded value or a signature.
+MAX_HEX_DIGITS = 4096
 #: Environment variable holding the credential HMAC key (hex) when ``create_app`` is not given one.
 CREDENTIAL_KEY_ENV = "SUFFICIENTDP_CREDENTIAL_KEY"
 
@@ -68,20 +90,20 @@ _WINDOW_PARAMS = ("from", "to", "since", "until", "start", "end", "window", "aft
 _ALLOWED = {
     "name": f"a printable string of 1 to {MAX_NAME_LENGTH} characters",
     "bits": f"an integer in [1, {MAX_BITS}]",
-    "epsilon": "a finite number > 0",
+    "epsilon": f"a number in (0, {MAX_EPSILON:g}]",
     "eta": "a number in (0, 1)",
     "crowd_size": f"an integer in [2, {MAX_CROWD_SIZE}]",
     "reports_per_person": f"an integer in [1, {MAX_REPORTS_PER_PERSON}]",
     "q": "null or a number in (0, 0.5)",
-    "precision": "an integer in [2, 64]",
+    "precision": f"an integer in [2, {MAX_PRECISION}]",
     "rate_limit": "'tokens' or 'none'",
     "credential": f"a non-empty string of at most {MAX_CREDENTIAL_LENGTH} characters",
-    "blinded": "a list of 1 to k hex strings",
+    "blinded": f"a list of 1 to k (at most {MAX_REPORTS_PER_PERSON}) hex strings of at most {MAX_HEX_DIGITS} digits",
     "reports": f"a list of 1 to {MAX_REPORTS_PER_REQUEST} lists of L integers 0 or 1",
-    "nonces": "null or a list of 64-hex-character strings aligned with reports",
-    "tokens": "null or a list of {nonce, signature} objects aligned with reports",
+    "nonces": f"null or a list of at most {MAX_REPORTS_PER_REQUEST} 64-hex-character strings aligned with reports",
+    "tokens": f"null or a list of at most {MAX_REPORTS_PER_REQUEST} {{nonce, signature}} objects aligned with reports",
     "nonce": "a string of 64 hex characters",
-    "signature": "a hex string",
+    "signature": f"a hex string of 1 to {MAX_HEX_DIGITS} digits",
 }
 
 
@@ -96,8 +118,8 @@ class CampaignIn(BaseModel):
     eta: float = Field(default=0.001, description="target P[R > e^epsilon] at crowd_size: " + _ALLOWED["eta"])
     crowd_size: int = Field(description="N_min, the fewest people a release covers: " + _ALLOWED["crowd_size"])
     reports_per_person: int = Field(default=1, description="k: " + _ALLOWED["reports_per_person"])
-    q: float | None = Field(default=None, description="flip probability; null calibrates it (proven method, "
-                                                      "seconds to minutes)")
+    q: float | None = Field(default=None, description="flip probability; null calibrates it (proven method, in a "
+                                                      "background job: seconds to minutes): " + _ALLOWED["q"])
     precision: int = Field(default=32, description="dyadic precision of q: " + _ALLOWED["precision"])
     rate_limit: Literal["tokens", "none"] = Field(default="tokens", description=_ALLOWED["rate_limit"])
 
@@ -109,23 +131,37 @@ class TokenKeyOut(BaseModel):
     e: int
 
 
+class ErrorDetail(BaseModel):
+    """Error description."""
+
+    code: str
+    message: str
+    parameter: str | None
+
+
 class CampaignOut(BaseModel):
-    """A campaign object."""
+    """A campaign object. While ``status`` is ``calibrating`` (and when it is ``failed``) the fields fixed by the
+    calibration (``q``, ``q_numerator``, ``eta_at_q``, ``guarantee``) are null."""
 
     id: str
+    status: Literal["calibrating", "active", "failed"] = Field(
+        description="calibrating: q is being calibrated or the given q checked (background job); active: reports "
+                    "are accepted; failed: see error (no reports are ever accepted)")
+    error: ErrorDetail | None = Field(default=None, description="why the campaign failed; null otherwise")
     name: str
     bits: int
     epsilon: float
     eta: float
     crowd_size: int
     reports_per_person: int
-    q: float = Field(description="the dyadic q actually used: q_numerator / 2**precision")
-    q_numerator: int
+    q: float | None = Field(description="the dyadic q actually used: q_numerator / 2**precision (null until "
+                                        "active)")
+    q_numerator: int | None
     precision: int
-    eta_at_q: float = Field(description=("upper bound on P[R > e^epsilon] at q and crowd_size over every pair "
-                                          "of collections (exact at L = 1)"))
-    calibrated: bool
-    guarantee: str
+    eta_at_q: float | None = Field(description=("upper bound on P[R > e^epsilon] at q and crowd_size over every "
+                                                 "pair of collections (exact at L = 1); null until active"))
+    calibrated: bool = Field(description="true if q was calibrated (q = null in the request), false if checked")
+    guarantee: str | None
     notes: list[str]
     rate_limit: str
     token_key: TokenKeyOut | None
@@ -144,7 +180,8 @@ class TokensIn(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
     credential: str = Field(description="opaque credential authenticated upstream; only its HMAC is stored")
-    blinded: list[str] = Field(description="blinded token messages, hex; at most k. A retry with the same "
+    blinded: list[str] = Field(max_length=MAX_REPORTS_PER_PERSON,
+                               description="blinded token messages, hex; at most k. A retry with the same "
                                            "credential and the identical list gets the same signatures again")
 
 
@@ -168,8 +205,10 @@ class ReportsIn(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
     reports: list[list[int]] = Field(max_length=MAX_REPORTS_PER_REQUEST,
                                      description="randomized reports, each a list of L integers 0 or 1")
-    nonces: list[str] | None = Field(default=None, description="optional per-report idempotency keys (64 hex)")
-    tokens: list[TokenIn] | None = Field(default=None, description="required when rate_limit = 'tokens'")
+    nonces: list[str] | None = Field(default=None, max_length=MAX_REPORTS_PER_REQUEST,
+                                     description="optional per-report idempotency keys (64 hex)")
+    tokens: list[TokenIn] | None = Field(default=None, max_length=MAX_REPORTS_PER_REQUEST,
+                                         description="required when rate_limit = 'tokens'")
 
 
 class ReportsOut(BaseModel):
@@ -207,14 +246,6 @@ class EstimatesOut(BaseModel):
 
     campaign: str
     releases: list[ReleaseOut]
-
-
-class ErrorDetail(BaseModel):
-    """Error description."""
-
-    code: str
-    message: str
-    parameter: str | None
 
 
 class ErrorOut(BaseModel):
@@ -302,11 +333,32 @@ def _show(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _clip(message: str, limit: int = 500) -> str:
+    """A core error message, cut to ``limit`` characters (it may quote a huge input)."""
+    return message if len(message) <= limit else message[:limit - 3] + "..."
+
+
 def _hex_int(text: str, name: str, *, code: str, status: int) -> int:
     if not _HEXINT.fullmatch(text):
-        raise ServiceError(status, code, f"{name} must be a hex string of 1 to 4096 digits; got {_show(text)}",
-                           name)
+        raise ServiceError(status, code, f"{name} must be a hex string of 1 to {MAX_HEX_DIGITS} digits; got "
+                           f"{_show(text)}", name)
     return int(text, 16)
+
+
+def _public(spec: dict[str, Any]) -> dict[str, Any]:
+    """The stored campaign object as served (campaigns stored before schema version 3 were all active)."""
+    return {"status": "active", "error": None, **spec}
+
+
+def _finished(spec: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
+    """The campaign object once its job has an outcome."""
+    out = dict(spec)
+    if outcome.status == "active":
+        out.update(outcome.plan)
+        out.update(status="active", error=None)
+    else:
+        out.update(status="failed", error=dict(outcome.error or {}))
+    return out
 
 
 def _today() -> str:
@@ -333,21 +385,39 @@ def _credential_key(storage: Storage, given: bytes | None) -> bytes:
 
 # ----------------------------------------------------------------------------------------------------- app
 def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_key: bytes | None = None,
-               admin_token: str | None = None, token_key_bits: int = 2048) -> Any:
+               admin_token: str | None = None, token_key_bits: int = 2048, calibration_workers: int = 1,
+               calibration_queue: int = DEFAULT_QUEUE, calibration_time_limit: float = DEFAULT_TIME_LIMIT,
+               calibration_memory_limit: int = DEFAULT_MEMORY_LIMIT) -> Any:
     """Build the collector's ASGI application.
 
     Args:
         database_url: ``sqlite:///path.db`` (or a plain path) or ``postgresql://...``; the schema is created if
             missing.
-        max_body_bytes: largest request body accepted (413 above), >= 1024; default 1 MiB.
+        max_body_bytes: largest request body accepted (413 above), in [1024, 2**30]; default 1 MiB.
         credential_key: key of the HMAC under which token credentials are stored (>= 16 bytes). Default: the hex
             value of ``$SUFFICIENTDP_CREDENTIAL_KEY``, else a random key kept in the database (then anyone who
             reads the database can test guesses of low-entropy credentials; keep the key outside it).
-        admin_token: if set, creating campaigns and making releases require ``Authorization: Bearer <token>``.
+        admin_token: the bearer token of the administrative calls (creating and cancelling campaigns, making
+            releases: ``Authorization: Bearer <token>``), at least 16 characters. Default None: those calls are
+            closed (403 ``admin_disabled``); the participants' calls (GET, tokens, reports, estimates) work.
         token_key_bits: RSA modulus size of new campaigns' token keys, in [2048, 8192].
+        calibration_workers: calibration jobs run at once (one child process each), in [1, 8]; default 1.
+        calibration_queue: further jobs that may wait for a worker, in [0, 1000]; default 8. Beyond
+            ``calibration_workers + calibration_queue`` admitted jobs, ``POST /v1/campaigns`` answers 429
+            ``calibration_queue_full`` (nothing stored).
+        calibration_time_limit: wall-clock seconds a job may run before it is killed and its campaign fails
+            (``calibration_timeout``), in (0, 86400]; default 600.
+        calibration_memory_limit: address-space limit of a job's process in bytes, in [2**28, 2**40]; default
+            4 GiB.
+
+    Jobs left unfinished by a stopped collector (campaigns still ``calibrating`` in the database) are queued
+    again when the app is created, and fail (``calibration_interrupted``) once started more than
+    :data:`~sufficientdp.service.jobs.MAX_ATTEMPTS` times. Stop the jobs with ``app.state.jobs.close()`` (the
+    ASGI lifespan shutdown does it).
 
     Returns:
-        A FastAPI application (``app.state.storage`` is the :class:`~sufficientdp.service.storage.Storage`).
+        A FastAPI application (``app.state.storage`` is the :class:`~sufficientdp.service.storage.Storage`,
+        ``app.state.jobs`` the :class:`~sufficientdp.service.jobs.CalibrationJobs`).
 
     Raises:
         ParameterError: an argument out of range or an unsupported database URL.
@@ -355,14 +425,39 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
     """
     from .._validation import check_int
 
-    max_body_bytes = check_int("max_body_bytes", max_body_bytes, minimum=1024)
+    max_body_bytes = check_int("max_body_bytes", max_body_bytes, minimum=1024, maximum=1 << 30)
     token_key_bits = check_int("token_key_bits", token_key_bits, minimum=2048, maximum=8192)
     if admin_token is not None and (not isinstance(admin_token, str) or len(admin_token) < 16):
         raise ParameterError("admin_token must be None or a string of at least 16 characters")
-    storage = open_storage(database_url)
-    cred_key = _credential_key(storage, credential_key)
+    if admin_token is None:
+        _log.warning("no admin token: creating campaigns and releases is closed (403 admin_disabled); set "
+                     "SUFFICIENTDP_ADMIN_TOKEN (serve) or admin_token (create_app) to open them")
+
+    def finish(campaign_id: str, outcome: Outcome) -> None:
+        rec = storage.get_campaign(campaign_id)
+        if rec is not None:
+            storage.finish_job(campaign_id, _finished(rec.spec, outcome))
+
+    jobs = CalibrationJobs(start=lambda campaign_id: storage.start_job(campaign_id), finish=finish,
+                           workers=calibration_workers, max_queued=calibration_queue,
+                           time_limit=calibration_time_limit, memory_limit=calibration_memory_limit)
+    try:
+        storage = open_storage(database_url)
+        cred_key = _credential_key(storage, credential_key)
+        # Restart rule: jobs a stopped collector left unfinished run again (MAX_ATTEMPTS bounds the restarts).
+        jobs.recover([(cid, request) for cid, request, _ in storage.unfinished_jobs()])
+    except BaseException:
+        jobs.close()
+        raise
     signers: dict[str, Any] = {}
     signers_lock = threading.Lock()
+
+    @asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        yield
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(jobs.close)
 
     app = FastAPI(
         title="sufficientdp collector",
@@ -370,15 +465,18 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         description="Collects randomized bit-vector reports and releases estimates over crowds of at least "
                     "N_min people (docs/collector.md, docs/collector_api_contract.md).",
         responses={400: {"model": ErrorOut}, 404: {"model": ErrorOut}, 409: {"model": ErrorOut},
-                   413: {"model": ErrorOut}, 422: {"model": ErrorOut}},
+                   413: {"model": ErrorOut}, 422: {"model": ErrorOut}, 429: {"model": ErrorOut},
+                   503: {"model": ErrorOut}},
+        lifespan=lifespan,
     )
     app.state.storage = storage
+    app.state.jobs = jobs
     app.add_middleware(_BodyLimit, limit=max_body_bytes)
 
     # ---------------------------------------------------------------------------------- error handlers
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=exc.status)
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -393,10 +491,10 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
             return JSONResponse(error_body("invalid_json", detail, None), status_code=400)
         name = _loc_name(loc)
         top = str(loc[1]) if len(loc) > 1 and loc[0] == "body" else (str(loc[0]) if loc else None)
-        if etype == "too_long" and name == "reports":
+        if etype == "too_long" and name in ("reports", "nonces", "tokens"):
             return JSONResponse(error_body(
                 "request_too_large",
-                f"reports must hold at most {MAX_REPORTS_PER_REQUEST} reports per request; got more", "reports"),
+                f"{name} must hold at most {MAX_REPORTS_PER_REQUEST} entries per request; got more", name),
                 status_code=413)
         if etype == "missing":
             message = f"{name} is required ({_ALLOWED.get(top or '', 'see /openapi.json')})"
@@ -419,8 +517,11 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return JSONResponse(error_body(code, str(exc.detail), None), status_code=exc.status_code)
+        code = {400: "invalid_json", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        detail = str(exc.detail)
+        if exc.status_code == 400:  # FastAPI could not decode the body (e.g. an integer of more than 4300 digits)
+            detail = "the request body could not be parsed as JSON (malformed, or a number too long to convert)"
+        return JSONResponse(error_body(code, detail, None), status_code=exc.status_code)
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> JSONResponse:
@@ -431,18 +532,32 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
     # ------------------------------------------------------------------------------------------ helpers
     def require_admin(request: Request) -> None:
         if admin_token is None:
-            return
+            raise ServiceError(403, "admin_disabled", "administrative calls (creating and cancelling campaigns, "
+                               "releases) are closed: the deployment has no admin token (SUFFICIENTDP_ADMIN_TOKEN)",
+                               None)
         given = request.headers.get("authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {admin_token}".encode()):
             raise ServiceError(401, "unauthorized", "this call needs the deployment's admin bearer token", None)
 
-    def load(campaign_id: str) -> tuple[dict[str, Any], bytes | None]:
+    def load(campaign_id: str, *, active: bool = False) -> tuple[dict[str, Any], bytes | None]:
+        """The campaign (as served) and its token key; with ``active``, 409 unless its status is active."""
         if not _CAMPAIGN_ID.fullmatch(campaign_id):
             raise ServiceError(404, "unknown_campaign", f"no campaign with id {_show(campaign_id)}", "id")
         rec = storage.get_campaign(campaign_id)
         if rec is None:
             raise ServiceError(404, "unknown_campaign", f"no campaign with id {_show(campaign_id)}", "id")
-        return rec.spec, rec.signer_pem
+        spec = _public(rec.spec)
+        if active and spec["status"] != "active":
+            if spec["status"] == "calibrating":
+                message = (f"campaign {campaign_id} is still calibrating (its q is being calibrated or checked); "
+                           f"it accepts tokens, reports and releases once GET /v1/campaigns/{campaign_id} shows "
+                           "status 'active'")
+            else:
+                code = (spec.get("error") or {}).get("code", "")
+                message = (f"campaign {campaign_id} failed ({code}); it accepts no tokens, reports or releases: "
+                           "create a new campaign")
+            raise ServiceError(409, "campaign_not_active", message, None)
+        return spec, rec.signer_pem
 
     def signer_for(campaign_id: str, pem: bytes) -> Any:
         with signers_lock:
@@ -460,25 +575,33 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         return {**spec, "pending_reports": pending, "released_reports": released, "releases": n_rel}
 
     # ---------------------------------------------------------------------------------------- endpoints
-    @app.post("/v1/campaigns", status_code=201, response_model=CampaignOut, dependencies=[Depends(require_admin)])
-    def create_campaign(body: CampaignIn) -> dict[str, Any]:
-        """Create a campaign; with q = null the flip probability is calibrated (proven method; can take a while)."""
+    @app.post("/v1/campaigns", status_code=202, response_model=CampaignOut, dependencies=[Depends(require_admin)])
+    def create_campaign(body: CampaignIn, response: Response) -> dict[str, Any]:
+        """Create a campaign: 202 with status 'calibrating' (poll the Location); a background job calibrates q
+        (q = null) or checks the given q, and the campaign becomes 'active' or 'failed'."""
         try:
             campaign = Campaign(**body.model_dump())
         except ParameterError as exc:
-            raise ServiceError(422, "invalid_parameter", str(exc), _param_of(str(exc))) from None
-        try:
-            plan = plan_campaign(campaign)
-        except TargetNotMetError as exc:
-            raise ServiceError(422, "target_not_met", str(exc), "q" if campaign.q is not None else "eta") from None
-        except CalibrationError as exc:
-            raise ServiceError(422, "target_not_met", str(exc), "eta") from None
-        except ParameterError as exc:
-            raise ServiceError(422, "invalid_parameter", str(exc), _param_of(str(exc)) or "precision") from None
+            raise ServiceError(422, "invalid_parameter", _clip(str(exc)), _param_of(str(exc))) from None
+        if campaign.q is not None:  # cheap: a given q that cannot be a dyadic q below 1/2 is refused now
+            try:
+                DyadicProbability.from_float(campaign.q, precision=campaign.precision, rounding="up")
+            except ParameterError as exc:
+                raise ServiceError(422, "invalid_parameter", str(exc), "q") from None
+        fields = campaign.to_dict()
+        known = cached_outcome(fields)  # the outcome of an identical configuration, computed before
+        busy = ServiceError(429, "calibration_queue_full",
+                            f"the collector already has {jobs.capacity} campaign calibrations running or queued "
+                            f"(its limit); nothing was stored, retry in {RETRY_AFTER} s", None,
+                            headers={"Retry-After": str(RETRY_AFTER)})
+        closing = ServiceError(503, "shutting_down", "the collector is shutting down; nothing was stored", None,
+                               headers={"Retry-After": str(RETRY_AFTER)})
+        if known is None and not jobs.has_room():
+            raise closing if jobs.closed else busy
         campaign_id = secrets.token_hex(16)
         pem: bytes | None = None
         token_key: dict[str, Any] | None = None
-        if campaign.rate_limit == "tokens":
+        if campaign.rate_limit == "tokens":  # one RSA key generation: bounded work
             from ..collection.tokens import TokenSigner
 
             signer = TokenSigner.generate(token_key_bits)
@@ -486,8 +609,32 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
             token_key = signer.public.to_dict()
             with signers_lock:
                 signers[campaign_id] = signer
-        spec = {"id": campaign_id, **plan.to_dict(), "token_key": token_key}
-        storage.create_campaign(campaign_id, spec, pem)
+        spec: dict[str, Any] = {
+            "id": campaign_id, "status": "calibrating", "error": None, **fields, "q": None, "q_numerator": None,
+            "eta_at_q": None, "calibrated": campaign.q is None, "guarantee": None, "notes": [],
+            "token_key": token_key}
+
+        def forget_key() -> None:  # nothing was stored
+            with signers_lock:
+                signers.pop(campaign_id, None)
+
+        try:
+            if known is not None:
+                spec = _finished(spec, known)
+                storage.create_campaign(campaign_id, spec, pem)
+                outcome = "stored"
+            else:  # the campaign and its job in one transaction, only if the queue has room
+                outcome = jobs.submit(campaign_id, fields,
+                                      lambda: storage.create_campaign(campaign_id, spec, pem, job=fields))
+        except BaseException:
+            forget_key()
+            raise
+        if outcome in ("full", "closed"):
+            forget_key()
+            raise closing if outcome == "closed" else busy
+        if outcome == "queued":
+            response.headers["Retry-After"] = "1"
+        response.headers["Location"] = f"/v1/campaigns/{campaign_id}"
         return spec
 
     @app.get("/v1/campaigns/{campaign_id}", response_model=CampaignStatusOut)
@@ -496,10 +643,26 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         spec, _ = load(campaign_id)
         return status(spec)
 
+    @app.post("/v1/campaigns/{campaign_id}/cancel", response_model=CampaignStatusOut,
+              dependencies=[Depends(require_admin)])
+    def cancel_calibration(campaign_id: str) -> dict[str, Any]:
+        """Cancel a campaign's calibration: it fails with 'calibration_cancelled' (409 unless calibrating)."""
+        spec, _ = load(campaign_id)
+        if spec["status"] == "calibrating":
+            outcome = failed("calibration_cancelled", f"the calibration of campaign {campaign_id} was cancelled by "
+                             "the deployment (POST /v1/campaigns/{id}/cancel); create a new campaign")
+            if storage.finish_job(campaign_id, _finished(spec, outcome)):  # first writer wins
+                jobs.cancel(campaign_id)  # drop it from the queue or kill its process; nothing more is stored
+                spec, _ = load(campaign_id)
+                return status(spec)
+            spec, _ = load(campaign_id)  # its job stored an outcome meanwhile
+        raise ServiceError(409, "campaign_not_calibrating", f"campaign {campaign_id} is {spec['status']}, not "
+                           "calibrating; only a calibrating campaign can be cancelled", None)
+
     @app.post("/v1/campaigns/{campaign_id}/tokens", response_model=TokensOut)
     def issue_tokens(campaign_id: str, body: TokensIn) -> dict[str, Any]:
         """Blind-sign at most k token messages, once per credential and campaign (identical retries answered)."""
-        spec, pem = load(campaign_id)
+        spec, pem = load(campaign_id, active=True)
         if spec["rate_limit"] != "tokens" or pem is None:
             raise ServiceError(422, "invalid_parameter",
                                f"campaign {campaign_id} has rate_limit 'none'; it issues no tokens", "rate_limit")
@@ -508,7 +671,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
                                f"string of {len(body.credential)} characters", "credential")
         k = int(spec["reports_per_person"])
         if not (1 <= len(body.blinded) <= k):
-            raise ServiceError(422, "invalid_parameter", f"blinded must hold 1 to {k} values (k = {k}); got "
+            raise ServiceError(422, "invalid_parameter", f"blinded must hold 1 to k = {k} values; got "
                                f"{len(body.blinded)}", "blinded")
         signer = signer_for(campaign_id, pem)
         n = signer.public.n
@@ -541,7 +704,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
     @app.post("/v1/campaigns/{campaign_id}/reports", response_model=ReportsOut)
     def submit_reports(campaign_id: str, body: ReportsIn) -> dict[str, Any]:
         """Store randomized reports (one transaction); reports whose nonce is already stored are duplicates."""
-        spec, pem = load(campaign_id)
+        spec, pem = load(campaign_id, active=True)
         bits = int(spec["bits"])
         m = len(body.reports)
         if m == 0:
@@ -550,7 +713,13 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
             if len(row) != bits:
                 raise ServiceError(400, "invalid_report", f"reports[{i}] must have {bits} bits (L = {bits}); "
                                    f"got {len(row)}", f"reports[{i}]")
-        arr = np.asarray(body.reports, dtype=np.int64)
+        try:
+            arr = np.asarray(body.reports, dtype=np.int64)
+        except OverflowError:  # an integer beyond 64 bits: find it (rare; the common path stays vectorized)
+            i, j, v = next((i, j, v) for i, row in enumerate(body.reports) for j, v in enumerate(row)
+                           if not -(1 << 63) <= v < (1 << 63))
+            raise ServiceError(400, "invalid_report", f"reports[{i}][{j}] must be 0 or 1; got {_show(v)}",
+                               f"reports[{i}][{j}]") from None
         bad = np.argwhere((arr != 0) & (arr != 1))
         if bad.size:
             i, j = (int(x) for x in bad[0])
@@ -604,7 +773,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
               dependencies=[Depends(require_admin)])
     def make_release(campaign_id: str) -> dict[str, Any]:
         """Release all pending reports if there are at least k * N_min of them."""
-        spec, _ = load(campaign_id)
+        spec, _ = load(campaign_id, active=True)
         k = int(spec["reports_per_person"])
         n_min = int(spec["crowd_size"])
         day = _today()

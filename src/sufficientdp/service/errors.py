@@ -4,14 +4,23 @@ Every error response has the body ``{"error": {"code": "<snake_case>", "message"
 "parameter": "<name or null>"}}`` (docs/collector_api_contract.md). Codes and statuses:
 
 * 400 ``invalid_json`` (the body is not a JSON object), ``invalid_report`` (a report, nonce or token is malformed);
-* 403 ``invalid_token`` (a missing or invalid rate-limiting token);
+* 401 ``unauthorized`` (an administrative call without the deployment's admin bearer token);
+* 403 ``invalid_token`` (a missing or invalid rate-limiting token), ``admin_disabled`` (an administrative call
+  while the deployment has no admin token: closed by default);
 * 404 ``unknown_campaign``, ``unknown_release``, ``not_found``;
 * 405 ``method_not_allowed``;
-* 409 ``crowd_too_small``, ``token_already_issued``, ``overlapping_release``;
+* 409 ``crowd_too_small``, ``token_already_issued``, ``overlapping_release``, ``campaign_not_active`` (tokens,
+  reports or a release for a campaign that is ``calibrating`` or ``failed``), ``campaign_not_calibrating`` (a
+  cancellation of a campaign that is ``active`` or ``failed``);
 * 413 ``request_too_large``;
-* 422 ``invalid_parameter``, ``target_not_met``;
-* 401 ``unauthorized`` (administrative calls when the deployment sets an admin token);
+* 422 ``invalid_parameter``;
+* 429 ``calibration_queue_full`` (with ``Retry-After``; nothing was stored);
+* 503 ``shutting_down`` (with ``Retry-After``; nothing was stored);
 * 500 ``internal_error`` (details are never sent nor logged with request data).
+
+A campaign whose background job failed carries the same ``{"code", "message", "parameter"}`` object in its
+``error`` field: ``target_not_met``, ``invalid_parameter``, ``calibration_timeout``, ``calibration_out_of_memory``,
+``calibration_failed``, ``calibration_interrupted``, ``calibration_cancelled``.
 """
 
 from __future__ import annotations
@@ -29,14 +38,17 @@ class ServiceError(Exception):
         code: snake_case error code.
         message: one sentence naming the parameter, the value and the allowed range where that applies.
         parameter: the offending parameter's name, or None.
+        headers: extra response headers (``Retry-After``), or None.
     """
 
-    def __init__(self, status: int, code: str, message: str, parameter: str | None = None) -> None:
+    def __init__(self, status: int, code: str, message: str, parameter: str | None = None, *,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.parameter = parameter
+        self.headers = headers
 
     def body(self) -> dict[str, Any]:
         """The JSON error body."""

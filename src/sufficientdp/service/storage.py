@@ -15,9 +15,16 @@ Schema (the same on both back ends; ``BLOB`` is ``BYTEA`` in PostgreSQL):
   written by schema version 1 (such an issuance is never re-answered).
 * ``releases(id, campaign_id, seq, day, body)`` — the release objects (JSON); ``day`` is the UTC date only.
 * ``settings(key, value)`` — the credential HMAC key (if not supplied by the deployment) and the schema version.
+* ``jobs(campaign_id, request, attempts)`` — one row per campaign whose calibration (or check of a given q) has not
+  finished: the validated request (JSON) and how many times a job was started for it. The row is written in the
+  transaction that creates the campaign and deleted in the one that stores the outcome (first writer wins), so a
+  campaign is ``calibrating`` exactly while it has a row; a restarted collector re-queues these rows
+  (:mod:`sufficientdp.service.jobs`).
 
-Schema versions: 1 (no ``issued.blinded_digest``), 2 (current). Opening a version-1 database adds the column
-(``ALTER TABLE``, in the schema transaction); a database of a newer version than this code knows is refused.
+Schema versions: 1 (no ``issued.blinded_digest``), 2 (no ``jobs`` table; every campaign was created active), 3
+(current). Opening an older database adds what is missing (``ALTER TABLE`` / ``CREATE TABLE``, in the schema
+transaction); a database of a newer version than this code knows is refused (an older sufficientdp would serve a
+calibrating campaign, which has no q yet, as if it were active).
 
 Durability: every request is one transaction, committed before the response is sent. SQLite runs in WAL mode with
 ``synchronous=FULL`` (the WAL is fsynced at every commit); PostgreSQL commits with its default
@@ -62,7 +69,7 @@ __all__ = [
 ]
 
 #: Version of the schema this code writes (stored in ``settings``); see the module docstring for the history.
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 _FETCH_ROWS: Final = 1 << 16
 
 _SCHEMA: Final = (
@@ -77,10 +84,13 @@ _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS releases (id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL, seq INTEGER NOT NULL, "
     "day TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (campaign_id, seq))",
     "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS jobs (campaign_id TEXT PRIMARY KEY, request TEXT NOT NULL, "
+    "attempts INTEGER NOT NULL)",
 )
 #: Statements that bring a database of version ``v`` to ``v + 1`` (run by ``init_schema``, in its transaction).
 _MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     1: ("ALTER TABLE issued ADD COLUMN blinded_digest BLOB",),
+    2: (),  # the jobs table: created by the CREATE TABLE IF NOT EXISTS statements of _SCHEMA
 }
 _DIGEST_CONTEXT: Final = b"sufficientdp/tokens/blinded-list/v1\x00"
 
@@ -302,11 +312,43 @@ class Storage:
             row = self._x(cur, "SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return bytes(row[0])
 
-    def create_campaign(self, campaign_id: str, spec: dict[str, Any], signer_pem: bytes | None) -> None:
-        """Store a new campaign."""
+    def create_campaign(self, campaign_id: str, spec: dict[str, Any], signer_pem: bytes | None, *,
+                        job: dict[str, Any] | None = None) -> None:
+        """Store a new campaign, and with ``job`` its unfinished calibration job (one transaction)."""
         with self._tx() as cur:
             self._x(cur, "INSERT INTO campaigns (id, spec, signer_pem) VALUES (?, ?, ?)",
                     (campaign_id, json.dumps(spec), signer_pem))
+            if job is not None:
+                self._x(cur, "INSERT INTO jobs (campaign_id, request, attempts) VALUES (?, ?, 0)",
+                        (campaign_id, json.dumps(job)))
+
+    def unfinished_jobs(self) -> list[tuple[str, dict[str, Any], int]]:
+        """``(campaign id, request, attempts)`` of every campaign whose job has not stored an outcome."""
+        with self._tx(write=False) as cur:
+            rows = self._x(cur, "SELECT campaign_id, request, attempts FROM jobs ORDER BY campaign_id").fetchall()
+        return [(str(r[0]), json.loads(r[1]), int(r[2])) for r in rows]
+
+    def start_job(self, campaign_id: str) -> int | None:
+        """Count one more start of a campaign's job; the new count, or None if the job is finished."""
+        with self._tx() as cur:
+            self._x(cur, "UPDATE jobs SET attempts = attempts + 1 WHERE campaign_id = ?", (campaign_id,))
+            if cur.rowcount != 1:
+                return None
+            row = self._x(cur, "SELECT attempts FROM jobs WHERE campaign_id = ?", (campaign_id,)).fetchone()
+        return int(row[0])
+
+    def finish_job(self, campaign_id: str, spec: dict[str, Any]) -> bool:
+        """Store a job's outcome: replace the campaign object and delete the job (one transaction).
+
+        Returns:
+            False (and nothing changes) if the job was already finished, e.g. by another collector process.
+        """
+        with self._tx() as cur:
+            self._x(cur, "DELETE FROM jobs WHERE campaign_id = ?", (campaign_id,))
+            if cur.rowcount != 1:
+                return False
+            self._x(cur, "UPDATE campaigns SET spec = ? WHERE id = ?", (json.dumps(spec), campaign_id))
+        return True
 
     def get_campaign(self, campaign_id: str) -> CampaignRecord | None:
         """The stored campaign, or None."""
