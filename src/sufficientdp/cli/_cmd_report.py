@@ -1,0 +1,118 @@
+"""``sufficientdp report design``: the design report of a calibration as one self-contained HTML page
+(docs/reports.md). An adapter over :mod:`sufficientdp.report`: parsing, the progress bar and printing only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+class _DelayedBar:
+    """A ``progress(done, total)`` callback whose tqdm bar (stderr) appears only once the work passes 2 s."""
+
+    def __init__(self, enabled: bool, desc: str) -> None:
+        self.enabled = enabled
+        self.desc = desc
+        self.bar: Any = None
+        self.done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                self.enabled = False
+                return
+            self.bar = tqdm(total=total, desc=self.desc, unit="steps", file=sys.stderr, leave=False, delay=2.0)
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _command_line(args: argparse.Namespace) -> str:
+    """The canonical command that reproduces this report (every option that differs from its default)."""
+    words = ["sufficientdp", "report", "design", "--bits", str(args.bits), "--population", str(args.population),
+             "--epsilon", repr(args.epsilon)]
+    optional = (("--beta", args.beta, 3.0), ("--max-weight", args.max_weight, None),
+                ("--reports", args.reports, 1), ("--method", args.method, "proven"), ("--eta", args.eta, None),
+                ("--samples", args.samples, None), ("--seed", args.seed, None), ("--rounds", args.rounds, 1))
+    for flag, value, default in optional:
+        if value != default:
+            words += [flag, repr(value) if isinstance(value, float) else str(value)]
+    if args.one_hot:
+        words.append("--one-hot")
+    words += ["--output", args.output]
+    return shlex.join(words)
+
+
+def _cmd_design(args: argparse.Namespace) -> int:
+    try:
+        import jinja2  # noqa: F401
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"report design needs the 'report' extra (pip install 'sufficientdp[report]'): {exc}") \
+            from None
+    from ..report.design import design_report, write_html
+    from .main import _emit
+
+    started = time.perf_counter()
+    bar = _DelayedBar(not (args.json or args.quiet), f"report design ({args.method})")
+    try:
+        rep = design_report(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
+                            max_weight=args.max_weight, one_hot=args.one_hot, reports=args.reports,
+                            method=args.method, eta=args.eta, samples=args.samples, seed=args.seed,
+                            rounds=args.rounds, command=_command_line(args), progress=bar)
+    finally:
+        bar.close()
+    path = write_html(args.output, rep.html)
+    if args.json:
+        _emit(rep.numbers)
+        return 0
+    chosen = next(r for r in rep.numbers["methods"] if r.get("chosen"))
+    print(f"wrote {path} ({len(rep.html) // 1024} KiB, {len(rep.figures)} figures, "
+          f"{time.perf_counter() - started:.1f} s): q = {chosen['q']:.6g} ({chosen['method']}, {chosen['scope']}, "
+          f"{chosen['kind']})")
+    return 0
+
+
+def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add the ``report`` command and its ``design`` subcommand."""
+    from ..calibration.methods import METHODS
+    from .main import _float, _method, _Parser, _positive_int
+
+    p = sub.add_parser("report", help="reports people can read: the design report of a calibration (HTML)")
+    rsub = p.add_subparsers(dest="report", required=True, parser_class=_Parser)
+    d = rsub.add_parser("design", help="one self-contained HTML page: the decision, accuracy, privacy loss, "
+                                       "comparison, attacker, k trade-off, caveats and the numbers as JSON")
+    d.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
+    d.add_argument("--population", type=_positive_int("population"), required=True,
+                   help="N, the smallest crowd a release covers")
+    d.add_argument("--epsilon", type=_float("epsilon"), required=True, help="privacy level (lambda = e^epsilon)")
+    d.add_argument("--beta", type=_float("beta"), default=3.0, help="multiple of sd for paper-sigma (default 3)")
+    d.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
+                   help="every person's vector has at most w set bits")
+    d.add_argument("--one-hot", action="store_true", help="every person's vector has exactly one set bit")
+    d.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
+    d.add_argument("--method", type=_method(METHODS), default="proven",
+                   help="the chosen calibration method (default proven); proven, homogeneous, local and "
+                        "paper-sigma are always shown beside it")
+    d.add_argument("--eta", type=_float("eta"), default=None, help="target P[R > e^epsilon] (default 0.001)")
+    d.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
+    d.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
+    d.add_argument("--rounds", type=_positive_int("rounds"), default=1,
+                   help="T rounds released separately (proven or local; other methods are listed as not "
+                        "available)")
+    d.add_argument("--output", default="report.html", help="the HTML file (written atomically; default "
+                                                           "report.html)")
+    common(d)
+    d.set_defaults(func=_cmd_design)

@@ -1,0 +1,298 @@
+"""The design report: every number a reviewer needs to approve a calibration, gathered from the core, drawn by
+:mod:`sufficientdp.plot` and laid out by the Jinja2 template ``templates/design.html.j2``.
+
+An adapter: no math here. Each number is computed once (one calibration per method, a handful of proven-bound
+evaluations) and the same value is shown in the page's text, its figures and its JSON (``DesignReport.numbers``,
+embedded in the page as ``<script type="application/json" id="numbers">``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from .._errors import SufficientDPError
+
+__all__ = ["COMPARED_METHODS", "DesignReport", "design_numbers", "design_report", "render_design", "write_html"]
+
+#: The calibration methods every design report shows (plus the chosen one when it is another).
+COMPARED_METHODS = ("proven", "homogeneous", "local", "paper-sigma")
+#: Multiples of the proven q at which the proven bound is evaluated for the eta-against-q figure (each costs about
+#: 0.5 s at L = 5; the calibrated q itself comes with its bound).
+ETA_GRID_FACTORS = (0.8, 0.9, 1.1, 1.25)
+#: Reports per person in the k trade-off (cheap methods only: local DP and the paper's heuristic).
+K_GRID = (1, 2, 3, 4, 6, 8)
+K_METHODS = ("local", "paper-sigma")
+#: Test levels and priors quoted in words in the attacker section.
+ATTACK_LEVELS = (0.01, 0.05)
+PRIORS = (0.01, 0.5)
+LEVEL = 0.95
+POWER = 0.8
+
+Progress = Callable[[int, int], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DesignReport:
+    """A rendered design report: ``numbers`` (JSON-ready), ``figures`` (name -> inline SVG) and ``html``."""
+
+    numbers: dict[str, Any]
+    figures: dict[str, str]
+    html: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The numbers shown on the page (the JSON embedded in it)."""
+        return self.numbers
+
+
+def _jsonable(obj: Any) -> Any:
+    """Plain JSON types: NaN -> None, +-inf -> "inf"/"-inf", tuples -> lists, numpy scalars -> Python."""
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
+        return obj
+    if hasattr(obj, "item"):  # numpy scalar
+        return _jsonable(obj.item())
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return None
+        return obj if math.isfinite(obj) else ("inf" if obj > 0 else "-inf")
+    return str(obj)
+
+
+def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 3.0, max_weight: int | None = None,
+                   one_hot: bool = False, reports: int = 1, method: str = "proven", eta: float | None = None,
+                   samples: int | None = None, seed: int | None = None, rounds: int = 1, command: str | None = None,
+                   progress: Progress | None = None) -> dict[str, Any]:
+    """Every number of the design report, JSON-ready (same parameters as :func:`sufficientdp.calibrate`).
+
+    The chosen ``method`` is calibrated first, so that a bad parameter is refused before anything else runs;
+    another method that does not apply (e.g. ``homogeneous`` with ``rounds > 1``) is listed with its reason.
+
+    Raises:
+        ParameterError, CalibrationError: from the chosen method's calibration.
+    """
+    import numpy as np
+
+    from ..calibration import calibrate
+    from ..calibration.methods import DEFAULT_ETA
+    from ..estimation.planning import accuracy
+
+    methods = [method] + [m for m in COMPARED_METHODS if m != method]
+    eta_grid_n = len(ETA_GRID_FACTORS) if rounds == 1 else 0
+    total = len(methods) + eta_grid_n + 3
+    done = 0
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    common: dict[str, Any] = {"bits": bits, "population": population, "epsilon": epsilon, "beta": beta,
+                              "max_weight": max_weight, "onehot": one_hot, "reports": reports, "eta": eta,
+                              "rounds": rounds}
+    cals: dict[str, Any] = {}
+    rows: list[dict[str, Any]] = []
+    for m in methods:
+        rng = np.random.default_rng(seed) if m == "mc" and seed is not None else None
+        try:
+            cal = calibrate(method=m, rng=rng, samples=samples if m == "mc" else None, **common)
+        except SufficientDPError as exc:
+            if m == method:
+                raise
+            rows.append({"method": m, "available": False, "reason": str(exc)})
+            step()
+            continue
+        cals[m] = cal
+        d = cal.to_dict()
+        d["available"] = True
+        d["chosen"] = m == method
+        d["accuracy"] = accuracy(cal.q, population=population, reports=reports * rounds, level=LEVEL,
+                                 power=POWER).to_dict() if cal.q < 0.5 else None
+        rows.append(d)
+        step()
+    chosen = cals[method]
+    target = chosen.eta if chosen.eta is not None else (eta if eta is not None else DEFAULT_ETA)
+
+    # eta against q: the proven bound around the proven q (one round only: the bound is per release).
+    eta_curve: dict[str, Any] = {"method": "proven", "target": target, "points": [], "note": ""}
+    if rounds == 1 and "proven" in cals:
+        from ..ratio.proven import Domain, proven_tail
+
+        dom = (Domain(bits=bits, kind="onehot") if one_hot else Domain.from_max_weight(bits, max_weight))
+        qp = cals["proven"].q
+        pts = [{"q": qp, "eta": cals["proven"].eta_at_q, "kind": cals["proven"].kind, "calibrated": True}]
+        hint: float | None = None  # the auxiliary e' of the nearest q evaluated: a local search (2-3x faster)
+        for f in sorted(ETA_GRID_FACTORS, key=lambda x: abs(x - 1.0)):
+            qx = qp * f
+            if 0.0 < qx < 0.5:
+                r = proven_tail(q=qx, bits=bits, population=population, epsilon=epsilon, reports=reports,
+                                domain=dom, epsilon_prime_hint=hint)
+                hint = r.details.get("epsilon_prime", hint)
+                pts.append({"q": qx, "eta": r.eta, "kind": r.kind, "calibrated": False})
+            step()
+        eta_curve["points"] = sorted(pts, key=lambda p: p["q"])
+        eta_curve["target"] = cals["proven"].eta
+    else:
+        eta_curve["note"] = ("not drawn: the proven bound per q is for one release (rounds = 1)" if rounds > 1
+                             else "not drawn: the proven calibration is unavailable here")
+
+    # Comparison with local DP, the shuffle-amplification bounds, exact shuffled RR and the paper's heuristic.
+    comparison: dict[str, Any] | None = None
+    if rounds == 1:
+        from ..calibration.compare import compare_approaches
+
+        delta = target if target is not None else DEFAULT_ETA
+        comparison = compare_approaches(bits=bits, population=population, epsilon=epsilon, delta=delta,
+                                        eta=delta, reports=reports, beta=beta, sufficient=False,
+                                        exact_max_population=200).to_dict()
+        comparison["rows"] = [r for r in comparison["rows"] if not r["approach"].startswith("sufficient-dp-")]
+    step()
+
+    # What it means to an attacker (seed 004 §6, §7).
+    from ..semantics.bayesian import pure_dp_posterior_bound
+    from ..semantics.frequentist import power_table
+
+    attack_levels = list(ATTACK_LEVELS)
+    from ..plot.figures import DEFAULT_LEVELS
+
+    curve_levels = list(DEFAULT_LEVELS)
+    pure = power_table(attack_levels, epsilon=epsilon).to_dict()
+    tail = power_table(attack_levels, epsilon=epsilon, delta=target).to_dict()
+    attacker = {
+        "epsilon": epsilon, "eta": target, "levels": attack_levels,
+        "power_pure_dp_bound": pure["power_pure_dp_bound"], "power_tail_bound": tail["power_approx_dp_bound"],
+        "posterior": [{"prior": p, "upper": pure_dp_posterior_bound(p, epsilon).upper} for p in PRIORS],
+        "curves": [power_table(curve_levels, epsilon=epsilon).to_dict(),
+                   power_table(curve_levels, epsilon=epsilon, delta=target).to_dict()],
+    }
+    step()
+
+    # k reports per person at the same total epsilon (one round).
+    k_rows: list[dict[str, Any]] = []
+    if rounds == 1:
+        for m in K_METHODS:
+            for k in K_GRID:
+                c = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, max_weight=max_weight,
+                              onehot=one_hot, reports=k, method=m)
+                k_rows.append({"method": m, "reports": k, "q": c.q, "sigma_per_sqrt_n": c.sigma_per_sqrt_n})
+    step()
+
+    inputs = {"bits": bits, "population": population, "epsilon": epsilon, "beta": beta, "max_weight": max_weight,
+              "one_hot": one_hot, "reports": reports, "method": method, "eta": eta, "samples": samples,
+              "seed": seed, "rounds": rounds}
+    return _jsonable({
+        "report": "design", "version": __version__, "command": command, "inputs": inputs, "chosen": method,
+        "target_eta": target, "level": LEVEL, "power": POWER, "methods": rows, "eta_vs_q": eta_curve,
+        "comparison": comparison, "attacker": attacker, "k_tradeoff": {"ks": list(K_GRID), "rows": k_rows},
+    })
+
+
+def _figures(numbers: Mapping[str, Any]) -> dict[str, str]:
+    from ..plot import eta_vs_q, methods_comparison, noise_vs_k, power_vs_level, sigma_vs_q, to_svg
+
+    inp = numbers["inputs"]
+    ok = [r for r in numbers["methods"] if r["available"] and r["q"] < 0.5]
+    figs: dict[str, str] = {}
+    fig = sigma_vs_q(reports=inp["reports"] * inp["rounds"], marks={r["method"]: r["q"] for r in ok},
+                     chosen=numbers["chosen"])
+    figs["sigma_vs_q"] = to_svg(fig)
+    pts = numbers["eta_vs_q"]["points"]
+    if pts:
+        fig = eta_vs_q(bits=inp["bits"], population=inp["population"], epsilon=inp["epsilon"],
+                       reports=inp["reports"], qs=[p["q"] for p in pts], etas=[p["eta"] for p in pts],
+                       target=numbers["eta_vs_q"]["target"],
+                       chosen_q=next(r["q"] for r in numbers["methods"] if r.get("chosen")))
+        figs["eta_vs_q"] = to_svg(fig)
+    bars = [{"method": r["method"], "q": r["q"], "sigma_per_sqrt_n": r["sigma_per_sqrt_n"], "scope": r["scope"],
+             "kind": r["kind"]} for r in ok]
+    if numbers["comparison"] is not None:
+        bars += [{"method": r["approach"], "q": r["q"], "sigma_per_sqrt_n": r["sd_per_sqrt_n"], "scope": r["scope"],
+                  "kind": r["kind"]} for r in numbers["comparison"]["rows"]
+                 if r["q"] is not None and r["approach"] != "local-dp" and r["approach"] != "sufficient-dp-paper"]
+    figs["methods_comparison"] = to_svg(methods_comparison(bars, chosen=numbers["chosen"]))
+    att = numbers["attacker"]
+    figs["power_vs_level"] = to_svg(power_vs_level(epsilon=att["epsilon"], eta=att["eta"], tables=att["curves"]))
+    if numbers["k_tradeoff"]["rows"]:
+        figs["noise_vs_k"] = to_svg(noise_vs_k(numbers["k_tradeoff"]["rows"]))
+    return figs
+
+
+def _lookup(numbers: Any, path: str) -> Any:
+    cur = numbers
+    for part in path.split("."):
+        cur = cur[int(part)] if isinstance(cur, list) else cur[part]
+    return cur
+
+
+def format_number(value: Any, fmt: str) -> str:
+    """How the page writes a JSON value: ``format(value, fmt)`` for numbers (``fmt`` ending in ``%``: a fraction
+    as a percentage), the text itself for strings, "-" for null."""
+    if value is None:
+        return "-"
+    if isinstance(value, str) or isinstance(value, bool):
+        return str(value)
+    return format(value, fmt)
+
+
+def render_design(numbers: Mapping[str, Any], figures: Mapping[str, str] | None = None) -> str:
+    """The HTML page of ``numbers`` (figures drawn from them unless given)."""
+    import jinja2
+    from markupsafe import Markup, escape
+
+    figs = dict(_figures(numbers) if figures is None else figures)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("sufficientdp.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+
+    def num(path: str, fmt: str = ".4g") -> Markup:
+        text = format_number(_lookup(numbers, path), fmt)
+        return Markup('<span class="num" data-key="{}" data-fmt="{}">{}</span>').format(path, fmt, escape(text))
+
+    blob = json.dumps(numbers, indent=1, allow_nan=False, sort_keys=False)
+    safe_blob = blob.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    template = env.get_template("design.html.j2")
+    return template.render(n=numbers, num=num, figures={k: Markup(v) for k, v in figs.items()},
+                           numbers_json=Markup(safe_blob), scope_text=SCOPE_TEXT)
+
+
+SCOPE_TEXT = {
+    "all-collections": "every pair of neighbouring collections (whatever everyone else holds)",
+    "homogeneous": "the paper's homogeneous configuration only (other collections can be worse)",
+    "per-report": "each report on its own (local DP), hence every collection",
+}
+
+
+def design_report(*, progress: Progress | None = None, **kwargs: Any) -> DesignReport:
+    """Compute the numbers (:func:`design_numbers`, same keyword arguments), draw the figures, render the page."""
+    numbers = design_numbers(progress=progress, **kwargs)
+    figures = _figures(numbers)
+    return DesignReport(numbers=numbers, figures=figures, html=render_design(numbers, figures))
+
+
+def write_html(path: str | os.PathLike[str], html: str) -> Path:
+    """Write ``html`` to ``path`` atomically (a temporary file in the same folder, then a rename)."""
+    from ..io import _atomic_target
+
+    p = Path(path)
+    if p.is_dir():
+        raise SufficientDPError(f"--output {str(path)!r} is a directory; give a file name such as report.html")
+    fd, tmp = _atomic_target(p)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(html)
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return p
