@@ -23,7 +23,7 @@ import pytest
 from sufficientdp import DataError, ParameterError
 from sufficientdp.cli.main import main
 from sufficientdp.engines import COLLECTOR_ENGINES, tally_collector
-from sufficientdp.service.storage import open_storage, open_storage_readonly, pack_reports
+from sufficientdp.service.storage import SCHEMA_VERSION, open_storage, open_storage_readonly, pack_reports
 
 
 def _duckdb_skip_reason() -> str | None:
@@ -80,14 +80,23 @@ def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     from sufficientdp.service.app import create_app
 
     db = tmp_path_factory.mktemp("collector") / "collector.db"
-    app = create_app(str(db))
-    client = TestClient(app)
-    r = client.post("/v1/campaigns", json={"name": "s", "bits": 10, "epsilon": 1.0, "crowd_size": 5, "q": 0.45,
-                                           "eta": 0.5, "rate_limit": "none"})
-    assert r.status_code == 201, r.text
-    cid = r.json()["id"]
-    other = client.post("/v1/campaigns", json={"name": "o", "bits": 10, "epsilon": 1.0, "crowd_size": 5,
-                                               "q": 0.45, "eta": 0.5, "rate_limit": "none"}).json()["id"]
+    admin = "admin-" + "3" * 20  # administrative calls (campaigns, releases) are closed without a token
+    app = create_app(str(db), admin_token=admin)
+    client = TestClient(app, headers={"authorization": f"Bearer {admin}"})
+
+    def campaign(name: str) -> str:  # 202; the collector checks q in a background job: wait until active
+        r = client.post("/v1/campaigns", json={"name": name, "bits": 10, "epsilon": 1.0, "crowd_size": 5,
+                                               "q": 0.45, "eta": 0.5, "rate_limit": "none"})
+        assert r.status_code == 202, r.text
+        deadline = time.monotonic() + 120
+        while (c := client.get(f"/v1/campaigns/{r.json()['id']}").json())["status"] == "calibrating":
+            assert time.monotonic() < deadline, "the campaign never became active"
+            time.sleep(0.05)
+        assert c["status"] == "active", c
+        return str(c["id"])
+
+    cid = campaign("s")
+    other = campaign("o")
     rng = np.random.default_rng(2024)
     batches: dict[str, list[list[int]]] = {}
     for n in (37, 23):
@@ -110,6 +119,7 @@ def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     # The app (its connection pool, WAL file) stays open while the engines read: the normal production state.
     yield {"db": str(db), "campaign": cid, "other": other, "batches": batches, "pending": pending,
            "client": client}
+    app.state.jobs.close()
     app.state.storage.close()
 
 
@@ -352,7 +362,8 @@ def _releases(db: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("version", "match"), [
-    (b"3", "schema version 3; this sufficientdp reads versions 1 to 2: upgrade"),
+    (str(SCHEMA_VERSION + 1).encode(),
+     f"schema version {SCHEMA_VERSION + 1}; this sufficientdp reads versions 1 to {SCHEMA_VERSION}: upgrade"),
     (b"0", "schema version 0"), (b"two", "not an integer"), (None, "no schema_version setting"),
 ])
 def test_numpy_engine_refuses_an_unknown_schema_version(tmp_path, version, match):
@@ -384,7 +395,7 @@ def test_numpy_engine_refuses_a_file_that_is_not_a_collector_database(tmp_path):
 def test_readonly_reader_refuses_writes(tmp_path):
     db, reports = _small_collector_db(tmp_path)
     with open_storage_readonly("sqlite:///" + db) as reader:
-        assert reader.schema_version == 2 and reader.campaign_spec("c") == {"id": "c", "bits": 9}
+        assert reader.schema_version == SCHEMA_VERSION and reader.campaign_spec("c") == {"id": "c", "bits": 9}
         got = [b for chunk in reader.released_reports("c", chunk_rows=7) for b in chunk]
         assert sorted(got) == sorted(pack_reports(np.array(reports)))
         with pytest.raises(LookupError, match="unknown release 'x' of campaign 'c'"):
