@@ -307,7 +307,7 @@ def test_serve_json_prints_one_startup_line_without_the_database_url(tmp_path: P
 
         info = json.loads(line)
         assert info == {"url": f"http://127.0.0.1:{port}", "openapi": f"http://127.0.0.1:{port}/openapi.json",
-                        "admin_token_required": False}
+                        "admin": "closed"}
         assert "secret-name" not in line
         deadline = time.monotonic() + 60
         while True:

@@ -58,10 +58,13 @@ def _cmd(args: argparse.Namespace) -> int:
     if args.json:  # one line for scripts that start the collector (no database URL: it may hold a password)
         from .main import _emit
 
-        _emit({"url": url, "openapi": f"{url}/openapi.json", "admin_token_required": admin is not None})
+        # admin: "token" (admin calls need the bearer token) or "closed" (no token configured: they answer 403)
+        _emit({"url": url, "openapi": f"{url}/openapi.json", "admin": "token" if admin is not None else "closed"})
         sys.stdout.flush()
     elif not args.quiet:
-        print(f"sufficientdp collector on {url} (OpenAPI at /openapi.json)", file=sys.stderr)
+        state = ("need the bearer token" if admin is not None else
+                 f"are closed (set {ADMIN_TOKEN_ENV} to open them with a token)")
+        print(f"sufficientdp collector on {url} (OpenAPI at /openapi.json); admin calls {state}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level,
                 server_header=False, proxy_headers=False)
     return 0
