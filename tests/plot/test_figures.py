@@ -59,3 +59,11 @@ def test_power_vs_level_and_noise_vs_k() -> None:
     fig = plot.noise_vs_k(bits=3, population=500, epsilon=1.0, ks=(1, 2, 4))
     _check(fig)
     assert [line.get_label() for line in fig.axes[0].lines] == ["local", "paper-sigma"]
+
+
+def test_release_estimates_with_an_estimate_below_its_clipped_interval() -> None:
+    recs = [{"bit": 0, "estimate": -14.5, "lower": 0.0, "upper": 23.3},
+            {"bit": 1, "estimate": 98.0, "lower": 74.0, "upper": 122.0}]
+    fig = plot.release_estimates(recs, level=0.95)
+    _check(fig)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["bit 0", "bit 1"]

@@ -1,5 +1,6 @@
-"""``sufficientdp report design``: the design report of a calibration as one self-contained HTML page
-(docs/reports.md). An adapter over :mod:`sufficientdp.report`: parsing, the progress bar and printing only.
+"""``sufficientdp report design`` (the design report of a calibration) and ``sufficientdp report release`` (a
+collector release's estimates): each one self-contained HTML page (docs/reports.md).
+An adapter over :mod:`sufficientdp.report`: parsing, the progress bar and printing only.
 """
 
 from __future__ import annotations
@@ -85,6 +86,37 @@ def _cmd_design(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_release(args: argparse.Namespace) -> int:
+    try:
+        import jinja2  # noqa: F401
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"report release needs the 'report' extra (pip install 'sufficientdp[report]'): {exc}") \
+            from None
+    from ..report.design import write_html
+    from ..report.release import release_report
+    from .main import _emit
+
+    words = ["sufficientdp", "report", "release", "--database", args.database, "--campaign", args.campaign]
+    if args.release is not None:
+        words += ["--release", args.release]
+    if args.engine != "numpy":
+        words += ["--engine", args.engine]
+    if args.level != 0.95:
+        words += ["--level", repr(args.level)]
+    words += ["--output", args.output]
+    rep = release_report(database=args.database, campaign=args.campaign, release=args.release, engine=args.engine,
+                         level=args.level, command=shlex.join(words))
+    path = write_html(args.output, rep.html)
+    if args.json:
+        _emit(rep.numbers)
+        return 0
+    est = rep.numbers["estimates"]
+    print(f"wrote {path} ({len(rep.html) // 1024} KiB): {est['reports']} reports, {len(est['estimates'])} bits, "
+          f"campaign {args.campaign}" + (f", release {args.release}" if args.release else ", all releases"))
+    return 0
+
+
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``report`` command and its ``design`` subcommand."""
     from ..calibration.methods import METHODS
@@ -116,3 +148,16 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                                                            "report.html)")
     common(d)
     d.set_defaults(func=_cmd_design)
+
+    r = rsub.add_parser("release", help="one self-contained HTML page: a collector release's per-bit estimates "
+                                        "with intervals, the most frequent vectors, the campaign's guarantee")
+    r.add_argument("--database", required=True,
+                   help="collector database (sqlite:///path.db, a file path, or postgresql://); read only")
+    r.add_argument("--campaign", required=True, help="campaign id")
+    r.add_argument("--release", default=None, help="one release id (default: all releases of the campaign)")
+    r.add_argument("--engine", choices=("numpy", "duckdb"), default="numpy", help="tally engine (default numpy)")
+    r.add_argument("--level", type=_float("level"), default=0.95, help="confidence level in (0, 1)")
+    r.add_argument("--output", default="release.html", help="the HTML file (written atomically; default "
+                                                            "release.html)")
+    common(r)
+    r.set_defaults(func=_cmd_release)

@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 
 from ._style import MARKERS, PALETTE, STYLES, TARGET_COLOUR, new_figure
 
-__all__ = ["DEFAULT_SIGMA_GRID", "eta_vs_q", "methods_comparison", "noise_vs_k", "power_vs_level", "sigma_vs_q"]
+__all__ = ["DEFAULT_SIGMA_GRID", "eta_vs_q", "methods_comparison", "noise_vs_k", "power_vs_level",
+           "release_estimates", "sigma_vs_q"]
 
 #: q values of the sd(d_hat) curve (cheap: a closed form per point).
 DEFAULT_SIGMA_GRID: tuple[float, ...] = tuple(float(x) for x in np.linspace(0.01, 0.48, 95))
@@ -221,5 +222,30 @@ def noise_vs_k(rows: Sequence[Mapping[str, Any]] | None = None, *, bits: int | N
     ax.set_xlabel("k, reports per person (same total ε)")
     ax.set_ylabel("sd(d̂)/√N  (people per √people)")
     ax.set_title("Noise against the number of reports per person")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def release_estimates(records: Sequence[Mapping[str, Any]], *, level: float,
+                      labels: Sequence[str] | None = None) -> Figure:
+    """Per-bit estimates of a release (people with the bit set) with their confidence intervals as error bars.
+
+    Args:
+        records: one mapping per bit with ``estimate``, ``lower``, ``upper`` (e.g.
+            ``sufficientdp.collection.campaign.estimate_release(...).estimates``).
+        level: the intervals' confidence level (for the legend).
+        labels: the bits' names (default ``bit 0``, ``bit 1``, ...).
+    """
+    names = list(labels) if labels is not None else [f"bit {r.get('bit', i)}" for i, r in enumerate(records)]
+    est = [float(r["estimate"]) for r in records]
+    fig, ax = new_figure(6.4, max(2.4, 0.9 + 0.35 * len(records)))
+    # The interval as a segment (it is clipped at zero, so an estimate below zero can lie outside it).
+    ax.hlines(names, [float(r["lower"]) for r in records], [float(r["upper"]) for r in records],
+              color=PALETTE[1], lw=2, label=f"{level:.0%} interval")
+    ax.plot(est, names, "o", color=PALETTE[0], label="estimate")
+    ax.axvline(0.0, color="grey", lw=1, linestyle=":")
+    ax.invert_yaxis()
+    ax.set_xlabel("people with the bit set (estimated count)")
+    ax.set_title("Per-bit estimates of the release")
     ax.legend(fontsize="small")
     return fig

@@ -19,7 +19,8 @@ from typing import Any
 from .. import __version__
 from .._errors import SufficientDPError
 
-__all__ = ["COMPARED_METHODS", "DesignReport", "design_numbers", "design_report", "render_design", "write_html"]
+__all__ = ["COMPARED_METHODS", "DesignReport", "design_numbers", "design_report", "format_number", "render_design",
+           "render_page", "write_html"]
 
 #: The calibration methods every design report shows (plus the chosen one when it is another).
 COMPARED_METHODS = ("proven", "homogeneous", "local", "paper-sigma")
@@ -246,10 +247,16 @@ def format_number(value: Any, fmt: str) -> str:
 
 def render_design(numbers: Mapping[str, Any], figures: Mapping[str, str] | None = None) -> str:
     """The HTML page of ``numbers`` (figures drawn from them unless given)."""
+    return render_page("design.html.j2", numbers, _figures(numbers) if figures is None else figures)
+
+
+def render_page(template_name: str, numbers: Mapping[str, Any], figures: Mapping[str, str]) -> str:
+    """Render a report template: ``n`` (the numbers), ``num(path, fmt)`` (a number of the JSON, in a
+    ``span.num`` naming its path and format), ``figures`` (inline SVG) and ``numbers_json`` (for the
+    ``script#numbers`` block; ``<``, ``>`` and ``&`` escaped so no string can end the script)."""
     import jinja2
     from markupsafe import Markup, escape
 
-    figs = dict(_figures(numbers) if figures is None else figures)
     env = jinja2.Environment(loader=jinja2.PackageLoader("sufficientdp.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
@@ -260,8 +267,8 @@ def render_design(numbers: Mapping[str, Any], figures: Mapping[str, str] | None 
 
     blob = json.dumps(numbers, indent=1, allow_nan=False, sort_keys=False)
     safe_blob = blob.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-    template = env.get_template("design.html.j2")
-    return template.render(n=numbers, num=num, figures={k: Markup(v) for k, v in figs.items()},
+    template = env.get_template(template_name)
+    return template.render(n=numbers, num=num, figures={k: Markup(v) for k, v in figures.items()},
                            numbers_json=Markup(safe_blob), scope_text=SCOPE_TEXT)
 
 
