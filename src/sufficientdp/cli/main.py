@@ -463,19 +463,55 @@ def _cmd_tail(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------- worst-case
 def _cmd_worst_case(args: argparse.Namespace) -> int:
     from ..ratio.exact import histogram_count
+    from ..ratio.structured import StructuredPair, combined_claims, structured_search
     from ..ratio.worst_case import worst_case_exhaustive, worst_case_search
 
-    exhaustive = args.search == "exhaustive" or (
-        args.search == "auto" and histogram_count(args.bits, args.population) <= 2_000 and args.bits <= 3)
-    if exhaustive:
+    search = args.search
+    if search == "auto":
+        small = histogram_count(args.bits, args.population) <= 2_000 and args.bits <= 3
+        search = "exhaustive" if small else "structured"
+    if search == "exhaustive":
         res = worst_case_exhaustive(args.bits, args.population, args.q, args.epsilon)
-    else:
+        if args.json:
+            _emit(res.to_dict())
+            return 0
+        _print_worst_case(res)
+        return 0
+    heuristic = None
+    extra: list[StructuredPair] = []
+    if search == "heuristic":
         rng = np.random.default_rng(args.seed)
-        res = worst_case_search(args.bits, args.population, args.q, args.epsilon, rng=rng, budget=args.budget)
-    d = res.to_dict()
+        heuristic = worst_case_search(args.bits, args.population, args.q, args.epsilon, rng=rng, budget=args.budget)
+        extra = [StructuredPair.from_collections(r["original"], r["modified"], family="heuristic search")
+                 for r in heuristic.ranking]
+    bar = _step_progress(not (args.json or args.quiet), "worst-case (structured search)", "pairs")
+    try:
+        sres = structured_search(args.bits, args.population, args.q, args.epsilon, max_group=args.max_group,
+                                 max_copies=args.max_copies, time_budget=args.time_budget, extra_pairs=extra,
+                                 progress=bar)
+    finally:
+        bar.close()
+    claims = combined_claims(sres, heuristic)
     if args.json:
+        d = sres.to_dict()
+        if heuristic is not None:
+            d = {**d, "structured_claims": {k: d[k] for k in ("conjecture_holds", "two_sided_holds")},
+                 "heuristic": heuristic.to_dict(), "conjecture_holds": claims["conjecture_holds"],
+                 "two_sided_holds": claims["two_sided_holds"], "eta_lower_bound": claims["eta_lower"],
+                 "eta_lower_bound_source": claims["source"]}
         _emit(d)
         return 0
+    if heuristic is not None:
+        _print_worst_case(heuristic)
+        print()
+    _print_structured(sres)
+    if heuristic is not None:
+        print(f"combined: worst-case eta >= {claims['eta_lower']:.6g} (from the {claims['source']} search); "
+              f"two_sided_holds: {str(claims['two_sided_holds']).lower()}")
+    return 0
+
+
+def _print_worst_case(res: Any) -> None:
     print(f"{'exhaustive (a proof for this configuration)' if res.exhaustive else 'heuristic search'}: "
           f"{res.pairs_checked} neighbouring pairs checked")
     print(f"worst eta = {res.eta:.6g}, delta = {res.delta:.6g}")
@@ -485,7 +521,32 @@ def _cmd_worst_case(args: argparse.Namespace) -> int:
           f"eta = {res.homogeneous_eta:.6g}; reverse direction: eta = {res.reverse_homogeneous_eta:.6g}")
     print("conjecture (seed 001 §1.2) " + ("holds" if res.conjecture_holds else "FAILS") + " here"
           + ("" if res.exhaustive else " among the pairs searched"))
-    return 0
+
+
+def _print_structured(res: Any) -> None:
+    skipped = "; ".join(f"{f.family}: {f.skipped} ({f.reason})" for f in res.families if f.skipped)
+    print(f"structured search: {res.pairs_evaluated} of {res.pairs_total} candidate pairs evaluated "
+          f"({res.pairs_pruned} proved below the best), {res.pairs_skipped} skipped"
+          + (f" [{skipped}]" if skipped else "") + f"; {res.seconds:.1f} s")
+    print(f"kind: {res.kind}")
+    print(f"worst pair found: {res.pair.label}  (family: {res.pair.family}; vectors bit 0 first, D' + x→x')")
+    print(f"  eta = {res.eta:.6g}, exact bracket [{res.eta_lower:.6g}, {res.eta_upper:.6g}]")
+    print(f"paper's configuration (worst over outlier weight j = {res.homogeneous_worst_weight}): "
+          f"eta = {res.homogeneous_eta:.6g}; reverse direction: eta = {res.reverse_homogeneous_eta:.6g}")
+    if res.ratio is not None:
+        print(f"found / homogeneous worst (both directions) = {res.ratio:.4g}")
+    if not res.two_sided_holds:
+        verdict = ("FAILS, also against the reverse direction: the pair above is an exact counterexample, "
+                   "so the homogeneous configuration is not the worst case")
+    elif not res.conjecture_holds:
+        verdict = "FAILS against the paper's direction (the reverse homogeneous pair is worse still)"
+    elif res.exhaustive:
+        verdict = "holds here (every pair was covered)"
+    else:
+        verdict = "holds among the pairs searched (not a proof: only structured pairs were tried)"
+    print(f"conjecture (seed 001 §1.2): {verdict}")
+    print(f"two_sided_holds: {str(res.two_sided_holds).lower()}")
+    print(f"scope: {res.scope}")
 
 
 # ---------------------------------------------------------------------------------------------------- demo
@@ -571,6 +632,7 @@ _INT_LIMITS = {
     "population": 10**12, "crowd-size": 10**12, "reports": 1000,
     "samples": 10**8, "dgm-samples": 10**7, "budget": 10**7, "top": 10**6,
     "exact-max-population": 10**7, "full-scan-max": 10**7, "max-body-bytes": 1 << 30,
+    "max-group": 4, "max-copies": 256,
 }
 _DEFAULT_INT_LIMIT = 10**9
 
@@ -580,6 +642,7 @@ _FLOAT_DOMAINS: dict[str, tuple[float, float, bool, bool]] = {
     "beta": (0.0, 100.0, True, True), "delta": (0.0, 1.0, True, False), "deltas": (0.0, 1.0, False, False),
     "level": (0.0, 1.0, False, False), "levels": (0.0, 1.0, False, False), "failure": (0.0, 1.0, True, False),
     "rho": (0.0, 1e6, False, True), "sigma": (0.0, 1e12, False, True), "sensitivity": (0.0, 1e12, False, True),
+    "time-budget": (0.0, 3600.0, False, True),
 }
 
 
@@ -740,9 +803,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--population", type=_positive_int("population"), required=True)
     p.add_argument("--q", type=_float("q"), required=True)
     p.add_argument("--epsilon", type=_float("epsilon"), required=True)
-    p.add_argument("--search", choices=("auto", "exhaustive", "heuristic"), default="auto")
+    p.add_argument("--search", choices=("auto", "exhaustive", "structured", "heuristic"), default="auto",
+                   help="auto: exhaustive when small (a proof), else structured; structured: exact brackets of "
+                        "structured pairs at any N (a lower bound on the worst case); heuristic: the seeded "
+                        "local search (small N), followed by the structured search")
     p.add_argument("--budget", type=_positive_int("budget"), default=200, help="pairs evaluated by the heuristic")
     p.add_argument("--seed", type=int, default=0, help="seed of the heuristic search")
+    p.add_argument("--time-budget", type=_float("time-budget"), default=60.0,
+                   help="seconds for the structured search (<= 3600; default 60)")
+    p.add_argument("--max-group", type=_positive_int("max-group"), default=2,
+                   help="structured search: largest group of extra vectors in the base (<= 4; default 2)")
+    p.add_argument("--max-copies", type=_positive_int("max-copies"), default=16,
+                   help="structured search: largest number of copies of the outlier in the base (<= 256)")
     common(p)
     p.set_defaults(func=_cmd_worst_case)
 
