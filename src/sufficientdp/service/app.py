@@ -31,7 +31,7 @@ import secrets
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
@@ -108,19 +108,36 @@ _ALLOWED = {
 
 
 # --------------------------------------------------------------------------------------------------- models
+# Every bound of a request field is declared here, so /openapi.json states it and pydantic enforces it before the
+# endpoint runs (the endpoints check again what depends on the campaign: L per report, at most k blinded values,
+# a blinded value below the campaign's modulus, a valid signature).
+#: A hex string of 1 to MAX_HEX_DIGITS digits (a blinded value or a signature).
+_HexInt = Annotated[str, Field(min_length=1, max_length=MAX_HEX_DIGITS, pattern=r"^[0-9a-fA-F]+$")]
+#: 64 hex characters (a 32-byte nonce).
+_Hex64 = Annotated[str, Field(min_length=64, max_length=64, pattern=r"^[0-9a-fA-F]{64}$")]
+#: One report: 1 to MAX_BITS integers, each 0 or 1 (exactly L of them, checked against the campaign).
+_Report = Annotated[list[Annotated[int, Field(ge=0, le=1)]], Field(min_length=1, max_length=MAX_BITS)]
+
+
 class CampaignIn(BaseModel):
     """Body of ``POST /v1/campaigns``."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
-    name: str = Field(description=_ALLOWED["name"])
-    bits: int = Field(description="L, bits per report: " + _ALLOWED["bits"])
-    epsilon: float = Field(description="privacy level (lambda = e^epsilon): " + _ALLOWED["epsilon"])
-    eta: float = Field(default=0.001, description="target P[R > e^epsilon] at crowd_size: " + _ALLOWED["eta"])
-    crowd_size: int = Field(description="N_min, the fewest people a release covers: " + _ALLOWED["crowd_size"])
-    reports_per_person: int = Field(default=1, description="k: " + _ALLOWED["reports_per_person"])
-    q: float | None = Field(default=None, description="flip probability; null calibrates it (proven method, in a "
-                                                      "background job: seconds to minutes): " + _ALLOWED["q"])
-    precision: int = Field(default=32, description="dyadic precision of q: " + _ALLOWED["precision"])
+    name: str = Field(min_length=1, max_length=MAX_NAME_LENGTH, description=_ALLOWED["name"])
+    bits: int = Field(ge=1, le=MAX_BITS, description="L, bits per report: " + _ALLOWED["bits"])
+    epsilon: float = Field(gt=0, le=MAX_EPSILON, allow_inf_nan=False,
+                           description="privacy level (lambda = e^epsilon): " + _ALLOWED["epsilon"])
+    eta: float = Field(default=0.001, gt=0, lt=1, allow_inf_nan=False,
+                       description="target P[R > e^epsilon] at crowd_size: " + _ALLOWED["eta"])
+    crowd_size: int = Field(ge=2, le=MAX_CROWD_SIZE,
+                            description="N_min, the fewest people a release covers: " + _ALLOWED["crowd_size"])
+    reports_per_person: int = Field(default=1, ge=1, le=MAX_REPORTS_PER_PERSON,
+                                    description="k: " + _ALLOWED["reports_per_person"])
+    q: float | None = Field(default=None, gt=0, lt=0.5, allow_inf_nan=False,
+                            description="flip probability; null calibrates it (proven method, in a background "
+                                        "job: seconds to minutes): " + _ALLOWED["q"])
+    precision: int = Field(default=32, ge=2, le=MAX_PRECISION,
+                           description="dyadic precision of q: " + _ALLOWED["precision"])
     rate_limit: Literal["tokens", "none"] = Field(default="tokens", description=_ALLOWED["rate_limit"])
 
 
@@ -179,8 +196,9 @@ class TokensIn(BaseModel):
     """Body of ``POST /v1/campaigns/{id}/tokens``."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
-    credential: str = Field(description="opaque credential authenticated upstream; only its HMAC is stored")
-    blinded: list[str] = Field(max_length=MAX_REPORTS_PER_PERSON,
+    credential: str = Field(min_length=1, max_length=MAX_CREDENTIAL_LENGTH,
+                            description="opaque credential authenticated upstream; only its HMAC is stored")
+    blinded: list[_HexInt] = Field(min_length=1, max_length=MAX_REPORTS_PER_PERSON,
                                description="blinded token messages, hex; at most k. A retry with the same "
                                            "credential and the identical list gets the same signatures again")
 
@@ -195,17 +213,17 @@ class TokenIn(BaseModel):
     """One rate-limiting token."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
-    nonce: str = Field(description="64 hex characters (32 random bytes); the idempotency key")
-    signature: str = Field(description="RSA-FDH signature of the nonce, hex")
+    nonce: _Hex64 = Field(description="64 hex characters (32 random bytes); the idempotency key")
+    signature: _HexInt = Field(description="RSA-FDH signature of the nonce, hex")
 
 
 class ReportsIn(BaseModel):
     """Body of ``POST /v1/campaigns/{id}/reports``."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
-    reports: list[list[int]] = Field(max_length=MAX_REPORTS_PER_REQUEST,
-                                     description="randomized reports, each a list of L integers 0 or 1")
-    nonces: list[str] | None = Field(default=None, max_length=MAX_REPORTS_PER_REQUEST,
+    reports: list[_Report] = Field(min_length=1, max_length=MAX_REPORTS_PER_REQUEST,
+                                   description="randomized reports, each a list of L integers 0 or 1")
+    nonces: list[_Hex64] | None = Field(default=None, max_length=MAX_REPORTS_PER_REQUEST,
                                      description="optional per-report idempotency keys (64 hex)")
     tokens: list[TokenIn] | None = Field(default=None, max_length=MAX_REPORTS_PER_REQUEST,
                                          description="required when rate_limit = 'tokens'")
@@ -310,6 +328,46 @@ class _BodyLimit:
                                 (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": body})
+
+
+class _InternalErrors:
+    """ASGI middleware: an unexpected exception becomes a 500 JSON error carrying only a correlation id.
+
+    The log line holds the correlation id and the exception's type, never its message or traceback (both could
+    quote request data). The exception is not re-raised, so neither Starlette nor uvicorn logs a traceback either.
+    If the response had already started, the connection is simply ended (the same log line).
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]],
+                       send: Callable[[Any], Awaitable[None]]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            correlation = secrets.token_hex(8)
+            _log.error("internal error %s: %s", correlation, type(exc).__name__)
+            if started:
+                return
+            body = json.dumps(error_body("internal_error", f"internal error (correlation id {correlation}); "
+                                         "the collector's log has the same id", None)).encode()
+            await send({"type": "http.response.start", "status": 500,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode()),
+                                    (b"x-correlation-id", correlation.encode())]})
+            await send({"type": "http.response.body", "body": body})
 
 
 # ------------------------------------------------------------------------------------------------- helpers
@@ -464,14 +522,14 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         version="1",
         description="Collects randomized bit-vector reports and releases estimates over crowds of at least "
                     "N_min people (docs/collector.md, docs/collector_api_contract.md).",
-        responses={400: {"model": ErrorOut}, 404: {"model": ErrorOut}, 409: {"model": ErrorOut},
-                   413: {"model": ErrorOut}, 422: {"model": ErrorOut}, 429: {"model": ErrorOut},
-                   503: {"model": ErrorOut}},
+        responses={code: {"model": ErrorOut} for code in (400, 401, 403, 404, 405, 408, 409, 413, 422, 429, 500,
+                                                          503)},
         lifespan=lifespan,
     )
     app.state.storage = storage
     app.state.jobs = jobs
     app.add_middleware(_BodyLimit, limit=max_body_bytes)
+    app.add_middleware(_InternalErrors)  # outermost of ours: it also catches what _BodyLimit raises
 
     # ---------------------------------------------------------------------------------- error handlers
     @app.exception_handler(ServiceError)
@@ -511,6 +569,9 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
                 allowed = _ALLOWED.get(last, "")
             message = (f"{name} must be {allowed}; got {_show(err.get('input'))}" if allowed else
                        f"{name}: {err.get('msg')}; got {_show(err.get('input'))}")
+        if is_reports and len(loc) == 4 and loc[1] == "tokens" and loc[3] == "signature":
+            # A signature that is not hex is an invalid token, as one that does not verify.
+            return JSONResponse(error_body("invalid_token", message, name), status_code=403)
         if is_reports:
             return JSONResponse(error_body("invalid_report", message, name), status_code=400)
         return JSONResponse(error_body("invalid_parameter", message, name), status_code=422)
@@ -522,12 +583,6 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         if exc.status_code == 400:  # FastAPI could not decode the body (e.g. an integer of more than 4300 digits)
             detail = "the request body could not be parsed as JSON (malformed, or a number too long to convert)"
         return JSONResponse(error_body(code, detail, None), status_code=exc.status_code)
-
-    @app.exception_handler(Exception)
-    async def _internal(request: Request, exc: Exception) -> JSONResponse:
-        # Only the exception type: messages could contain request data.
-        _log.error("internal error: %s", type(exc).__name__)
-        return JSONResponse(error_body("internal_error", "internal error", None), status_code=500)
 
     # ------------------------------------------------------------------------------------------ helpers
     def require_admin(request: Request) -> None:

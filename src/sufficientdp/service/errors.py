@@ -16,7 +16,9 @@ Every error response has the body ``{"error": {"code": "<snake_case>", "message"
 * 422 ``invalid_parameter``;
 * 429 ``calibration_queue_full`` (with ``Retry-After``; nothing was stored);
 * 503 ``shutting_down`` (with ``Retry-After``; nothing was stored);
-* 500 ``internal_error`` (details are never sent nor logged with request data).
+* 500 ``internal_error``: an unexpected error; the body carries only a correlation id (also in the
+  ``X-Correlation-Id`` header), and the one log line has the same id and the exception's type, never its
+  message, a traceback or request data.
 
 A campaign whose background job failed carries the same ``{"code", "message", "parameter"}`` object in its
 ``error`` field: ``target_not_met``, ``invalid_parameter``, ``calibration_timeout``, ``calibration_out_of_memory``,
