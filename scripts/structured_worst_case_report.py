@@ -29,6 +29,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from _generated_block import splice
+
 from sufficientdp import calibrate
 from sufficientdp.ratio.proven import proven_tail
 from sufficientdp.ratio.structured import StructuredSearchResult, structured_search
@@ -159,14 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output is None:
         print(generated)
         return 0 if ok else 1
-    text = args.output.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        text = head + generated + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + generated + "\n"
-    args.output.write_text(text, encoding="utf-8")
+    splice(args.output, BEGIN, END, generated)
     print(f"wrote {args.output}", file=sys.stderr)
     return 0 if ok else 1
 

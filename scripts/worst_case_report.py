@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from _generated_block import splice
 
 from sufficientdp.ratio.exact import homogeneous_ratio_distribution
 from sufficientdp.ratio.worst_case import (
@@ -324,17 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output is None:
         print(generated)
         return 0
-    if args.output.exists():
-        text = args.output.read_text(encoding="utf-8")
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            _, tail = rest.split(END, 1)
-            text = head + generated + tail
-        else:
-            text = text.rstrip("\n") + "\n\n" + generated + "\n"
-    else:
-        text = "# Worst case of the privacy ratio: checking seed 001's conjecture\n\n" + generated + "\n"
-    args.output.write_text(text, encoding="utf-8")
+    splice(args.output, BEGIN, END, generated, "Worst case of the privacy ratio: checking seed 001's conjecture")
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

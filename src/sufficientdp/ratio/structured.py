@@ -296,6 +296,17 @@ def _binom_interval(n: NDArray[np.int64], p: float, a: NDArray[np.int64], b: NDA
     return out
 
 
+def _last_true(pred: Callable[[int], bool], a: int, b: int) -> int:
+    """Largest k in [a, b) with ``pred(k)``, for ``pred`` true at a, false at b and monotone between (bisection)."""
+    while b - a > 1:
+        mid = (a + b) // 2
+        if pred(mid):
+            a = mid
+        else:
+            b = mid
+    return a
+
+
 def _binom_box(n: int, p: float, tail: float) -> tuple[int, int, float]:
     """``[lo, hi]`` with ``P[X < lo] <= tail`` and ``P[X > hi] <= tail`` (X ~ Bin(n, p)) and the exact outside mass."""
     if n == 0:
@@ -308,30 +319,11 @@ def _binom_box(n: int, p: float, tail: float) -> tuple[int, int, float]:
     def above(k: int) -> float:  # P[X > k]
         return 0.0 if k >= n else float(bdtrc(k, n, p))
 
-    lo_ok, lo_bad = int(math.floor(mean)), None  # largest lo with below(lo) <= tail: bisection on [0, floor(mean)]
-    a, b = 0, max(int(math.floor(mean)), 0)
-    if below(b) <= tail:
-        lo_ok = b
-    else:
-        while b - a > 1:
-            mid = (a + b) // 2
-            if below(mid) <= tail:
-                a = mid
-            else:
-                b = mid
-        lo_ok = a
-    del lo_bad
-    a, b = min(int(math.ceil(mean)), n), n  # smallest hi with above(hi) <= tail
-    if above(a) <= tail:
-        hi_ok = a
-    else:
-        while b - a > 1:
-            mid = (a + b) // 2
-            if above(mid) <= tail:
-                b = mid
-            else:
-                a = mid
-        hi_ok = b
+    # below() increases and above() decreases in k; below(0) = above(n) = 0 <= tail
+    b = max(int(math.floor(mean)), 0)
+    lo_ok = b if below(b) <= tail else _last_true(lambda k: below(k) <= tail, 0, b)
+    a = min(int(math.ceil(mean)), n)
+    hi_ok = a if above(a) <= tail else _last_true(lambda k: above(k) > tail, a, n) + 1
     return lo_ok, hi_ok, below(lo_ok) + above(hi_ok)
 
 
