@@ -1,6 +1,9 @@
 """``sufficientdp serve``: run the collector HTTP service (extra ``service``; docs/collector.md).
 
 uvicorn's access log is off (it would log client addresses and paths); only start-up and errors are logged.
+A request body must arrive within ``--read-timeout`` seconds (408 otherwise); on SIGTERM or Ctrl-C the server
+stops accepting, gives requests in flight at most :data:`SHUTDOWN_GRACE` seconds, stops the calibration jobs and
+closes the database (SQLite: WAL checkpointed and truncated).
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from typing import Any
 from .._errors import ParameterError
 
 ADMIN_TOKEN_ENV = "SUFFICIENTDP_ADMIN_TOKEN"
+#: Seconds a graceful shutdown waits for requests in flight before cancelling them.
+SHUTDOWN_GRACE = 5
+#: Seconds an idle keep-alive connection stays open.
+KEEP_ALIVE = 5
 
 
 def _port(text: str) -> int:
@@ -23,6 +30,17 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"port must be an integer in [1, 65535]; got {text!r}") from None
     if not 1 <= v <= 65535:
         raise argparse.ArgumentTypeError(f"port must be an integer in [1, 65535]; got {text!r}")
+    return v
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"read-timeout must be a number of seconds in (0, 3600]; got {text!r}") \
+            from None
+    if not 0 < v <= 3600:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"read-timeout must be a number of seconds in (0, 3600]; got {text}")
     return v
 
 
@@ -37,6 +55,8 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                    help="sqlite:///path.db, a file path (SQLite) or a postgresql:// URL")
     p.add_argument("--max-body-bytes", type=_positive_int("max-body-bytes"), default=1 << 20,
                    help="largest request body in bytes (default 1 MiB)")
+    p.add_argument("--read-timeout", type=_seconds, default=30.0,
+                   help="seconds within which a request body must arrive (408 otherwise; default 30)")
     p.add_argument("--log-level", choices=("critical", "error", "warning", "info"), default="info",
                    help="server log level (the access log is always off)")
     common(p)
@@ -53,7 +73,8 @@ def _cmd(args: argparse.Namespace) -> int:
     admin = os.environ.get(ADMIN_TOKEN_ENV) or None
     if admin is not None and len(admin) < 16:
         raise ParameterError(f"{ADMIN_TOKEN_ENV} must be at least 16 characters; got {len(admin)}")
-    app = create_app(args.database, max_body_bytes=args.max_body_bytes, admin_token=admin)
+    app = create_app(args.database, max_body_bytes=args.max_body_bytes, admin_token=admin,
+                     read_timeout=args.read_timeout)
     url = f"http://{args.host}:{args.port}"
     if args.json:  # one line for scripts that start the collector (no database URL: it may hold a password)
         from .main import _emit
@@ -66,5 +87,6 @@ def _cmd(args: argparse.Namespace) -> int:
                  f"are closed (set {ADMIN_TOKEN_ENV} to open them with a token)")
         print(f"sufficientdp collector on {url} (OpenAPI at /openapi.json); admin calls {state}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level,
-                server_header=False, proxy_headers=False)
+                server_header=False, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE,
+                timeout_graceful_shutdown=SHUTDOWN_GRACE)
     return 0

@@ -20,6 +20,7 @@ description is served at ``/openapi.json``.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import hashlib
 import hmac
@@ -274,11 +275,17 @@ class ErrorOut(BaseModel):
 
 # ---------------------------------------------------------------------------------------------- middleware
 class _BodyLimit:
-    """ASGI middleware: refuse bodies over ``limit`` bytes with 413 before the app reads them."""
+    """ASGI middleware: read the whole body before the app runs, within ``limit`` bytes (413 above) and within
+    ``timeout`` seconds from the first read (408 ``request_timeout`` otherwise, then the connection is closed).
 
-    def __init__(self, app: Any, limit: int) -> None:
+    So a client that declares 1000 bytes and sends 1 holds neither a worker thread nor its connection for longer
+    than ``timeout``; the endpoints (run in worker threads) only ever see complete bodies.
+    """
+
+    def __init__(self, app: Any, limit: int, timeout: float) -> None:
         self.app = app
         self.limit = limit
+        self.timeout = timeout
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Callable[[], Awaitable[Any]],
                        send: Callable[[Any], Awaitable[None]]) -> None:
@@ -294,11 +301,20 @@ class _BodyLimit:
                 if declared > self.limit:
                     await self._too_large(send)
                     return
+        import anyio
+
         chunks: list[bytes] = []
         size = 0
         more = True
+        deadline = anyio.current_time() + self.timeout
         while more:
-            message = await receive()
+            message = None
+            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
+                message = await receive()
+            if message is None:
+                await self._error(send, 408, "request_timeout", f"the request body was not received within "
+                                  f"{self.timeout:g} s; send the whole body at once")
+                return
             if message["type"] == "http.disconnect":
                 return
             body = message.get("body", b"")
@@ -321,13 +337,21 @@ class _BodyLimit:
         await self.app(scope, replay, send)
 
     async def _too_large(self, send: Callable[[Any], Awaitable[None]]) -> None:
-        body = json.dumps(error_body("request_too_large",
-                                     f"the request body must be at most {self.limit} bytes", None)).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
-        await send({"type": "http.response.body", "body": body})
+        await self._error(send, 413, "request_too_large", f"the request body must be at most {self.limit} bytes")
+
+    @staticmethod
+    async def _error(send: Callable[[Any], Awaitable[None]], status: int, code: str, message: str) -> None:
+        await _send_error(send, status, code, message)
+
+
+async def _send_error(send: Callable[[Any], Awaitable[None]], status: int, code: str, message: str) -> None:
+    """Send a JSON error response and close the connection (the request body may be unread)."""
+    body = json.dumps(error_body(code, message, None)).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _InternalErrors:
@@ -356,6 +380,14 @@ class _InternalErrors:
 
         try:
             await self.app(scope, receive, tracking_send)
+        except asyncio.CancelledError:
+            # The server cancels the requests still in flight when its graceful shutdown times out (a stalled
+            # client, for instance): answer 503 if nothing was sent yet, and end the task quietly (re-raising
+            # would make uvicorn log a traceback for an orderly shutdown).
+            _log.warning("a request was cancelled by the server's shutdown")
+            if not started:
+                await _send_error(send, 503, "shutting_down", "the collector is shutting down; nothing was stored "
+                                  "by this request, retry later")
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             correlation = secrets.token_hex(8)
             _log.error("internal error %s: %s", correlation, type(exc).__name__)
@@ -445,7 +477,7 @@ def _credential_key(storage: Storage, given: bytes | None) -> bytes:
 def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_key: bytes | None = None,
                admin_token: str | None = None, token_key_bits: int = 2048, calibration_workers: int = 1,
                calibration_queue: int = DEFAULT_QUEUE, calibration_time_limit: float = DEFAULT_TIME_LIMIT,
-               calibration_memory_limit: int = DEFAULT_MEMORY_LIMIT) -> Any:
+               calibration_memory_limit: int = DEFAULT_MEMORY_LIMIT, read_timeout: float = 30.0) -> Any:
     """Build the collector's ASGI application.
 
     Args:
@@ -467,11 +499,14 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
             (``calibration_timeout``), in (0, 86400]; default 600.
         calibration_memory_limit: address-space limit of a job's process in bytes, in [2**28, 2**40]; default
             4 GiB.
+        read_timeout: seconds within which a request's whole body must arrive, from its first read, in
+            (0, 3600]; default 30. A slower body gets 408 ``request_timeout`` and the connection is closed.
 
     Jobs left unfinished by a stopped collector (campaigns still ``calibrating`` in the database) are queued
     again when the app is created, and fail (``calibration_interrupted``) once started more than
-    :data:`~sufficientdp.service.jobs.MAX_ATTEMPTS` times. Stop the jobs with ``app.state.jobs.close()`` (the
-    ASGI lifespan shutdown does it).
+    :data:`~sufficientdp.service.jobs.MAX_ATTEMPTS` times. Stop the jobs with ``app.state.jobs.close()`` and the
+    storage with ``app.state.storage.close()`` (the ASGI lifespan shutdown does both; for SQLite the close
+    checkpoints the WAL into the database and truncates it).
 
     Returns:
         A FastAPI application (``app.state.storage`` is the :class:`~sufficientdp.service.storage.Storage`,
@@ -484,6 +519,10 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
     from .._validation import check_int
 
     max_body_bytes = check_int("max_body_bytes", max_body_bytes, minimum=1024, maximum=1 << 30)
+    if isinstance(read_timeout, bool) or not isinstance(read_timeout, (int, float)) or \
+            not 0 < read_timeout <= 3600:
+        raise ParameterError(f"read_timeout must be a number of seconds in (0, 3600]; got {read_timeout!r}")
+    read_timeout = float(read_timeout)
     token_key_bits = check_int("token_key_bits", token_key_bits, minimum=2048, maximum=8192)
     if admin_token is not None and (not isinstance(admin_token, str) or len(admin_token) < 16):
         raise ParameterError("admin_token must be None or a string of at least 16 characters")
@@ -516,6 +555,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         import anyio.to_thread
 
         await anyio.to_thread.run_sync(jobs.close)
+        await anyio.to_thread.run_sync(storage.close)  # SQLite: the WAL is checkpointed and truncated
 
     app = FastAPI(
         title="sufficientdp collector",
@@ -528,7 +568,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
     )
     app.state.storage = storage
     app.state.jobs = jobs
-    app.add_middleware(_BodyLimit, limit=max_body_bytes)
+    app.add_middleware(_BodyLimit, limit=max_body_bytes, timeout=read_timeout)
     app.add_middleware(_InternalErrors)  # outermost of ours: it also catches what _BodyLimit raises
 
     # ---------------------------------------------------------------------------------- error handlers

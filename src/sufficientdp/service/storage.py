@@ -41,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import sqlite3
 import threading
@@ -71,6 +72,7 @@ __all__ = [
 #: Version of the schema this code writes (stored in ``settings``); see the module docstring for the history.
 SCHEMA_VERSION: Final = 3
 _FETCH_ROWS: Final = 1 << 16
+_log = logging.getLogger("sufficientdp.service")
 
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS campaigns (id TEXT PRIMARY KEY, spec TEXT NOT NULL, signer_pem BLOB)",
@@ -482,6 +484,26 @@ class SQLiteStorage(Storage):
 
     def _begin(self, conn: Any, *, write: bool) -> None:
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def close(self) -> None:
+        """Close every connection, then checkpoint the WAL into the database and truncate it.
+
+        After a clean shutdown the ``-wal`` file is gone (SQLite removes it when its last connection closes) or
+        empty: the WAL holds recent pages in commit order, which should not outlive the collector. A checkpoint
+        that cannot complete (another process still reads the database, for instance an open
+        :class:`StorageReader`) leaves the WAL for the next one; nothing is lost either way.
+        """
+        super().close()
+        if not Path(self.path).exists():
+            return
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:  # best effort: the data are safe in the WAL
+            _log.warning("WAL checkpoint at shutdown failed: %s", type(exc).__name__)
 
     def _ddl(self, stmt: str) -> str:
         if stmt.startswith("CREATE TABLE"):
