@@ -9,13 +9,16 @@ Every error response has the body ``{"error": {"code": "<snake_case>", "message"
   while the deployment has no admin token: closed by default);
 * 404 ``unknown_campaign``, ``unknown_release``, ``not_found``;
 * 405 ``method_not_allowed``;
+* 408 ``request_timeout`` (the request body did not arrive within the deployment's read timeout; the
+  connection is closed);
 * 409 ``crowd_too_small``, ``token_already_issued``, ``overlapping_release``, ``campaign_not_active`` (tokens,
   reports or a release for a campaign that is ``calibrating`` or ``failed``), ``campaign_not_calibrating`` (a
   cancellation of a campaign that is ``active`` or ``failed``);
 * 413 ``request_too_large``;
 * 422 ``invalid_parameter``;
 * 429 ``calibration_queue_full`` (with ``Retry-After``; nothing was stored);
-* 503 ``shutting_down`` (with ``Retry-After``; nothing was stored);
+* 503 ``shutting_down`` (with ``Retry-After``; nothing was stored; also a request still in flight when the
+  server's graceful shutdown ends);
 * 500 ``internal_error``: an unexpected error; the body carries only a correlation id (also in the
   ``X-Correlation-Id`` header), and the one log line has the same id and the exception's type, never its
   message, a traceback or request data.
