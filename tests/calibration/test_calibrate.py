@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from sufficientdp import ParameterError, calibrate, local_q, sigma_per_sqrt_n
 from sufficientdp.calibration import effective_bits, phi_from_q, q_from_phi
-from sufficientdp.calibration._solve import Q_MIN
+from sufficientdp.calibration.search import Q_MIN
 from sufficientdp.ratio import ratio_moments
 
 

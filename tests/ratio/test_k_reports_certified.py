@@ -18,8 +18,9 @@ import pytest
 from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 
+from sufficientdp.calibration.homogeneous import calibrate_tail
 from sufficientdp.ratio import k_reports
-from sufficientdp.ratio.analysis import calibrate_tail, privacy_tail
+from sufficientdp.ratio.analysis import privacy_tail
 from sufficientdp.ratio.k_reports import _log_comb, k_tail_certified, k_tail_mc, log_esp_from_counts
 from sufficientdp.ratio.reverse import two_sided_tail
 

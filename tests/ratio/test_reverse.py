@@ -22,7 +22,6 @@ from sufficientdp._errors import ParameterError
 from sufficientdp.ratio.exact import homogeneous_ratio_distribution
 from sufficientdp.ratio.result import TailResult
 from sufficientdp.ratio.reverse import (
-    certified_q_two_sided,
     forward_k_certified,
     reverse_tail,
     two_sided_tail,
@@ -215,38 +214,6 @@ def test_vacuous_is_flagged() -> None:
     assert r2.details["vacuous"] is False
 
 
-def test_certified_q_two_sided_meets_target() -> None:
-    r = certified_q_two_sided(bits=2, population=50, epsilon=1.0, eta=0.05, grid=6, iterations=6)
-    assert r.kind == "bound" and r.eta <= 0.05
-    check = worst_two_sided(q=r.q, bits=2, population=50, epsilon=1.0)
-    assert check.eta <= 0.05
-    # the exact two-sided tail at the returned q is below the target too
-    worst_exact = max(max(homogeneous_ratio_distribution(r.q, 2, 50, outlier_bits=j, outlier_in=o).eta(1.0)
-                          for o in ("original", "modified")) for j in (1, 2))
-    assert worst_exact <= 0.05
-    q_fail = r.details["q_fail"]
-    if q_fail is not None:
-        assert q_fail < r.q
-        assert worst_two_sided(q=q_fail, bits=2, population=50, epsilon=1.0).eta > 0.05
-
-
-def test_certified_q_two_sided_k2() -> None:
-    r = certified_q_two_sided(bits=2, population=40, epsilon=1.0, eta=0.05, reports=2, grid=4, iterations=4)
-    assert r.eta <= 0.05 and r.reports == 2
-    assert worst_two_sided(q=r.q, bits=2, population=40, epsilon=1.0, reports=2).eta <= 0.05
-
-
-def test_certified_q_two_sided_local_dp_fallback() -> None:
-    from sufficientdp.calibration import local_q
-
-    r = certified_q_two_sided(bits=2, population=2, epsilon=1.0, eta=0.01, grid=4, iterations=4)
-    assert r.details["local_dp"] is True and r.eta == 0.0
-    assert r.q >= local_q(2, 1.0)
-    assert 2 * math.log((1 - r.q) / r.q) <= 1.0
-    r2 = certified_q_two_sided(bits=1, population=2, epsilon=1.0, eta=0.01, reports=3, grid=4, iterations=4)
-    assert r2.details["local_dp"] is True and 3 * math.log((1 - r2.q) / r2.q) <= 1.0
-
-
 def test_worst_two_sided_takes_the_max_over_j() -> None:
     r = worst_two_sided(q=0.2, bits=3, population=6, epsilon=1.5)
     per = r.details["per_outlier_bits"]
@@ -272,10 +239,6 @@ def test_bad_input_names_the_parameter(kwargs: dict[str, Any], name: str) -> Non
 def test_bad_input_other_entry_points() -> None:
     with pytest.raises(ParameterError, match="direction"):
         two_sided_tail(q=0.2, bits=2, population=4, epsilon=1.0, direction="sideways")
-    with pytest.raises(ParameterError, match="eta"):
-        certified_q_two_sided(bits=2, population=4, epsilon=1.0, eta=1.5)
-    with pytest.raises(ParameterError, match="reports"):
-        certified_q_two_sided(bits=2, population=4, epsilon=1.0, eta=0.1, reports=0)
     with pytest.raises(ParameterError, match="population"):
         worst_two_sided(q=0.2, bits=2, population=-3, epsilon=1.0)
     with pytest.raises(ParameterError, match="exact"):

@@ -24,7 +24,6 @@ from scipy.stats import binom
 
 from sufficientdp._errors import ParameterError
 from sufficientdp.ratio.tail import (
-    certified_q,
     certified_tail,
     exact_tail,
     homogeneous_tail,
@@ -201,17 +200,6 @@ def test_worst_over_outlier_bits_is_max_of_per_j_bounds():
     assert we.eta_lower <= we.eta <= we.eta_upper <= w.eta
 
 
-def test_certified_q_meets_target_and_is_tight():
-    target = 1e-3
-    r = certified_q(bits=3, population=300, epsilon=1.0, eta=target, grid=6, iterations=12)
-    assert r.eta <= target
-    assert worst_over_outlier_bits(q=r.q, bits=3, population=300, epsilon=1.0).eta <= target
-    q_fail = r.details["q_fail"]
-    if q_fail is not None:  # else: the returned q is the lowest grid point (the grid edge)
-        assert q_fail < r.q <= q_fail + 1e-3
-        assert worst_over_outlier_bits(q=q_fail, bits=3, population=300, epsilon=1.0).eta > target
-
-
 def test_binomial_pmf_accuracy_claim():
     # the module relies on scipy's binomial pmf (boost) being accurate to ~1e-15 relative, even for N ~ 1e7
     for k, n, a in [(3, 10**7, 3e-7), (5, 10**7 - 3, 1.3e-7), (1_300_000, 10**7, 0.13), (250, 4999, 0.05)]:
@@ -237,9 +225,7 @@ def test_bad_input_names_the_parameter(kwargs, name):
         homogeneous_tail(**args)
 
 
-def test_bad_input_certified_q_and_worst():
-    with pytest.raises(ParameterError, match="eta"):
-        certified_q(bits=3, population=100, epsilon=1.0, eta=2.0)
+def test_bad_input_worst():
     with pytest.raises(ParameterError, match="method"):
         worst_over_outlier_bits(q=0.2, bits=3, population=100, epsilon=1.0, method="x")
 

@@ -36,13 +36,13 @@ from .._validation import (
     check_reports,
 )
 from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
-from ..ratio.analysis import calibrate_tail
 from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
 from ..ratio.proven import Domain
-from ._solve import smallest_q_satisfying
+from .homogeneous import calibrate_tail
 from .methods import _RENAMED, DEFAULT_ETA, DEFAULT_METHOD, METHODS, SCOPE
 from .proven import proven_q
 from .result import Calibration
+from .search import smallest_q_satisfying
 
 __all__ = [
     "DEFAULT_METHOD",

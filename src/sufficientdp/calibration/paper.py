@@ -15,7 +15,7 @@ import math
 
 from .._validation import check_int, check_positive_finite
 from ..ratio.homogeneous import log_phi
-from ._solve import smallest_q_satisfying
+from .search import smallest_q_satisfying
 
 __all__ = ["paper_eq_6_3_lhs", "paper_eq_6_3_q", "paper_maurer_heuristic"]
 

@@ -1,15 +1,21 @@
-"""Monotone root finding that errs on the safe side (larger flip probability)."""
+"""The searches over q shared by every calibration; each keeps a verified passing q (the safe side: more noise).
+
+* :func:`smallest_q_satisfying` — a root of a continuous condition decreasing in q (closed forms);
+* :func:`grid_then_bisect` — an increasing grid, then bisection, keeping "fails at lo, passes at hi";
+* :func:`scan_smallest` — a top-down geometric grid, then bisection (no monotonicity assumed).
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from scipy.optimize import brentq
 
 from .._errors import CalibrationError
 
-__all__ = ["smallest_q_satisfying"]
+__all__ = ["Q_FLOOR", "grid_then_bisect", "log_condition", "scan_smallest", "smallest_q_satisfying"]
 
 Q_MIN = 1e-12
 Q_MAX = 0.5 - 1e-12
@@ -43,3 +49,69 @@ def log_condition(log_lhs: float, log_rhs: float) -> float:
     if log_lhs == -math.inf:
         return -math.inf
     return log_lhs - log_rhs
+
+
+#: The downward search below the lowest grid point stops here (a q this small is never a useful answer).
+Q_FLOOR = 1e-12
+
+
+def grid_then_bisect(passes: Callable[[float], bool], points: list[float],
+                      iterations: int) -> tuple[float | None, float | None]:
+    """The search shared by the certified-q calibrations: ``(hi, lo)`` with ``passes(hi)`` verified.
+
+    Scans ``points`` (increasing) for the first passing q. If the lowest point already passes, steps down by
+    factors of 8 until a q fails (or :data:`Q_FLOOR`), so that large crowds with few bits are not handed the
+    grid's coarse lowest point. Then bisects between the failing ``lo`` and the passing ``hi`` (geometric midpoint
+    while ``hi > 2 lo``, arithmetic after), keeping "fails at lo, passes at hi". ``lo`` is None when no failing
+    q was found; ``hi`` is None when no point passes.
+    """
+    ok_idx = next((i for i, qq in enumerate(points) if passes(qq)), None)
+    if ok_idx is None:
+        return None, None
+    hi = points[ok_idx]
+    lo: float | None = points[ok_idx - 1] if ok_idx > 0 else None
+    if lo is None:
+        qq = hi
+        while qq / 8.0 >= Q_FLOOR:
+            qq /= 8.0
+            if passes(qq):
+                hi = qq
+            else:
+                lo = qq
+                break
+    if lo is not None:
+        for _ in range(iterations):
+            mid = math.sqrt(lo * hi) if hi > 2.0 * lo else 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
+            if passes(mid):
+                hi = mid
+            else:
+                lo = mid
+    return hi, lo
+
+
+def scan_smallest(passes: Any, q_hi: float, *, grid: int = 12, iterations: int = 18) -> tuple[float, float | None]:
+    """Smallest passing q: a top-down geometric grid below ``q_hi``, then bisection between the last passing and
+    the first failing grid point (monotonicity is not assumed; a passing q below a failing grid point is not
+    searched for). Returns ``(q, eta_at_q)``; ``passes(q)`` returns ``(ok, eta)``."""
+    best_q, best_eta = q_hi, 0.0
+    fail_q: float | None = None
+    for i in range(1, grid + 1):
+        qi = q_hi * (1e-3 ** (i / grid))
+        ok, eta = passes(qi)
+        if not ok:
+            fail_q = qi
+            break
+        best_q, best_eta = qi, eta
+    if fail_q is None:
+        return best_q, best_eta
+    lo, hi = fail_q, best_q
+    for _ in range(iterations):
+        mid = math.sqrt(lo * hi)
+        ok, eta = passes(mid)
+        if ok:
+            hi, best_eta = mid, eta
+        else:
+            lo = mid
+    return hi, best_eta

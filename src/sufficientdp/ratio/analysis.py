@@ -17,25 +17,23 @@ Unless ``outlier_bits`` is given, the worst over j = 1..L is reported (ERRATA 5)
 homogeneous configuration only: that it is the worst case over all collections is the paper's conjecture, which
 fails for small collections (docs/worst_case.md); results carry that note.
 
-:func:`calibrate_tail` is the tail-based calibration behind ``calibrate(method="certified" | "mc" | "exact")``.
+The searches over q that use these tails live in :mod:`sufficientdp.calibration.homogeneous`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from .._errors import CalibrationError, ParameterError
+from .._errors import ParameterError
 from .._validation import MAX_BITS, MAX_POPULATION, check_epsilon, check_int, check_open_interval, check_reports
-from ..parameters import local_q
 from .k_reports import k_tail_certified
 from .result import TailResult
-from .reverse import certified_q_two_sided, forward_k_certified, reverse_tail, two_sided_tail
+from .reverse import forward_k_certified, reverse_tail, two_sided_tail
 
-__all__ = ["DIRECTIONS", "TAIL_METHODS", "WORST_CASE_NOTE", "calibrate_tail", "privacy_tail"]
+__all__ = ["DIRECTIONS", "K_NOTE", "TAIL_METHODS", "WORST_CASE_NOTE", "certified_k_direction", "privacy_tail"]
 
 TAIL_METHODS = ("certified", "exact", "mc")
 DIRECTIONS = ("both", "forward", "reverse")
@@ -126,12 +124,12 @@ def _replace_details(res: TailResult, details: dict[str, Any]) -> TailResult:
 # reverse.py as a fallback upper bound; lower bounds only from statements that are lower bounds
 # ---------------------------------------------------------------------------------------------------------------
 _LOOSE = 1.05  # the reverse.py upper bound is tried as well when our bracket is wider than this factor
-_K_NOTE = ("k > 1: heavy reports conditioned exactly and the light ones bracketed through Maclaurin's inequality "
+K_NOTE = ("k > 1: heavy reports conditioned exactly and the light ones bracketed through Maclaurin's inequality "
            "(above) and the ordered-tuple product (below), then Chernoff / Cantelli (k_reports.k_tail_certified); "
            "the reduction bounds of ratio.reverse are used where smaller; eta_lower is a rigorous lower bound")
 
 
-def _certified_k_direction(*, q: float, bits: int, population: int, epsilon: float, reports: int, j: int,
+def certified_k_direction(*, q: float, bits: int, population: int, epsilon: float, reports: int, j: int,
                            direction: str, stop_below: float | None = None,
                            stop_above: float | None = None) -> TailResult:
     """Rigorous bracket on one direction's k-report tail: :func:`k_tail_certified`, with its upper end replaced by
@@ -166,7 +164,7 @@ def _combine_directions(fwd: TailResult | None, rev: TailResult | None) -> TailR
     worst_dir = "forward" if worst is fwd else "reverse"
     details = {"direction": "both" if len(parts) == 2 else worst_dir, "worst_direction": worst_dir,
                "forward": None if fwd is None else fwd.to_dict(), "reverse": None if rev is None else rev.to_dict(),
-               "notes": [_K_NOTE]}
+               "notes": [K_NOTE]}
     return replace(worst, eta_lower=max(lows) if lows else None, details=details)
 
 
@@ -190,7 +188,7 @@ def _certified_k_worst(*, q: float, bits: int, population: int, epsilon: float, 
     for i, j in enumerate(js):
         per: dict[str, TailResult] = {}
         for d in dirs:
-            r = _certified_k_direction(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
+            r = certified_k_direction(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
                                        j=j, direction=d, stop_below=floor if floor > 0 else None)
             per[d] = r
             floor = max(floor, r.eta_lower or 0.0)
@@ -204,218 +202,3 @@ def _certified_k_worst(*, q: float, bits: int, population: int, epsilon: float, 
     details["per_outlier_bits"] = {str(r.outlier_bits): r.eta for r in sorted(results, key=lambda r: r.outlier_bits or 0)}
     details["worst_outlier_bits"] = worst.outlier_bits
     return replace(worst, eta_lower=max(r.eta_lower or 0.0 for r in results), details=details)
-
-
-def _scan_smallest(passes: Any, q_hi: float, *, grid: int = 12, iterations: int = 18) -> tuple[float, float | None]:
-    """Smallest passing q: a top-down geometric grid below ``q_hi``, then bisection between the last passing and
-    the first failing grid point (monotonicity is not assumed; a passing q below a failing grid point is not
-    searched for). Returns ``(q, eta_at_q)``; ``passes(q)`` returns ``(ok, eta)``."""
-    best_q, best_eta = q_hi, 0.0
-    fail_q: float | None = None
-    for i in range(1, grid + 1):
-        qi = q_hi * (1e-3 ** (i / grid))
-        ok, eta = passes(qi)
-        if not ok:
-            fail_q = qi
-            break
-        best_q, best_eta = qi, eta
-    if fail_q is None:
-        return best_q, best_eta
-    lo, hi = fail_q, best_q
-    for _ in range(iterations):
-        mid = math.sqrt(lo * hi)
-        ok, eta = passes(mid)
-        if ok:
-            hi, best_eta = mid, eta
-        else:
-            lo = mid
-    return hi, best_eta
-
-
-def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
-                   rng: Any = None, samples: int | None = None, progress: Any = None,
-                   confidence: float = 0.95) -> tuple[float, float | None, list[str]]:
-    """Smallest q with ``P[R > e**epsilon] <= eta`` by ``method``; returns ``(q, eta_at_q, notes)``.
-
-    ``"certified"``: the worst-over-j, two-sided certified bound (k = 1: :func:`~sufficientdp.ratio.reverse.
-    certified_q_two_sided`; k > 1: the heavy-report conditioning of :func:`~sufficientdp.ratio.k_reports.
-    k_tail_certified`). ``"exact"``: the same with exact tails (small configurations only). ``"mc"``: Monte Carlo
-    with the sampler of ``privacy_tail(method="mc")`` (worst over j, both directions): the upper confidence limit
-    at ``confidence`` must be <= eta, and ``eta_at_q`` is that limit from an independent re-check — an estimate,
-    not a bound.
-    """
-    notes: list[str] = []
-    q_loc = local_q(bits, epsilon, reports)
-    if method == "certified":
-        if reports > 1 and population >= 2:
-            return _certified_q_k(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
-                                  q_loc=q_loc, progress=progress)
-        res = certified_q_two_sided(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
-                                    progress=progress)
-        if res.details.get("local_dp"):
-            notes.append("no flip probability below local DP's meets the target with the certified bound; the "
-                         "local-DP q is used (the ratio then never exceeds e^epsilon).")
-        if reports > 1:
-            notes.append(f"k = {reports}: forward direction bounded through Maclaurin's inequality "
-                         "R(S^k) <= (mean w)^k (ERRATA 4), which is conservative.")
-        notes.append(WORST_CASE_NOTE)
-        return res.q, res.eta, notes
-    if method == "exact":
-        calls = [0]
-
-        def passes(qq: float) -> tuple[bool, float]:
-            # every outlier weight j and both directions must pass; stop at the first that fails (j = L first,
-            # usually the worst), so failing q cost one or two exact tails instead of 2 L
-            calls[0] += 1
-            if progress is not None:
-                progress(min(calls[0], 23), 24)
-            worst = 0.0
-            for j in range(bits, 0, -1):
-                for d in ("forward", "reverse"):
-                    r = privacy_tail(q=qq, bits=bits, population=population, epsilon=epsilon, reports=reports,
-                                     method="exact", outlier_bits=j, direction=d)
-                    hi = r.eta_upper if r.eta_upper is not None else r.eta
-                    worst = max(worst, hi)
-                    if hi > eta:
-                        return False, worst
-            return True, worst
-
-        q, at_q = _scan_smallest(passes, q_loc * (1 - 1e-12), iterations=12)
-        if progress is not None:
-            progress(24, 24)
-        notes.append("grid + bisection on q; a passing q below the first failing grid point is not searched.")
-        notes.append(WORST_CASE_NOTE)
-        return q, at_q, notes
-    if method == "mc":
-        return _mc_q(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports, q_loc=q_loc,
-                     rng=rng, samples=samples, confidence=confidence, progress=progress)
-    raise ParameterError(f"method must be one of {', '.join(TAIL_METHODS)}; got {method!r}")
-
-
-def _local_point(q_loc: float) -> float:
-    """The local-DP q nudged up so that float rounding cannot break ``(p/q)**(kL) <= e**epsilon`` (eta = 0)."""
-    return min(q_loc * (1.0 + 1e-12), 0.5 - 1e-15)
-
-
-def _certified_q_k(*, bits: int, population: int, epsilon: float, eta: float, reports: int, q_loc: float,
-                   progress: Any = None) -> tuple[float, float, list[str]]:
-    """k > 1 certified calibration: smallest q on the search path whose worst-over-j, two-sided certified bound
-    (:func:`_certified_k_direction`) is <= eta. Every (j, direction) stops refining as soon as its bracket decides
-    pass (upper <= eta) or fail (lower > eta); a pass is therefore a proof."""
-    q_hi = _local_point(q_loc)
-    calls = [0]
-
-    def passes(qq: float) -> tuple[bool, float]:
-        calls[0] += 1
-        if progress is not None:
-            progress(calls[0], max(calls[0], 32))
-        worst = 0.0
-        for j in range(bits, 0, -1):
-            for d in ("forward", "reverse"):
-                r = _certified_k_direction(q=qq, bits=bits, population=population, epsilon=epsilon,
-                                           reports=reports, j=j, direction=d, stop_below=eta, stop_above=eta)
-                worst = max(worst, r.eta)
-                if r.eta > eta:
-                    return False, worst
-        return True, worst
-
-    q, at_q = _scan_smallest(passes, q_hi, iterations=16)
-    notes: list[str] = []
-    if q >= q_hi:
-        notes.append("no flip probability below local DP's meets the target with the certified bound; the "
-                     "local-DP q is used (the ratio then never exceeds e^epsilon).")
-        at = 0.0
-    else:
-        full = privacy_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports)
-        at = min(full.eta, at_q if at_q is not None else 1.0)
-        if not at <= eta:  # pragma: no cover - the search verified the pass at q
-            raise CalibrationError("internal: the certified k-report bound at the returned q exceeds the target")
-    notes.append(f"k = {reports}: " + _K_NOTE + " (both directions, worst outlier weight j).")
-    notes.append("grid + bisection on q; a passing q below the first failing grid point is not searched.")
-    notes.append(WORST_CASE_NOTE)
-    return q, at, notes
-
-
-_MC_RECHECKS = 24  # independent re-checks before falling back to the local-DP q
-_MC_RAISE = 0.02  # each failed re-check moves q 2% of the way to the local-DP q
-
-
-def _mc_q(*, bits: int, population: int, epsilon: float, eta: float, reports: int, q_loc: float, rng: Any,
-          samples: int | None, confidence: float, progress: Any = None) -> tuple[float, float, list[str]]:
-    """Monte Carlo calibration with the sampler of ``privacy_tail(method="mc")`` (worst over j = 1..L and both
-    directions; k = 1 importance-sampled): the smallest q on the search path whose upper confidence limit is
-    <= eta, with common random numbers (one seed for every search step), then an independent re-check at q with
-    fresh samples. If the re-check's upper limit exceeds eta, q is raised (2% of the way to the local-DP q) and
-    re-checked with new samples, at most 24 times; then the local-DP q (eta = 0 exactly) is returned. The
-    returned eta is the accepted re-check's upper confidence limit, so it never exceeds the target."""
-    if population < 2:
-        raise ParameterError(f"population must be an integer >= 2 for method 'mc'; got {population}")
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    n_samples = samples if samples is not None else (20_000 if reports == 1 else 50_000)
-    seed = int(gen.integers(0, 2**63 - 1))
-    q_hi = _local_point(q_loc)
-    calls = [0]
-
-    per_j = 1.0 - (1.0 - confidence) / bits  # Bonferroni over j, as privacy_tail(method="mc")
-    fallbacks: set[int] = set()
-
-    def upper_at(qq: float, s: int) -> float:
-        """The worst over j of the two-sided Monte Carlo upper limits (privacy_tail's sampler); stops at the
-        first j above the target (j = L first)."""
-        calls[0] += 1
-        if progress is not None:
-            progress(calls[0], max(calls[0], 24))
-        gen_s = np.random.default_rng(s)
-        worst = 0.0
-        for j in range(bits, 0, -1):
-            try:
-                r = two_sided_tail(q=qq, bits=bits, population=population, epsilon=epsilon, method="mc",
-                                   outlier_bits=j, reports=reports, rng=gen_s, samples=n_samples,
-                                   confidence=per_j)
-                up = r.eta_upper if r.eta_upper is not None else 1.0
-            except ValueError:
-                # tail.mc_tail cannot draw when every live configuration's weight underflows (an astronomically
-                # small tail); a rigorous upper bound is a valid upper confidence limit at any level
-                fallbacks.add(j)
-                up = two_sided_tail(q=qq, bits=bits, population=population, epsilon=epsilon,
-                                    method="certified", outlier_bits=j, reports=reports).eta
-            worst = max(worst, up)
-            if worst > eta:
-                break
-        return worst
-
-    def passes(qq: float) -> tuple[bool, float]:
-        up = upper_at(qq, seed)
-        return up <= eta, up
-
-    q, _ = _scan_smallest(passes, q_hi, iterations=12)
-    level = f"{100 * confidence:g}%"
-    notes = [f"Monte Carlo estimate, not a bound: the {level} upper confidence limit of eta (worst outlier weight "
-             "j and both directions, Bonferroni-split) is <= the target at q. Use method 'homogeneous' or "
-             "'proven' for a guarantee."]
-    raised = 0
-    at_q = 0.0
-    while q < q_hi:
-        at_q = upper_at(q, seed + 1 + raised)
-        if at_q <= eta:
-            break
-        raised += 1
-        if raised > _MC_RECHECKS:
-            q = q_hi
-            break
-        q = q + _MC_RAISE * (q_hi - q)
-    if q >= q_hi:
-        q, at_q = q_hi, 0.0
-        notes.append("the Monte Carlo criterion was not met below the local-DP flip probability; the local-DP q is "
-                     "used (there the ratio never exceeds e^epsilon, eta = 0 exactly).")
-    else:
-        notes.append(f"search with common random numbers (seed {seed}); eta at q is the upper confidence limit of "
-                     f"an independent re-check with fresh samples ({n_samples} per (j, direction))"
-                     + (f"; q was raised {raised} time(s) until that re-check met the target." if raised else "."))
-    if fallbacks:
-        notes.append("at some search steps the importance sampler had nothing to draw for outlier weight j = "
-                     + ", ".join(str(x) for x in sorted(fallbacks)) + " (the tail underflows); the rigorous "
-                     "certified bound was used there.")
-    notes.append(WORST_CASE_NOTE)
-    return q, at_q, notes

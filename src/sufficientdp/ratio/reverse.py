@@ -91,19 +91,18 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 from scipy.stats import binom
 
-from .._errors import CalibrationError, ParameterError
+from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
-from ..parameters import local_q
 from . import tail as _tail
 from .result import TailResult
 
 __all__ = [
     "DIRECTIONS",
     "METHODS",
-    "certified_q_two_sided",
     "forward_k_certified",
     "reverse_tail",
     "two_sided_tail",
+    "worst_certified_two_sided",
     "worst_two_sided",
 ]
 
@@ -1065,7 +1064,7 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
     return replace(worst, eta_lower=max(lows) if lows else None, eta_upper=hi, details=details)
 
 
-def _worst_certified_two_sided(q: float, bits: int, population: int, epsilon: float, reports: int,
+def worst_certified_two_sided(q: float, bits: int, population: int, epsilon: float, reports: int,
                                fail_above: float) -> tuple[bool, float, dict[str, Any]]:
     """(passes, bound, info): worst over j and both directions of certified bounds, stopping at the first
     failure (every computed bound is rigorous, so "passes" is a proof when True)."""
@@ -1098,80 +1097,3 @@ def _worst_certified_two_sided(q: float, bits: int, population: int, epsilon: fl
         if b > fail_above:
             return False, worst, info
     return worst <= fail_above, worst, info
-
-
-def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
-                          max_weight: int | None = None, grid: int = 16, iterations: int = 20,
-                          progress: Callable[[int, int], None] | None = None) -> TailResult:
-    """Smallest q whose worst-over-j, two-sided certified bound is ``<= eta`` (grid + bisection, as
-    :func:`tail.certified_q`; monotonicity in q is not assumed, only "fails at lo, passes at hi" is kept).
-
-    At the local-DP q ``q_loc = 1/(1 + e**(eps/(kL)))`` we have ``(p/q)**(kL) = e**eps`` and every ratio in both
-    directions is ``<= (p/q)**(jk) <= e**eps`` (k reports: ``R_fwd <= (max w)**k``, ``R_rev <= (1/min w)**k``),
-    so eta = 0 there. The grid is ``q_loc (i+1)/grid``, ``i < grid - 1``; if no point below ``q_loc`` passes,
-    ``q_loc (1 + 1e-12)`` is returned (nudged up so that float rounding cannot break ``R <= e**eps``) with
-    eta = 0 and ``details["local_dp"] = True``.
-
-    ``max_weight=w`` uses ``L_eff = min(L, 2w)`` (seed 001 §5, an unproven remark; ERRATA 6), stated in notes.
-
-    Args:
-        bits: L >= 1.
-        population: N >= 1.
-        epsilon: > 0.
-        eta: target in (0, 1).
-        reports: k >= 1.
-        max_weight: optional bound on set bits per report.
-        grid: grid points (>= 4).
-        iterations: bisection steps (>= 1).
-        progress: optional callback ``progress(done, total)`` after each evaluation (``total`` is an upper
-            bound on the number of evaluations), for progress bars in adapters.
-
-    Returns:
-        A :class:`TailResult` at the returned ``q`` (``kind="bound"``); ``details["q_fail"]`` is a verified
-        failing q just below (None if the lowest grid point passes or in the local-DP fallback).
-
-    Raises:
-        ParameterError: a parameter out of range.
-
-    Example:
-        >>> r = certified_q_two_sided(bits=2, population=50, epsilon=1.0, eta=0.05, grid=4, iterations=4)
-        >>> r.eta <= 0.05
-        True
-    """
-    bits, population, epsilon, eta, grid, iterations, l_eff, notes = _tail._calibration_inputs(
-        bits, population, epsilon, eta, grid, iterations, max_weight)
-    reports = check_int("reports", reports, minimum=1)
-    t0 = time.perf_counter()
-    evals: list[dict[str, Any]] = []
-
-    total = grid + iterations
-
-    def passes(qq: float) -> bool:
-        ok, b, info = _worst_certified_two_sided(qq, l_eff, population, epsilon, reports, eta)
-        evals.append({"q": qq, "bound": b, "passes": ok, **info})
-        if progress is not None:
-            progress(len(evals), max(total, len(evals)))
-        return ok
-
-    q_loc = local_q(l_eff, epsilon, reports)
-    points = [q_loc * (i + 1) / grid for i in range(grid - 1)]
-    hi_found, lo = _tail._grid_then_bisect(passes, points, iterations)
-    base = {"target_eta": eta, "effective_bits": l_eff, "notes": notes, "evaluations": evals, "q_local": q_loc,
-            "search": "grid then bisection; monotonicity in q not assumed", "direction": "both"}
-    if hi_found is None:
-        q_ret = min(q_loc * (1.0 + 1e-12), 0.5 - 1e-15)
-        cfg = _Cfg(q=q_ret, bits=l_eff, population=population, epsilon=epsilon, j=l_eff, k=reports)
-        if not _impossible(cfg):  # pragma: no cover - q_loc is the local-DP point by construction
-            raise CalibrationError("internal: the local-DP q does not give (p/q)**(kL) <= e**epsilon")
-        details = {**base, "q_fail": points[-1], "local_dp": True, "seconds": time.perf_counter() - t0,
-                   "reason": "no q below the local-DP q meets the two-sided certified target; at q_local "
-                             "(p/q)**(kL) <= e**epsilon so R <= e**epsilon surely in both directions (eta = 0)"}
-        return TailResult(eta=0.0, eta_lower=0.0, eta_upper=0.0, method="certified", kind="bound", epsilon=epsilon,
-                          q=q_ret, bits=bits, population=population, reports=reports, outlier_bits=l_eff,
-                          delta=0.0, delta_lower=0.0, delta_upper=0.0, details=details)
-    hi = hi_found
-    res = worst_two_sided(q=hi, bits=l_eff, population=population, epsilon=epsilon, reports=reports)
-    if not res.eta <= eta:  # pragma: no cover - verified by the search
-        raise CalibrationError("internal: returned q does not verify")
-    details = {**res.details, **base, "q_fail": lo, "local_dp": False, "seconds": time.perf_counter() - t0}
-    return replace(res, q=hi, bits=bits, details=details)

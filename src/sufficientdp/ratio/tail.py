@@ -71,15 +71,13 @@ import numpy as np
 from scipy.special import xlogy
 from scipy.stats import binom
 
-from .._errors import CalibrationError, ParameterError
+from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
-from ..parameters import effective_bits, local_q
 from .result import TailResult
 
 __all__ = [
     "EXACT_MAX_CONFIGS",
     "METHODS",
-    "certified_q",
     "certified_tail",
     "exact_tail",
     "homogeneous_tail",
@@ -1193,130 +1191,3 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
                       bits=bits, population=population, outlier_bits=jw, delta=w.delta,
                       delta_lower=w.delta_lower, delta_upper=w.delta_upper,
                       confidence=confidence if method == "mc" else None, details=details)
-
-
-#: The downward search below the lowest grid point stops here (a q this small is never a useful answer).
-Q_FLOOR = 1e-12
-
-
-def _grid_then_bisect(passes: Callable[[float], bool], points: list[float],
-                      iterations: int) -> tuple[float | None, float | None]:
-    """The search shared by the certified-q calibrations: ``(hi, lo)`` with ``passes(hi)`` verified.
-
-    Scans ``points`` (increasing) for the first passing q. If the lowest point already passes, steps down by
-    factors of 8 until a q fails (or :data:`Q_FLOOR`), so that large crowds with few bits are not handed the
-    grid's coarse lowest point. Then bisects between the failing ``lo`` and the passing ``hi`` (geometric midpoint
-    while ``hi > 2 lo``, arithmetic after), keeping "fails at lo, passes at hi". ``lo`` is None when no failing
-    q was found; ``hi`` is None when no point passes.
-    """
-    ok_idx = next((i for i, qq in enumerate(points) if passes(qq)), None)
-    if ok_idx is None:
-        return None, None
-    hi = points[ok_idx]
-    lo: float | None = points[ok_idx - 1] if ok_idx > 0 else None
-    if lo is None:
-        qq = hi
-        while qq / 8.0 >= Q_FLOOR:
-            qq /= 8.0
-            if passes(qq):
-                hi = qq
-            else:
-                lo = qq
-                break
-    if lo is not None:
-        for _ in range(iterations):
-            mid = math.sqrt(lo * hi) if hi > 2.0 * lo else 0.5 * (lo + hi)
-            if not lo < mid < hi:
-                break
-            if passes(mid):
-                hi = mid
-            else:
-                lo = mid
-    return hi, lo
-
-
-def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid: Any, iterations: Any,
-                        max_weight: Any) -> tuple[int, int, float, float, int, int, int, list[str]]:
-    """Validated inputs of a certified-q search, ``L_eff`` (seed 001 §5) and the note that goes with it."""
-    bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    eta = check_open_interval("eta", eta, 0.0, 1.0)
-    grid = check_int("grid", grid, minimum=4)
-    iterations = check_int("iterations", iterations, minimum=1)
-    l_eff = effective_bits(bits, max_weight)
-    notes: list[str] = []
-    if max_weight is not None and l_eff < bits:
-        notes.append(f"cardinality reduction L_eff = min(L, 2w) = {l_eff} (seed 001 §5) is an unproven remark of "
-                     "the paper (ERRATA 6)")
-    return bits, population, epsilon, eta, grid, iterations, l_eff, notes
-
-
-def certified_q(*, bits: int, population: int, epsilon: float, eta: float, max_weight: int | None = None,
-                grid: int = 24, iterations: int = 24) -> TailResult:
-    """Smallest flip probability q whose worst-over-j certified bound is at most ``eta``.
-
-    The bound is *not* assumed monotone in q. The search evaluates the worst-over-j certified bound on a grid of
-    ``grid`` points spread evenly in (0, q_local] (q_local = 1/(1 + e^(epsilon/L)), where R <= lambda always
-    and the bound is 0), takes the smallest grid point that passes, and bisects between it and the grid point
-    below it (which fails), keeping "fails at lo, passes at hi"; the returned q is the final ``hi`` and the
-    bound there is verified <= eta. A smaller q that passes could exist only between failing points (not
-    found by this search; documented). ``details`` has ``q_fail`` (a verified failing q just below, or None if
-    the returned q is the lowest grid point) and the evaluations.
-
-    ``max_weight=w`` uses ``L_eff = min(L, 2w)`` bits (seed 001 §5): an **unproven** remark of the paper
-    (ERRATA 6), stated in ``details["notes"]``.
-
-    Args:
-        bits: L >= 1.
-        population: N >= 1.
-        epsilon: privacy level > 0.
-        eta: target failure probability in (0, 1).
-        max_weight: optional bound w on the number of set bits of every report.
-        grid: number of grid points (>= 4).
-        iterations: bisection steps (>= 1).
-
-    Returns:
-        A :class:`TailResult` at the returned q (``kind="bound"``; ``q`` is the answer, ``eta`` its bound, the
-        worst j in ``outlier_bits``).
-
-    Raises:
-        ParameterError: a parameter out of range.
-        CalibrationError: no q up to q_local passes (cannot happen: the bound is 0 at q_local).
-
-    References:
-        seed 001 eq. (1.7), §3.2; ERRATA 3, 5, 6.
-
-    Example:
-        >>> r = certified_q(bits=5, population=1000, epsilon=2.0, eta=0.01, grid=8, iterations=8)
-        >>> r.eta <= 0.01
-        True
-    """
-    bits, population, epsilon, eta, grid, iterations, l_eff, notes = _calibration_inputs(
-        bits, population, epsilon, eta, grid, iterations, max_weight)
-    t0 = time.perf_counter()
-    evals: list[tuple[float, float, bool]] = []
-
-    def passes(q: float) -> tuple[bool, float]:
-        b, _, _, _, complete = _worst_certified(q, l_eff, population, epsilon, fail_above=eta)
-        ok = complete and b <= eta
-        evals.append((q, b, ok))
-        return ok, b
-
-    q_top = local_q(l_eff, epsilon)
-    points = [q_top * (i + 1) / grid for i in range(grid)]
-    hi_found, lo = _grid_then_bisect(lambda qq: passes(qq)[0], points, iterations)
-    if hi_found is None:
-        raise CalibrationError(f"no q <= {q_top:.6g} meets the certified target eta = {eta}")
-    hi = hi_found
-    res = worst_over_outlier_bits(q=hi, bits=l_eff, population=population, epsilon=epsilon)
-    if not res.eta <= eta:  # pragma: no cover - the search verified it
-        raise CalibrationError("internal: returned q does not verify")
-    details = dict(res.details)
-    details.update({"q_fail": lo, "target_eta": eta, "effective_bits": l_eff, "notes": notes,
-                    "evaluations": [{"q": a, "bound": b, "passes": c} for a, b, c in evals],
-                    "search": "grid then bisection; monotonicity in q not assumed (see docstring)",
-                    "seconds": time.perf_counter() - t0})
-    return TailResult(eta=res.eta, eta_lower=res.eta_lower, eta_upper=res.eta_upper, method="certified",
-                      kind="bound", epsilon=epsilon, q=hi, bits=bits, population=population,
-                      outlier_bits=res.outlier_bits, details=details)

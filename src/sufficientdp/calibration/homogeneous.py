@@ -1,0 +1,316 @@
+"""Calibration on the paper's homogeneous configuration (seed 001 §1.2, §3.2): the smallest q by tail bounds.
+
+Every search here is over q and lives in the calibration layer; the tails it evaluates at each q come from the
+ratio analysis (:mod:`sufficientdp.ratio.reverse`, :mod:`sufficientdp.ratio.analysis`), which never searches over q.
+
+* :func:`certified_q_two_sided` — the worst-over-j, two-sided certified bound (k = 1; k > 1 through the reduction
+  bounds of :mod:`~sufficientdp.ratio.reverse`);
+* :func:`calibrate_tail` — ``calibrate(method="homogeneous" | "exact" | "mc")``: the certified search above, the
+  k > 1 heavy-report conditioning, exact tails or Monte Carlo.
+
+Every result is about the homogeneous configuration only (scope ``homogeneous``): that it is the worst case over
+all collections is the paper's conjecture, which fails (ERRATA 5, docs/worst_case.md); ``method="proven"``
+(:mod:`.proven`) covers every collection.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .._errors import CalibrationError, ParameterError
+from .._validation import check_int, check_open_interval, check_positive_finite
+from ..parameters import effective_bits, local_q
+from ..ratio.analysis import K_NOTE, TAIL_METHODS, WORST_CASE_NOTE, certified_k_direction, privacy_tail
+from ..ratio.result import TailResult
+from ..ratio.reverse import two_sided_tail, worst_certified_two_sided, worst_two_sided
+from .search import grid_then_bisect, scan_smallest
+
+__all__ = ["calibrate_tail", "certified_q_two_sided"]
+
+
+def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid: Any, iterations: Any,
+                        max_weight: Any) -> tuple[int, int, float, float, int, int, int, list[str]]:
+    """Validated inputs of a certified-q search, ``L_eff`` (seed 001 §5) and the note that goes with it."""
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    eta = check_open_interval("eta", eta, 0.0, 1.0)
+    grid = check_int("grid", grid, minimum=4)
+    iterations = check_int("iterations", iterations, minimum=1)
+    l_eff = effective_bits(bits, max_weight)
+    notes: list[str] = []
+    if max_weight is not None and l_eff < bits:
+        notes.append(f"cardinality reduction L_eff = min(L, 2w) = {l_eff} (seed 001 §5) is an unproven remark of "
+                     "the paper (ERRATA 6)")
+    return bits, population, epsilon, eta, grid, iterations, l_eff, notes
+
+
+def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
+                          max_weight: int | None = None, grid: int = 16, iterations: int = 20,
+                          progress: Callable[[int, int], None] | None = None) -> TailResult:
+    """Smallest q whose worst-over-j, two-sided certified bound is ``<= eta`` (grid + bisection, as
+    :func:`tail.certified_q`; monotonicity in q is not assumed, only "fails at lo, passes at hi" is kept).
+
+    At the local-DP q ``q_loc = 1/(1 + e**(eps/(kL)))`` we have ``(p/q)**(kL) = e**eps`` and every ratio in both
+    directions is ``<= (p/q)**(jk) <= e**eps`` (k reports: ``R_fwd <= (max w)**k``, ``R_rev <= (1/min w)**k``),
+    so eta = 0 there. The grid is ``q_loc (i+1)/grid``, ``i < grid - 1``; if no point below ``q_loc`` passes,
+    ``q_loc (1 + 1e-12)`` is returned (nudged up so that float rounding cannot break ``R <= e**eps``) with
+    eta = 0 and ``details["local_dp"] = True``.
+
+    ``max_weight=w`` uses ``L_eff = min(L, 2w)`` (seed 001 §5, an unproven remark; ERRATA 6), stated in notes.
+
+    Args:
+        bits: L >= 1.
+        population: N >= 1.
+        epsilon: > 0.
+        eta: target in (0, 1).
+        reports: k >= 1.
+        max_weight: optional bound on set bits per report.
+        grid: grid points (>= 4).
+        iterations: bisection steps (>= 1).
+        progress: optional callback ``progress(done, total)`` after each evaluation (``total`` is an upper
+            bound on the number of evaluations), for progress bars in adapters.
+
+    Returns:
+        A :class:`TailResult` at the returned ``q`` (``kind="bound"``); ``details["q_fail"]`` is a verified
+        failing q just below (None if the lowest grid point passes or in the local-DP fallback).
+
+    Raises:
+        ParameterError: a parameter out of range.
+
+    Example:
+        >>> r = certified_q_two_sided(bits=2, population=50, epsilon=1.0, eta=0.05, grid=4, iterations=4)
+        >>> r.eta <= 0.05
+        True
+    """
+    bits, population, epsilon, eta, grid, iterations, l_eff, notes = _calibration_inputs(
+        bits, population, epsilon, eta, grid, iterations, max_weight)
+    reports = check_int("reports", reports, minimum=1)
+    t0 = time.perf_counter()
+    evals: list[dict[str, Any]] = []
+
+    total = grid + iterations
+
+    def passes(qq: float) -> bool:
+        ok, b, info = worst_certified_two_sided(qq, l_eff, population, epsilon, reports, eta)
+        evals.append({"q": qq, "bound": b, "passes": ok, **info})
+        if progress is not None:
+            progress(len(evals), max(total, len(evals)))
+        return ok
+
+    q_loc = local_q(l_eff, epsilon, reports)
+    points = [q_loc * (i + 1) / grid for i in range(grid - 1)]
+    hi_found, lo = grid_then_bisect(passes, points, iterations)
+    base = {"target_eta": eta, "effective_bits": l_eff, "notes": notes, "evaluations": evals, "q_local": q_loc,
+            "search": "grid then bisection; monotonicity in q not assumed", "direction": "both"}
+    if hi_found is None:
+        q_ret = min(q_loc * (1.0 + 1e-12), 0.5 - 1e-15)
+        at_local = worst_two_sided(q=q_ret, bits=l_eff, population=population, epsilon=epsilon, reports=reports)
+        if at_local.eta != 0.0:  # pragma: no cover - q_loc is the local-DP point by construction
+            raise CalibrationError("internal: the local-DP q does not give (p/q)**(kL) <= e**epsilon")
+        details = {**base, "q_fail": points[-1], "local_dp": True, "seconds": time.perf_counter() - t0,
+                   "reason": "no q below the local-DP q meets the two-sided certified target; at q_local "
+                             "(p/q)**(kL) <= e**epsilon so R <= e**epsilon surely in both directions (eta = 0)"}
+        return TailResult(eta=0.0, eta_lower=0.0, eta_upper=0.0, method="certified", kind="bound", epsilon=epsilon,
+                          q=q_ret, bits=bits, population=population, reports=reports, outlier_bits=l_eff,
+                          delta=0.0, delta_lower=0.0, delta_upper=0.0, details=details)
+    hi = hi_found
+    res = worst_two_sided(q=hi, bits=l_eff, population=population, epsilon=epsilon, reports=reports)
+    if not res.eta <= eta:  # pragma: no cover - verified by the search
+        raise CalibrationError("internal: returned q does not verify")
+    details = {**res.details, **base, "q_fail": lo, "local_dp": False, "seconds": time.perf_counter() - t0}
+    return replace(res, q=hi, bits=bits, details=details)
+
+
+def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
+                   rng: Any = None, samples: int | None = None, progress: Any = None,
+                   confidence: float = 0.95) -> tuple[float, float | None, list[str]]:
+    """Smallest q with ``P[R > e**epsilon] <= eta`` by ``method``; returns ``(q, eta_at_q, notes)``.
+
+    ``"certified"``: the worst-over-j, two-sided certified bound (k = 1: :func:`~sufficientdp.ratio.reverse.
+    certified_q_two_sided`; k > 1: the heavy-report conditioning of :func:`~sufficientdp.ratio.k_reports.
+    k_tail_certified`). ``"exact"``: the same with exact tails (small configurations only). ``"mc"``: Monte Carlo
+    with the sampler of ``privacy_tail(method="mc")`` (worst over j, both directions): the upper confidence limit
+    at ``confidence`` must be <= eta, and ``eta_at_q`` is that limit from an independent re-check — an estimate,
+    not a bound.
+    """
+    notes: list[str] = []
+    q_loc = local_q(bits, epsilon, reports)
+    if method == "certified":
+        if reports > 1 and population >= 2:
+            return _certified_q_k(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
+                                  q_loc=q_loc, progress=progress)
+        res = certified_q_two_sided(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
+                                    progress=progress)
+        if res.details.get("local_dp"):
+            notes.append("no flip probability below local DP's meets the target with the certified bound; the "
+                         "local-DP q is used (the ratio then never exceeds e^epsilon).")
+        if reports > 1:
+            notes.append(f"k = {reports}: forward direction bounded through Maclaurin's inequality "
+                         "R(S^k) <= (mean w)^k (ERRATA 4), which is conservative.")
+        notes.append(WORST_CASE_NOTE)
+        return res.q, res.eta, notes
+    if method == "exact":
+        calls = [0]
+
+        def passes(qq: float) -> tuple[bool, float]:
+            # every outlier weight j and both directions must pass; stop at the first that fails (j = L first,
+            # usually the worst), so failing q cost one or two exact tails instead of 2 L
+            calls[0] += 1
+            if progress is not None:
+                progress(min(calls[0], 23), 24)
+            worst = 0.0
+            for j in range(bits, 0, -1):
+                for d in ("forward", "reverse"):
+                    r = privacy_tail(q=qq, bits=bits, population=population, epsilon=epsilon, reports=reports,
+                                     method="exact", outlier_bits=j, direction=d)
+                    hi = r.eta_upper if r.eta_upper is not None else r.eta
+                    worst = max(worst, hi)
+                    if hi > eta:
+                        return False, worst
+            return True, worst
+
+        q, at_q = scan_smallest(passes, q_loc * (1 - 1e-12), iterations=12)
+        if progress is not None:
+            progress(24, 24)
+        notes.append("grid + bisection on q; a passing q below the first failing grid point is not searched.")
+        notes.append(WORST_CASE_NOTE)
+        return q, at_q, notes
+    if method == "mc":
+        return _mc_q(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports, q_loc=q_loc,
+                     rng=rng, samples=samples, confidence=confidence, progress=progress)
+    raise ParameterError(f"method must be one of {', '.join(TAIL_METHODS)}; got {method!r}")
+
+
+def _local_point(q_loc: float) -> float:
+    """The local-DP q nudged up so that float rounding cannot break ``(p/q)**(kL) <= e**epsilon`` (eta = 0)."""
+    return min(q_loc * (1.0 + 1e-12), 0.5 - 1e-15)
+
+
+def _certified_q_k(*, bits: int, population: int, epsilon: float, eta: float, reports: int, q_loc: float,
+                   progress: Any = None) -> tuple[float, float, list[str]]:
+    """k > 1 certified calibration: smallest q on the search path whose worst-over-j, two-sided certified bound
+    (:func:`certified_k_direction`) is <= eta. Every (j, direction) stops refining as soon as its bracket decides
+    pass (upper <= eta) or fail (lower > eta); a pass is therefore a proof."""
+    q_hi = _local_point(q_loc)
+    calls = [0]
+
+    def passes(qq: float) -> tuple[bool, float]:
+        calls[0] += 1
+        if progress is not None:
+            progress(calls[0], max(calls[0], 32))
+        worst = 0.0
+        for j in range(bits, 0, -1):
+            for d in ("forward", "reverse"):
+                r = certified_k_direction(q=qq, bits=bits, population=population, epsilon=epsilon,
+                                           reports=reports, j=j, direction=d, stop_below=eta, stop_above=eta)
+                worst = max(worst, r.eta)
+                if r.eta > eta:
+                    return False, worst
+        return True, worst
+
+    q, at_q = scan_smallest(passes, q_hi, iterations=16)
+    notes: list[str] = []
+    if q >= q_hi:
+        notes.append("no flip probability below local DP's meets the target with the certified bound; the "
+                     "local-DP q is used (the ratio then never exceeds e^epsilon).")
+        at = 0.0
+    else:
+        full = privacy_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports)
+        at = min(full.eta, at_q if at_q is not None else 1.0)
+        if not at <= eta:  # pragma: no cover - the search verified the pass at q
+            raise CalibrationError("internal: the certified k-report bound at the returned q exceeds the target")
+    notes.append(f"k = {reports}: " + K_NOTE + " (both directions, worst outlier weight j).")
+    notes.append("grid + bisection on q; a passing q below the first failing grid point is not searched.")
+    notes.append(WORST_CASE_NOTE)
+    return q, at, notes
+
+
+_MC_RECHECKS = 24  # independent re-checks before falling back to the local-DP q
+_MC_RAISE = 0.02  # each failed re-check moves q 2% of the way to the local-DP q
+
+
+def _mc_q(*, bits: int, population: int, epsilon: float, eta: float, reports: int, q_loc: float, rng: Any,
+          samples: int | None, confidence: float, progress: Any = None) -> tuple[float, float, list[str]]:
+    """Monte Carlo calibration with the sampler of ``privacy_tail(method="mc")`` (worst over j = 1..L and both
+    directions; k = 1 importance-sampled): the smallest q on the search path whose upper confidence limit is
+    <= eta, with common random numbers (one seed for every search step), then an independent re-check at q with
+    fresh samples. If the re-check's upper limit exceeds eta, q is raised (2% of the way to the local-DP q) and
+    re-checked with new samples, at most 24 times; then the local-DP q (eta = 0 exactly) is returned. The
+    returned eta is the accepted re-check's upper confidence limit, so it never exceeds the target."""
+    if population < 2:
+        raise ParameterError(f"population must be an integer >= 2 for method 'mc'; got {population}")
+    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    n_samples = samples if samples is not None else (20_000 if reports == 1 else 50_000)
+    seed = int(gen.integers(0, 2**63 - 1))
+    q_hi = _local_point(q_loc)
+    calls = [0]
+
+    per_j = 1.0 - (1.0 - confidence) / bits  # Bonferroni over j, as privacy_tail(method="mc")
+    fallbacks: set[int] = set()
+
+    def upper_at(qq: float, s: int) -> float:
+        """The worst over j of the two-sided Monte Carlo upper limits (privacy_tail's sampler); stops at the
+        first j above the target (j = L first)."""
+        calls[0] += 1
+        if progress is not None:
+            progress(calls[0], max(calls[0], 24))
+        gen_s = np.random.default_rng(s)
+        worst = 0.0
+        for j in range(bits, 0, -1):
+            try:
+                r = two_sided_tail(q=qq, bits=bits, population=population, epsilon=epsilon, method="mc",
+                                   outlier_bits=j, reports=reports, rng=gen_s, samples=n_samples,
+                                   confidence=per_j)
+                up = r.eta_upper if r.eta_upper is not None else 1.0
+            except ValueError:
+                # tail.mc_tail cannot draw when every live configuration's weight underflows (an astronomically
+                # small tail); a rigorous upper bound is a valid upper confidence limit at any level
+                fallbacks.add(j)
+                up = two_sided_tail(q=qq, bits=bits, population=population, epsilon=epsilon,
+                                    method="certified", outlier_bits=j, reports=reports).eta
+            worst = max(worst, up)
+            if worst > eta:
+                break
+        return worst
+
+    def passes(qq: float) -> tuple[bool, float]:
+        up = upper_at(qq, seed)
+        return up <= eta, up
+
+    q, _ = scan_smallest(passes, q_hi, iterations=12)
+    level = f"{100 * confidence:g}%"
+    notes = [f"Monte Carlo estimate, not a bound: the {level} upper confidence limit of eta (worst outlier weight "
+             "j and both directions, Bonferroni-split) is <= the target at q. Use method 'homogeneous' or "
+             "'proven' for a guarantee."]
+    raised = 0
+    at_q = 0.0
+    while q < q_hi:
+        at_q = upper_at(q, seed + 1 + raised)
+        if at_q <= eta:
+            break
+        raised += 1
+        if raised > _MC_RECHECKS:
+            q = q_hi
+            break
+        q = q + _MC_RAISE * (q_hi - q)
+    if q >= q_hi:
+        q, at_q = q_hi, 0.0
+        notes.append("the Monte Carlo criterion was not met below the local-DP flip probability; the local-DP q is "
+                     "used (there the ratio never exceeds e^epsilon, eta = 0 exactly).")
+    else:
+        notes.append(f"search with common random numbers (seed {seed}); eta at q is the upper confidence limit of "
+                     f"an independent re-check with fresh samples ({n_samples} per (j, direction))"
+                     + (f"; q was raised {raised} time(s) until that re-check met the target." if raised else "."))
+    if fallbacks:
+        notes.append("at some search steps the importance sampler had nothing to draw for outlier weight j = "
+                     + ", ".join(str(x) for x in sorted(fallbacks)) + " (the tail underflows); the rigorous "
+                     "certified bound was used there.")
+    notes.append(WORST_CASE_NOTE)
+    return q, at_q, notes

@@ -1,0 +1,66 @@
+"""The homogeneous calibration (calibration/homogeneous.py): the q it returns verifies, and the q just below fails.
+
+Truth: exact two-sided tails (:func:`sufficientdp.ratio.exact.homogeneous_ratio_distribution`, exhaustive
+enumeration) and the certified bounds re-evaluated at the returned q.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sufficientdp._errors import ParameterError
+from sufficientdp.calibration.homogeneous import certified_q_two_sided
+from sufficientdp.ratio.exact import homogeneous_ratio_distribution
+from sufficientdp.ratio.reverse import worst_two_sided
+
+
+def test_certified_q_two_sided_meets_target() -> None:
+    r = certified_q_two_sided(bits=2, population=50, epsilon=1.0, eta=0.05, grid=6, iterations=6)
+    assert r.kind == "bound" and r.eta <= 0.05
+    check = worst_two_sided(q=r.q, bits=2, population=50, epsilon=1.0)
+    assert check.eta <= 0.05
+    # the exact two-sided tail at the returned q is below the target too
+    worst_exact = max(max(homogeneous_ratio_distribution(r.q, 2, 50, outlier_bits=j, outlier_in=o).eta(1.0)
+                          for o in ("original", "modified")) for j in (1, 2))
+    assert worst_exact <= 0.05
+    q_fail = r.details["q_fail"]
+    if q_fail is not None:
+        assert q_fail < r.q
+        assert worst_two_sided(q=q_fail, bits=2, population=50, epsilon=1.0).eta > 0.05
+
+
+def test_certified_q_two_sided_k2() -> None:
+    r = certified_q_two_sided(bits=2, population=40, epsilon=1.0, eta=0.05, reports=2, grid=4, iterations=4)
+    assert r.eta <= 0.05 and r.reports == 2
+    assert worst_two_sided(q=r.q, bits=2, population=40, epsilon=1.0, reports=2).eta <= 0.05
+
+
+def test_certified_q_two_sided_local_dp_fallback() -> None:
+    from sufficientdp.calibration import local_q
+
+    r = certified_q_two_sided(bits=2, population=2, epsilon=1.0, eta=0.01, grid=4, iterations=4)
+    assert r.details["local_dp"] is True and r.eta == 0.0
+    assert r.q >= local_q(2, 1.0)
+    assert 2 * math.log((1 - r.q) / r.q) <= 1.0
+    r2 = certified_q_two_sided(bits=1, population=2, epsilon=1.0, eta=0.01, reports=3, grid=4, iterations=4)
+    assert r2.details["local_dp"] is True and 3 * math.log((1 - r2.q) / r2.q) <= 1.0
+
+
+def test_certified_q_two_sided_is_tight_at_l3() -> None:
+    """The returned q passes and the verified failing q is within 1e-3 below it (bisection to 24 steps)."""
+    target = 1e-3
+    r = certified_q_two_sided(bits=3, population=300, epsilon=1.0, eta=target, grid=6, iterations=12)
+    assert r.eta <= target
+    assert worst_two_sided(q=r.q, bits=3, population=300, epsilon=1.0).eta <= target
+    q_fail = r.details["q_fail"]
+    assert q_fail is not None and q_fail < r.q <= q_fail + 1e-3
+    assert worst_two_sided(q=q_fail, bits=3, population=300, epsilon=1.0).eta > target
+
+
+def test_bad_input_names_the_parameter() -> None:
+    with pytest.raises(ParameterError, match="eta"):
+        certified_q_two_sided(bits=2, population=4, epsilon=1.0, eta=1.5)
+    with pytest.raises(ParameterError, match="reports"):
+        certified_q_two_sided(bits=2, population=4, epsilon=1.0, eta=0.1, reports=0)
