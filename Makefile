@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP_CORE := $(VENV)/.installed-core
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: demo test test-fast docs venv install install-test bench reproduce lint typecheck clean
+.PHONY: demo test test-fast docs figures venv install install-test bench reproduce lint typecheck clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ docs: $(STAMP_TEST)
 
 bench: $(STAMP_TEST)
 	$(BIN)/python benchmarks/run_all.py
+
+# Seed 001's figures regenerated with sufficientdp.plot (PNG + SVG + README.md) into docs/figures/ (a few minutes).
+figures: $(STAMP_CORE)
+	$(BIN)/python scripts/make_figures.py --output docs/figures
 
 reproduce: $(STAMP_TEST)
 	$(BIN)/python scripts/reproduce_001.py --output docs/reproduction.md

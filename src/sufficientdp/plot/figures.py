@@ -20,7 +20,8 @@ from matplotlib.figure import Figure
 from ._style import MARKERS, PALETTE, STYLES, TARGET_COLOUR, new_figure
 
 __all__ = ["DEFAULT_SIGMA_GRID", "eta_vs_q", "methods_comparison", "noise_vs_k", "power_vs_level",
-           "release_estimates", "sigma_vs_q"]
+           "ratio_distribution", "ratio_distribution_grid", "release_estimates", "sigma_vs_population",
+           "sigma_vs_q"]
 
 #: q values of the sd(d_hat) curve (cheap: a closed form per point).
 DEFAULT_SIGMA_GRID: tuple[float, ...] = tuple(float(x) for x in np.linspace(0.01, 0.48, 95))
@@ -194,13 +195,16 @@ def power_vs_level(*, epsilon: float, eta: float | None = None, levels: Sequence
 
 def noise_vs_k(rows: Sequence[Mapping[str, Any]] | None = None, *, bits: int | None = None,
                population: int | None = None, epsilon: float | None = None,
-               ks: Sequence[int] = (1, 2, 3, 4, 6, 8), methods: Sequence[str] = ("local", "paper-sigma")) -> Figure:
+               ks: Sequence[int] = (1, 2, 3, 4, 6, 8), methods: Sequence[str] = ("local", "paper-sigma"),
+               log_k: bool = False, title: str | None = None) -> Figure:
     """``sd(d_hat)/sqrt(N)`` against k, the reports per person, at the same total epsilon (corrected seed 001 §6).
 
     Args:
         rows: mappings with ``method``, ``reports`` (k) and ``sigma_per_sqrt_n`` (e.g. ``Calibration.to_dict()``).
             Without rows, :func:`sufficientdp.calibration.calibrate` is called for each method and k.
         ks, methods: the grid when computing.
+        log_k: draw k on a log axis (for k up to hundreds).
+        title: the title (default "Noise against the number of reports per person").
     """
     if rows is None:
         from ..calibration import calibrate
@@ -219,9 +223,11 @@ def noise_vs_k(rows: Sequence[Mapping[str, Any]] | None = None, *, bits: int | N
         ax.plot([p[0] for p in pts], [p[1] for p in pts], color=PALETTE[i], linestyle=STYLES[i],
                 marker=MARKERS[i], lw=2, label=m)
     ax.set_yscale("log")
+    if log_k:
+        ax.set_xscale("log")
     ax.set_xlabel("k, reports per person (same total ε)")
     ax.set_ylabel("sd(d̂)/√N  (people per √people)")
-    ax.set_title("Noise against the number of reports per person")
+    ax.set_title(title or "Noise against the number of reports per person")
     ax.legend(fontsize="small")
     return fig
 
@@ -249,3 +255,119 @@ def release_estimates(records: Sequence[Mapping[str, Any]], *, level: float,
     ax.set_title("Per-bit estimates of the release")
     ax.legend(fontsize="small")
     return fig
+
+
+def sigma_vs_population(rows: Sequence[Mapping[str, Any]], *, title: str | None = None) -> Figure:
+    """``sd(d_hat)/sqrt(N)`` against the crowd size N, one line per method (log-log).
+
+    Args:
+        rows: mappings with ``method``, ``population`` (N) and ``sigma_per_sqrt_n`` (e.g.
+            ``calibrate(population=N, method=m).to_dict()``), computed by the caller.
+        title: the title.
+    """
+    fig, ax = new_figure()
+    order: list[str] = []
+    for r in rows:
+        if str(r["method"]) not in order:
+            order.append(str(r["method"]))
+    for i, m in enumerate(order):
+        pts = sorted((int(r["population"]), float(r["sigma_per_sqrt_n"])) for r in rows if str(r["method"]) == m)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=PALETTE[i], linestyle=STYLES[i],
+                marker=MARKERS[i], lw=2, label=m)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("N, people in the smallest crowd a release covers")
+    ax.set_ylabel("sd(d̂)/√N  (people per √people)")
+    ax.set_title(title or "Noise against the crowd size")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def _draw_ratio(ax: Any, samples: Mapping[str, Any], *, epsilon: float, title: str | None, note: str | None,
+                bins: int) -> None:
+    """One panel: histograms of R(S) draws (:class:`sufficientdp.ratio.sampling.RatioSample`), the threshold
+    ``e^epsilon`` as a line and the region above it shaded, with each sample's estimated tail in the legend."""
+    threshold = float(np.exp(epsilon))
+    # the drawn range: 0 to past the threshold and the 99.9% quantile of every sample
+    right = max([threshold * 1.3] + [float(np.exp(s.quantile(0.999))) for s in samples.values()])
+    for i, (label, s) in enumerate(samples.items()):
+        above = s.fraction_above(epsilon)
+        ax.hist(np.minimum(s.ratios, right), bins=bins, range=(0.0, right), density=True,
+                histtype="stepfilled" if i == 0 else "step", alpha=0.55 if i == 0 else 1.0,
+                color=PALETTE[i % len(PALETTE)], linestyle=STYLES[i % len(STYLES)], lw=1.5,
+                label=f"{label}: P[R > λ] ≈ {above:.3g}")
+    ax.axvspan(threshold, right, color=PALETTE[1], alpha=0.12, lw=0)
+    ax.axvline(threshold, color=TARGET_COLOUR, lw=1.2, linestyle="--", label=f"λ = e^ε = {threshold:.4g}")
+    ax.set_xlim(0.0, right)
+    ax.set_xlabel("privacy ratio R(S)  (dimensionless)")
+    ax.set_ylabel("density")
+    if title:
+        ax.set_title(title, fontsize="medium")
+    if note:
+        ax.text(0.98, 0.55, note, transform=ax.transAxes, ha="right", va="top", fontsize="x-small",
+                bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.8, "lw": 0.5})
+    ax.legend(fontsize="x-small", loc="upper right")
+
+
+def ratio_distribution(samples: Any, *, epsilon: float, title: str | None = None, note: str | None = None,
+                       bins: int = 80) -> Figure:
+    """The distribution of the privacy ratio R(S) with the threshold ``lambda = e^epsilon`` and the tail shaded.
+
+    Args:
+        samples: a :class:`sufficientdp.ratio.sampling.RatioSample`, or a mapping label -> RatioSample (several
+            distributions on one panel, e.g. the paper's q and the corrected q), drawn by
+            :func:`sufficientdp.ratio.sampling.sample_privacy_ratio`.
+        epsilon: the privacy level (the threshold is ``e^epsilon``).
+        title, note: the panel's title and a short note written on it.
+        bins: histogram bins.
+
+    Example:
+        >>> from sufficientdp.ratio.sampling import sample_privacy_ratio
+        >>> s = sample_privacy_ratio(q=0.25, bits=5, population=1000, samples=2000, rng=1)
+        >>> ratio_distribution(s, epsilon=0.693).axes[0].get_xlabel()
+        'privacy ratio R(S)  (dimensionless)'
+    """
+    fig, ax = new_figure()
+    _draw_ratio(ax, _as_samples(samples), epsilon=epsilon, title=title or _ratio_title(samples), note=note,
+                bins=bins)
+    return fig
+
+
+def ratio_distribution_grid(panels: Sequence[Mapping[str, Any]], *, ncols: int = 3, title: str | None = None,
+                            bins: int = 80) -> Figure:
+    """Several :func:`ratio_distribution` panels on one figure (seed 001 §3.3 has six).
+
+    Args:
+        panels: one mapping per panel with ``samples`` (a RatioSample or label -> RatioSample), ``epsilon`` and
+            optionally ``title`` and ``note``.
+        ncols: panels per row.
+        title: the figure's title.
+    """
+    from matplotlib.figure import Figure as _Figure
+
+    nrows = max(1, -(-len(panels) // ncols))
+    fig = _Figure(figsize=(4.6 * ncols, 3.6 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        if k >= len(panels):
+            ax.set_axis_off()
+            continue
+        p = panels[k]
+        ax.grid(True, which="major", alpha=0.3)
+        _draw_ratio(ax, _as_samples(p["samples"]), epsilon=float(p["epsilon"]),
+                    title=p.get("title") or _ratio_title(p["samples"]), note=p.get("note"), bins=bins)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _as_samples(samples: Any) -> dict[str, Any]:
+    if isinstance(samples, Mapping):
+        return dict(samples)
+    return {f"q = {samples.q:.4g}": samples}
+
+
+def _ratio_title(samples: Any) -> str:
+    s = next(iter(samples.values())) if isinstance(samples, Mapping) else samples
+    k = f", k = {s.reports}" if s.reports != 1 else ""
+    return f"R(S), L = {s.bits}, N = {s.population}{k} ({s.scope}, {s.kind})"
