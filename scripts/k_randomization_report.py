@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from sufficientdp.calibration import calibrate
+from sufficientdp.calibration.k_reports import best_k
 from sufficientdp.calibration.paper import paper_eq_6_3_q
 from sufficientdp.ratio.k_reports import (
-    best_k,
     k_maclaurin_bound_tail,
     k_tail_exact_single_bit,
     k_tail_mc,

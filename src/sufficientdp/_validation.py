@@ -6,6 +6,8 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
+
 from ._errors import ParameterError
 
 __all__ = [
@@ -16,6 +18,7 @@ __all__ = [
     "check_epsilon",
     "check_int",
     "check_reports",
+    "check_rng",
     "check_open_interval",
     "check_positive_finite",
 ]
@@ -129,3 +132,12 @@ def check_nonnegative_finite(name: str, value: Any) -> float:
     if not (0.0 <= fvalue < math.inf):
         raise ParameterError(f"{name} must be finite and >= 0, i.e. in {range_text}; got {_describe(value)}")
     return fvalue
+
+
+def check_rng(rng: Any) -> np.random.Generator:
+    """A numpy Generator from ``rng`` (a Generator, an int seed or None for fresh entropy); else ParameterError."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise ParameterError(f"rng must be a numpy.random.Generator, an int seed or None; got {rng!r}")

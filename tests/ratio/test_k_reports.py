@@ -12,9 +12,9 @@ import pytest
 
 from sufficientdp._errors import ParameterError
 from sufficientdp.calibration import calibrate
+from sufficientdp.calibration.k_reports import calibrate_k
 from sufficientdp.calibration.paper import paper_eq_6_3_q
 from sufficientdp.ratio.k_reports import (
-    calibrate_k,
     k_maclaurin_bound_tail,
     k_ratio,
     k_tail_exact_single_bit,

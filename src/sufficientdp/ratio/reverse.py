@@ -92,7 +92,7 @@ from scipy.special import gammaln, logsumexp
 from scipy.stats import binom
 
 from .._errors import ParameterError
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from . import tail as _tail
 from .result import TailResult
 
@@ -154,14 +154,6 @@ def _check_method(method: Any) -> str:
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     return str(method)
-
-
-def _check_rng(rng: Any) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
-    raise ParameterError(f"rng must be a numpy.random.Generator, an int seed or None; got {rng!r}")
 
 
 def _impossible(cfg: _Cfg, j: int | None = None) -> bool:
@@ -829,7 +821,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
         return _reverse_exact(cfg)
     n_samp = _MC_DEFAULT_SAMPLES if samples is None else check_int("samples", samples, minimum=100)
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
-    return _reverse_mc(cfg, _check_rng(rng), n_samp, confidence)
+    return _reverse_mc(cfg, check_rng(rng), n_samp, confidence)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1011,7 +1003,7 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
     cfg = _check(q, bits, population, epsilon, outlier_bits, reports)
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
-    gen = _check_rng(rng)
+    gen = check_rng(rng)
     conf_each = 1.0 - (1.0 - confidence) / 2.0 if (method == "mc" and direction == "both") else confidence
     fwd = rev = None
     if direction in ("both", "forward"):
@@ -1045,7 +1037,7 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
     method = _check_method(method)
     cfg = _check(q, bits, population, epsilon, None, reports)
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
-    gen = _check_rng(rng)
+    gen = check_rng(rng)
     t0 = time.perf_counter()
     conf_j = 1.0 - (1.0 - confidence) / cfg.bits if method == "mc" else confidence
     per: dict[str, Any] = {}
