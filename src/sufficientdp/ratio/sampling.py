@@ -32,10 +32,9 @@ from numpy.typing import NDArray
 
 from .._errors import ParameterError
 from .._frozen import readonly
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from .k_reports import (
     _check_config,
-    _check_rng,
     _Config,
     _log_r_and_log_mean,
     _sample_counts,
@@ -166,7 +165,7 @@ def sample_privacy_ratio(*, q: float, bits: int, population: int, samples: int =
     if outlier_in not in ("modified", "original"):
         raise ParameterError(f"outlier_in must be one of ('modified', 'original'); got {outlier_in!r}")
     seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
-    gen = _check_rng(rng)
+    gen = check_rng(rng)
     out = np.empty(samples, dtype=np.float64)
     for start in range(0, samples, _CHUNK):
         size = min(_CHUNK, samples - start)
