@@ -94,19 +94,13 @@ def _cmd_release(args: argparse.Namespace) -> int:
         raise ImportError(f"report release needs the 'report' extra (pip install 'sufficientdp[report]'): {exc}") \
             from None
     from ..report.design import write_html
-    from ..report.release import release_report
+    from ..report.release import release_command, release_report
     from .main import _emit
 
-    words = ["sufficientdp", "report", "release", "--database", args.database, "--campaign", args.campaign]
-    if args.release is not None:
-        words += ["--release", args.release]
-    if args.engine != "numpy":
-        words += ["--engine", args.engine]
-    if args.level != 0.95:
-        words += ["--level", repr(args.level)]
-    words += ["--output", args.output]
+    command = release_command(database=args.database, campaign=args.campaign, release=args.release,
+                              engine=args.engine, level=args.level, output=args.output)
     rep = release_report(database=args.database, campaign=args.campaign, release=args.release, engine=args.engine,
-                         level=args.level, command=shlex.join(words))
+                         level=args.level, command=command)
     path = write_html(args.output, rep.html)
     if args.json:
         _emit(rep.numbers)

@@ -74,7 +74,7 @@ def _cmd(args: argparse.Namespace) -> int:
     if admin is not None and len(admin) < 16:
         raise ParameterError(f"{ADMIN_TOKEN_ENV} must be at least 16 characters; got {len(admin)}")
     app = create_app(args.database, max_body_bytes=args.max_body_bytes, admin_token=admin,
-                     read_timeout=args.read_timeout)
+                     read_timeout=args.read_timeout, release_page=_release_page())
     url = f"http://{args.host}:{args.port}"
     if args.json:  # one line for scripts that start the collector (no database URL: it may hold a password)
         from .main import _emit
@@ -90,3 +90,16 @@ def _cmd(args: argparse.Namespace) -> int:
                 server_header=False, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE,
                 timeout_graceful_shutdown=SHUTDOWN_GRACE)
     return 0
+
+
+def _release_page() -> Any:
+    """The report adapter's release page renderer, or None without the ``report`` extra (the collector then
+    answers 404 for release pages)."""
+    try:
+        import jinja2  # noqa: F401
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return None
+    from ..report.release import release_page
+
+    return release_page

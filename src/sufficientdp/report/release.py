@@ -8,18 +8,23 @@ from the collector database read-only; the page is ``templates/release.html.j2``
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from .. import __version__
 from .._errors import DataError
 from .design import _jsonable, render_page
 
-__all__ = ["TOP_VECTORS", "ReleaseReport", "release_numbers", "release_report"]
+__all__ = ["SERVED_DATABASE", "TOP_VECTORS", "ReleaseReport", "release_command", "release_numbers", "release_page",
+           "release_report"]
 
 #: Most frequent vectors listed from the joint estimate (L <= 12).
 TOP_VECTORS = 10
+#: What the page a collector serves writes for ``--database`` in its command line (the URL may hold a password).
+SERVED_DATABASE = "DATABASE_URL"
 #: The campaign fields shown (the token key and internal status are left out).
 _SPEC_FIELDS = ("id", "name", "bits", "epsilon", "eta", "crowd_size", "reports_per_person", "q", "eta_at_q",
                 "guarantee", "notes", "calibrated")
@@ -92,3 +97,32 @@ def release_report(**kwargs: Any) -> ReleaseReport:
     numbers = release_numbers(**kwargs)
     figures = _figures(numbers)
     return ReleaseReport(numbers=numbers, figures=figures, html=render_page("release.html.j2", numbers, figures))
+
+
+def release_command(*, database: str, campaign: str, release: str | None = None, engine: str = "numpy",
+                    level: float = 0.95, output: str = "release.html") -> str:
+    """The canonical ``sufficientdp report release`` command line shown on the page (options at their default are
+    left out)."""
+    words = ["sufficientdp", "report", "release", "--database", database, "--campaign", campaign]
+    if release is not None:
+        words += ["--release", release]
+    if engine != "numpy":
+        words += ["--engine", engine]
+    if level != 0.95:
+        words += ["--level", repr(level)]
+    return shlex.join(words + ["--output", output])
+
+
+@lru_cache(maxsize=64)
+def release_page(database: str, campaign: str, release: str) -> str:
+    """The HTML page of one release, as a collector serves it (``GET .../releases/{id}/report``).
+
+    The same page as ``sufficientdp report release --database URL --campaign ID --release RID`` (default
+    ``--output``), except that the command line names the database :data:`SERVED_DATABASE` instead of the URL.
+    A release never changes, so pages are cached (64 most recent).
+
+    Raises:
+        DataError: unknown campaign or release. ImportError: the ``report`` extra is missing.
+    """
+    command = release_command(database=SERVED_DATABASE, campaign=campaign, release=release)
+    return release_report(database=database, campaign=campaign, release=release, command=command).html

@@ -39,7 +39,7 @@ import numpy as np
 try:
     from fastapi import Depends, FastAPI, Request, Response
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
+    from fastapi.responses import HTMLResponse, JSONResponse
     from pydantic import BaseModel, ConfigDict, Field
     from starlette.exceptions import HTTPException as StarletteHTTPException
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -90,6 +90,7 @@ _WINDOW_PARAMS = ("from", "to", "since", "until", "start", "end", "window", "aft
 
 _ALLOWED = {
     "name": f"a printable string of 1 to {MAX_NAME_LENGTH} characters",
+    "family": f"null or a printable string of 1 to {MAX_NAME_LENGTH} characters",
     "bits": f"an integer in [1, {MAX_BITS}]",
     "epsilon": f"a number in (0, {MAX_EPSILON:g}]",
     "eta": "a number in (0, 1)",
@@ -140,6 +141,10 @@ class CampaignIn(BaseModel):
     precision: int = Field(default=32, ge=2, le=MAX_PRECISION,
                            description="dyadic precision of q: " + _ALLOWED["precision"])
     rate_limit: Literal["tokens", "none"] = Field(default="tokens", description=_ALLOWED["rate_limit"])
+    family: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_LENGTH,
+                               description="the campaign family (devices account a family's campaigns in their "
+                                           "privacy ledger); null: the campaign is its own family: "
+                                           + _ALLOWED["family"])
 
 
 class TokenKeyOut(BaseModel):
@@ -183,6 +188,9 @@ class CampaignOut(BaseModel):
     notes: list[str]
     rate_limit: str
     token_key: TokenKeyOut | None
+    family: str | None = Field(default=None, description=(
+        "the campaign family; null: the campaign is its own family. With epsilon and eta_at_q it is the "
+        "per-release guarantee a device records in its privacy ledger (sufficientdp.collection.ledger)"))
 
 
 class CampaignStatusOut(CampaignOut):
@@ -477,7 +485,8 @@ def _credential_key(storage: Storage, given: bytes | None) -> bytes:
 def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_key: bytes | None = None,
                admin_token: str | None = None, token_key_bits: int = 2048, calibration_workers: int = 1,
                calibration_queue: int = DEFAULT_QUEUE, calibration_time_limit: float = DEFAULT_TIME_LIMIT,
-               calibration_memory_limit: int = DEFAULT_MEMORY_LIMIT, read_timeout: float = 30.0) -> Any:
+               calibration_memory_limit: int = DEFAULT_MEMORY_LIMIT, read_timeout: float = 30.0,
+               release_page: Callable[[str, str, str], str] | None = None) -> Any:
     """Build the collector's ASGI application.
 
     Args:
@@ -501,6 +510,10 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
             4 GiB.
         read_timeout: seconds within which a request's whole body must arrive, from its first read, in
             (0, 3600]; default 30. A slower body gets 408 ``request_timeout`` and the connection is closed.
+        release_page: renders the read-only HTML page of one release, ``release_page(database_url, campaign_id,
+            release_id) -> html``, served at ``GET /v1/campaigns/{id}/releases/{rid}/report`` (the report adapter's
+            :func:`sufficientdp.report.release.release_page`, which ``sufficientdp serve`` passes when the
+            ``report`` extra is installed). Default None: that route answers 404 ``not_found``.
 
     Jobs left unfinished by a stopped collector (campaigns still ``calibrating`` in the database) are queued
     again when the app is created, and fail (``calibration_interrupted``) once started more than
@@ -913,4 +926,25 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
                                    f"{_show(release)}", "release")
         return {"campaign": campaign_id, "releases": rels}
 
+    @app.get("/v1/campaigns/{campaign_id}/releases/{release_id}/report", response_class=HTMLResponse,
+             responses={200: {"description": "The release's page (self-contained HTML, read-only)",
+                              "content": {"text/html": {"schema": {"type": "string"}}}}})
+    def get_release_page(campaign_id: str, release_id: str) -> HTMLResponse:
+        """The page of one release: the HTML ``sufficientdp report release`` writes (rendered by the report
+        adapter passed as ``release_page``; 404 ``not_found`` when this collector serves no pages)."""
+        if release_page is None:
+            raise ServiceError(404, "not_found", "this collector serves no release pages (start it with the "
+                               "'report' extra installed)", None)
+        load(campaign_id)
+        if not any(r["id"] == release_id for r in storage.releases(campaign_id)):
+            raise ServiceError(404, "unknown_release", f"campaign {campaign_id} has no release {_show(release_id)}",
+                               "release_id")
+        return HTMLResponse(release_page(database_url, campaign_id, release_id), headers=_PAGE_HEADERS)
+
     return app
+
+
+#: Headers of a served page: it is self-contained (inline styles and SVG, a JSON data block, no script runs).
+_PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                                            "frame-ancestors 'none'",
+                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
