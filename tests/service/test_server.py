@@ -29,6 +29,7 @@ httpx = pytest.importorskip("httpx", reason="the collector service needs the 'se
 
 from sufficientdp.cli._cmd_serve import SHUTDOWN_GRACE  # noqa: E402
 from sufficientdp.service.app import create_app  # noqa: E402
+from sufficientdp.service.server import header_deadline_protocol  # noqa: E402
 
 ADMIN = "admin-" + "0" * 20
 AUTH = {"authorization": f"Bearer {ADMIN}"}
@@ -48,7 +49,8 @@ class _Server:
         self.sock.bind(("127.0.0.1", 0))
         self.port = int(self.sock.getsockname()[1])
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, access_log=False, log_config=None,
-                                lifespan="off", timeout_graceful_shutdown=2)
+                                lifespan="off", timeout_graceful_shutdown=2,
+                                http=header_deadline_protocol(READ_TIMEOUT))  # as sufficientdp serve does
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
@@ -162,6 +164,41 @@ def test_a_whole_body_in_time_is_served_normally(served: tuple[int, str]) -> Non
     finally:
         conn.close()
     assert _response(data) == (200, {"accepted": 1, "duplicates": 0})
+
+
+def test_headers_that_never_complete_and_silent_connections_are_closed(served: tuple[int, str]) -> None:
+    port, cid = served
+    partial = _raw(port, f"POST /v1/campaigns/{cid}/reports HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode(), b"")
+    silent = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        for conn in (partial, silent):
+            data, elapsed, closed = _read_all(conn, 15)
+            assert closed and data == b"" and elapsed <= READ_TIMEOUT + 5
+    finally:
+        partial.close()
+        silent.close()
+
+
+def test_slow_but_timely_headers_and_keep_alive_are_served(served: tuple[int, str]) -> None:
+    port, cid = served
+    conn = _raw(port, f"GET /v1/campaigns/{cid} HTTP/1.1\r\n".encode(), b"")
+    try:
+        time.sleep(READ_TIMEOUT / 2)
+        conn.sendall(b"Host: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        data, _, _ = _read_all(conn, 15)
+    finally:
+        conn.close()
+    assert data.startswith(b"HTTP/1.1 200")
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:  # one connection, kept alive
+        for _ in range(3):
+            assert client.get(f"/v1/campaigns/{cid}").status_code == 200
+            time.sleep(READ_TIMEOUT / 2)
+
+
+def test_header_deadline_is_validated() -> None:
+    for bad in (0, -1, 3601, float("nan"), True, "5"):
+        with pytest.raises(ValueError, match="seconds"):
+            header_deadline_protocol(bad)
 
 
 def test_read_timeout_is_validated(tmp_path: Path) -> None:

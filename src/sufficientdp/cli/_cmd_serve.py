@@ -1,7 +1,8 @@
 """``sufficientdp serve``: run the collector HTTP service (extra ``service``; docs/collector.md).
 
 uvicorn's access log is off (it would log client addresses and paths); only start-up and errors are logged.
-A request body must arrive within ``--read-timeout`` seconds (408 otherwise); on SIGTERM or Ctrl-C the server
+A request's headers, then its body, must each arrive within ``--read-timeout`` seconds (else the connection is
+closed, or 408 for a late body); on SIGTERM or Ctrl-C the server
 stops accepting, gives requests in flight at most :data:`SHUTDOWN_GRACE` seconds, stops the calibration jobs and
 closes the database (SQLite: WAL checkpointed and truncated).
 """
@@ -56,7 +57,8 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--max-body-bytes", type=_positive_int("max-body-bytes"), default=1 << 20,
                    help="largest request body in bytes (default 1 MiB)")
     p.add_argument("--read-timeout", type=_seconds, default=30.0,
-                   help="seconds within which a request body must arrive (408 otherwise; default 30)")
+                   help="seconds within which a request's headers, then its body, must arrive (default 30; a "
+                        "late body gets 408, late headers a closed connection)")
     p.add_argument("--log-level", choices=("critical", "error", "warning", "info"), default="info",
                    help="server log level (the access log is always off)")
     common(p)
@@ -69,6 +71,7 @@ def _cmd(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise ImportError("serve needs the 'service' extra: pip install 'sufficientdp[service]'") from exc
     from ..service.app import create_app
+    from ..service.server import header_deadline_protocol
 
     admin = os.environ.get(ADMIN_TOKEN_ENV) or None
     if admin is not None and len(admin) < 16:
@@ -88,7 +91,7 @@ def _cmd(args: argparse.Namespace) -> int:
         print(f"sufficientdp collector on {url} (OpenAPI at /openapi.json); admin calls {state}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level,
                 server_header=False, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE,
-                timeout_graceful_shutdown=SHUTDOWN_GRACE)
+                timeout_graceful_shutdown=SHUTDOWN_GRACE, http=header_deadline_protocol(args.read_timeout))
     return 0
 
 
