@@ -200,7 +200,7 @@ def test_privacy_tail_k2_reproduction_lower_bound_is_valid():
     """The reviewer's command (tail --bits 5 --population 1000 --q 0.2041 --epsilon ln 2 --reports 2, method
     homogeneous = certified): the old eta_lower was 0.398 against a true 0.315. Pinned to a plain simulation of
     both directions (j = L is the worst weight here; 60,000 samples each, ALPHA)."""
-    res = privacy_tail(q=0.2041, bits=5, population=1000, epsilon=math.log(2), reports=2)
+    res = privacy_tail(q=0.2041, bits=5, population=1000, epsilon=math.log(2), reports=2, method="homogeneous")
     mc = k_tail_mc(q=0.2041, bits=5, population=1000, reports=2, epsilon=math.log(2), samples=60_000, rng=7)
     f_lo, f_hi = _cp(mc.details["hits"], 60_000)
     r_lo, r_hi = _cp(*_reverse_mc(0.2041, 5, 1000, 2, math.log(2), 60_000, 8))
@@ -222,7 +222,7 @@ def test_certified_k_calibration_meets_target_and_is_tight():
     q, at_q, notes = calibrate_tail(method="certified", bits=bits, population=population, epsilon=eps, eta=eta,
                                     reports=2)
     assert at_q <= eta and any("heavy reports" in n for n in notes)
-    check = privacy_tail(q=q, bits=bits, population=population, epsilon=eps, reports=2)
+    check = privacy_tail(q=q, bits=bits, population=population, epsilon=eps, reports=2, method="homogeneous")
     assert check.eta <= eta * (1 + 1e-9)
     lo, _ = _cp(*_reverse_mc(q, bits, population, 2, eps, 40_000, 11))
     assert lo <= eta
@@ -258,5 +258,5 @@ def test_mc_calibration_k2_upper_limit_meets_target():
     q, at_q, _ = calibrate_tail(method="mc", bits=bits, population=population, epsilon=eps, eta=eta, reports=2,
                                 rng=np.random.default_rng(4), samples=20_000)
     assert 0 < at_q <= eta
-    res = privacy_tail(q=q, bits=bits, population=population, epsilon=eps, reports=2)
+    res = privacy_tail(q=q, bits=bits, population=population, epsilon=eps, reports=2, method="homogeneous")
     assert res.eta_lower <= eta * 1.5  # certified lower bound at the mc q: not far above the target

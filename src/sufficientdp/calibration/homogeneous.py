@@ -25,12 +25,14 @@ import numpy as np
 from .._errors import CalibrationError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..parameters import effective_bits, local_q
-from ..ratio.analysis import K_NOTE, TAIL_METHODS, WORST_CASE_NOTE, certified_k_direction, privacy_tail
+from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, privacy_tail
 from ..ratio.result import TailResult
 from ..ratio.reverse import two_sided_tail, worst_certified_two_sided, worst_two_sided
 from .search import grid_then_bisect, scan_smallest
 
 __all__ = ["calibrate_tail", "certified_q_two_sided"]
+
+_METHODS = ("homogeneous", "exact", "mc")
 
 
 def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid: Any, iterations: Any,
@@ -132,7 +134,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
                    confidence: float = 0.95) -> tuple[float, float | None, list[str]]:
     """Smallest q with ``P[R > e**epsilon] <= eta`` by ``method``; returns ``(q, eta_at_q, notes)``.
 
-    ``"certified"``: the worst-over-j, two-sided certified bound (k = 1: :func:`~sufficientdp.ratio.reverse.
+    ``"homogeneous"`` (also ``"certified"``, its old name): the worst-over-j, two-sided certified bound (k = 1: :func:`~sufficientdp.ratio.reverse.
     certified_q_two_sided`; k > 1: the heavy-report conditioning of :func:`~sufficientdp.ratio.k_reports.
     k_tail_certified`). ``"exact"``: the same with exact tails (small configurations only). ``"mc"``: Monte Carlo
     with the sampler of ``privacy_tail(method="mc")`` (worst over j, both directions): the upper confidence limit
@@ -141,7 +143,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
     """
     notes: list[str] = []
     q_loc = local_q(bits, epsilon, reports)
-    if method == "certified":
+    if method in ("homogeneous", "certified"):
         if reports > 1 and population >= 2:
             return _certified_q_k(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
                                   q_loc=q_loc, progress=progress)
@@ -184,7 +186,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
     if method == "mc":
         return _mc_q(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports, q_loc=q_loc,
                      rng=rng, samples=samples, confidence=confidence, progress=progress)
-    raise ParameterError(f"method must be one of {', '.join(TAIL_METHODS)}; got {method!r}")
+    raise ParameterError(f"method must be one of {', '.join(_METHODS)}; got {method!r}")
 
 
 def _local_point(q_loc: float) -> float:
@@ -221,7 +223,8 @@ def _certified_q_k(*, bits: int, population: int, epsilon: float, eta: float, re
                      "local-DP q is used (the ratio then never exceeds e^epsilon).")
         at = 0.0
     else:
-        full = privacy_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports)
+        full = privacy_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
+                            method="homogeneous")
         at = min(full.eta, at_q if at_q is not None else 1.0)
         if not at <= eta:  # pragma: no cover - the search verified the pass at q
             raise CalibrationError("internal: the certified k-report bound at the returned q exceeds the target")

@@ -432,8 +432,7 @@ def _cmd_tail(args: argparse.Namespace) -> int:
                 raise ParameterError("--one-hot and --max-weight apply only to --method proven")
             res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
                                reports=args.reports, outlier_bits=args.outlier_bits,
-                               method="certified" if args.method == "homogeneous" else args.method,
-                               direction=args.direction, rng=rng, samples=args.samples, progress=bar)
+                               method=args.method, direction=args.direction, rng=rng, samples=args.samples, progress=bar)
     finally:
         bar.close()
     d = res.to_dict()
@@ -556,8 +555,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .._errors import ParameterError
     from ..demo import run_demo
 
-    only = [flag for flag, value in (("--crowd-size", args.crowd_size), ("--q", args.q), ("--database", args.database))
-            if value is not None]
+    only = [flag for flag, value in (("--crowd-size", args.crowd_size), ("--q", args.q), ("--database", args.database),
+                                     ("--report-dir", args.report_dir)) if value is not None]
     if only:
         raise ParameterError(f"{only[0]} applies only with --collector")
     population = 100_000 if args.population is None else args.population
@@ -586,20 +585,36 @@ def _cmd_demo_collector(args: argparse.Namespace) -> int:
         raise ParameterError(f"{flag} applies only to the in-memory demo; the collector calibrates q with the "
                                 "certified method (or give --q)")
     show = not (args.json or args.quiet)
+    database = args.database
+    if args.report_dir is not None:  # the reports need the database: keep it beside them unless one is given
+        os.makedirs(args.report_dir, exist_ok=True)
+        database = database if database is not None else os.path.join(args.report_dir, "collector.db")
     bar = _step_progress(show, "people reporting", "people")
     try:
         result = run_collector_demo(
             population=1000 if args.population is None else args.population,
             bits=4 if args.bits is None else args.bits, epsilon=args.epsilon, eta=args.eta,
             crowd_size=300 if args.crowd_size is None else args.crowd_size, reports=args.reports, q=args.q,
-            seed=args.seed, database=args.database, progress=bar,
+            seed=args.seed, database=database, progress=bar,
             status=(lambda message: print(message, file=sys.stderr)) if show else None)
     finally:
         bar.close()
+    reports = None
+    if args.report_dir is not None:
+        from ..demo import write_demo_reports
+
+        if show:
+            print("writing the design report (a calibration per method: tens of seconds) and the release report "
+                  "...", file=sys.stderr)
+        reports = write_demo_reports(result, args.report_dir)
     if args.json:
-        _emit(result.to_dict())
+        _emit({**result.to_dict(), **({"reports": {"design": reports.design, "release": reports.release}}
+                                      if reports is not None else {})})
     else:
         print(result.render())
+        if reports is not None:
+            print(f"design report: {reports.design}")
+            print(f"release report: {reports.release}")
     return 0
 
 
@@ -841,6 +856,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--database", default=None,
                    help="--collector: keep the collector's database at this URL (default: a temporary SQLite "
                         "file, deleted)")
+    p.add_argument("--report-dir", default=None,
+                   help="--collector: end by writing DIR/design.html (report design at the campaign's parameters) "
+                        "and DIR/release.html (report release of the demo's release) and print their paths; the "
+                        "database is kept at DIR/collector.db unless --database is given (extra 'report')")
     common(p)
     p.set_defaults(func=_cmd_demo)
 

@@ -1,12 +1,14 @@
 """One entry point for statements about the privacy ratio, used by calibration and the CLI.
 
-:func:`privacy_tail` answers "what is eta = P[R(S) > e**epsilon]?" for the homogeneous configuration of seed 001
-(§1.2, §3): N - 1 identical reports and one neighbour that differs in j bits, in both neighbouring directions
-(the neighbour added — the paper's direction — or removed; eq. 1.7 quantifies over both), with k reports per
-person, by one of three methods:
+:func:`privacy_tail` answers "what is eta = P[R(S) > e**epsilon]?". By default (``method="proven"``) over **every**
+pair of neighbouring collections (:mod:`sufficientdp.ratio.proven`, scope ``all-collections``). The other methods
+are about the homogeneous configuration of seed 001 (§1.2, §3) only: N - 1 identical reports and one neighbour
+that differs in j bits, in both neighbouring directions (the neighbour added — the paper's direction — or
+removed; eq. 1.7 quantifies over both), with k reports per person:
 
-* ``"certified"`` — a rigorous upper bound (:mod:`sufficientdp.ratio.tail`, :mod:`sufficientdp.ratio.reverse`;
-  for k > 1 reports :func:`sufficientdp.ratio.k_reports.k_tail_certified`, with the reduction bounds of
+* ``"homogeneous"`` (formerly ``"certified"``) — a rigorous upper bound for that configuration
+  (:mod:`sufficientdp.ratio.tail`, :mod:`sufficientdp.ratio.reverse`; for k > 1 reports
+  :func:`sufficientdp.ratio.k_reports.k_tail_certified`, with the reduction bounds of
   :mod:`~sufficientdp.ratio.reverse` where smaller). ``eta_lower``, where given, is a rigorous lower bound: for k > 1
   the lower end of ``reverse.reverse_tail`` is *not* one (it bounds a larger event) and is never passed on;
 * ``"exact"`` — exact, for small configurations (:func:`sufficientdp.ratio.tail.exact_tail` and friends);
@@ -22,6 +24,7 @@ The searches over q that use these tails live in :mod:`sufficientdp.calibration.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -30,12 +33,16 @@ import numpy as np
 from .._errors import ParameterError
 from .._validation import MAX_BITS, MAX_POPULATION, check_epsilon, check_int, check_open_interval, check_reports
 from .k_reports import k_tail_certified
+from .proven import proven_tail
 from .result import TailResult
 from .reverse import forward_k_certified, reverse_tail, two_sided_tail
 
 __all__ = ["DIRECTIONS", "K_NOTE", "TAIL_METHODS", "WORST_CASE_NOTE", "certified_k_direction", "privacy_tail"]
 
-TAIL_METHODS = ("certified", "exact", "mc")
+TAIL_METHODS = ("proven", "homogeneous", "exact", "mc")
+#: Old name of ``"homogeneous"``, still accepted (with a DeprecationWarning): "certified" read as if it covered
+#: every collection, while it bounds the homogeneous configuration only.
+_RENAMED = {"certified": "homogeneous"}
 DIRECTIONS = ("both", "forward", "reverse")
 WORST_CASE_NOTE = ("statement about the homogeneous configuration (N - 1 identical reports and one neighbour); "
                    "that it is the worst case over all collections is unproven and fails for some small "
@@ -43,10 +50,16 @@ WORST_CASE_NOTE = ("statement about the homogeneous configuration (N - 1 identic
 
 
 def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
-                 outlier_bits: int | None = None, method: str = "certified", direction: str = "both",
+                 outlier_bits: int | None = None, method: str = "proven", direction: str = "both",
                  rng: Any = None, samples: int | None = None, confidence: float = 0.95,
                  progress: Any = None) -> TailResult:
-    """``eta = P[R(S) > e**epsilon]`` for the homogeneous configuration (seed 001 eq. 1.7, §3; ERRATA 4, 5).
+    """``eta = P[R(S) > e**epsilon]``: over every collection (default) or for the homogeneous configuration.
+
+    ``method="proven"`` (default) is :func:`sufficientdp.ratio.proven.proven_tail`: a rigorous upper bound over
+    **every** pair of neighbouring collections of {0,1}^L, both directions (exact at L = 1, one report);
+    ``scope="all-collections"``. The other methods are about the paper's homogeneous configuration only
+    (seed 001 eq. 1.7, §3; ERRATA 4, 5), ``scope="homogeneous"``: ``"homogeneous"`` (a rigorous upper bound for
+    that configuration), ``"exact"`` (small cases) or ``"mc"`` (an estimate with an interval).
 
     Args:
         q: flip probability in (0, 0.5).
@@ -55,7 +68,8 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         epsilon: > 0.
         reports: k >= 1 reports per person (then R(S^k) = e_k(w)/C(kN, k), ERRATA 4).
         outlier_bits: j in [1, L]; ``None`` for the worst over j = 1..L.
-        method: ``"certified"`` (rigorous upper bound), ``"exact"`` (small cases) or ``"mc"`` (estimate).
+        method: ``"proven"``, ``"homogeneous"``, ``"exact"`` or ``"mc"`` (above); ``"certified"`` is the
+            deprecated name of ``"homogeneous"``.
         direction: ``"both"`` (the worse of the two), ``"forward"`` (neighbour added) or ``"reverse"``.
         rng: a seeded ``numpy.random.Generator`` for ``"mc"`` (default: fresh entropy).
         samples: Monte Carlo samples.
@@ -67,9 +81,10 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         estimate, and ``details["direction"]`` which direction is worst.
 
     Example:
-        >>> r = privacy_tail(q=0.169199, bits=5, population=1000, epsilon=2.0, outlier_bits=5)
-        >>> r.kind, 0.0037 < r.eta < 0.0038
-        ('bound', True)
+        >>> r = privacy_tail(q=0.169199, bits=5, population=1000, epsilon=2.0, outlier_bits=5,
+        ...                  method="homogeneous")
+        >>> r.kind, r.scope, r.method, 0.0037 < r.eta < 0.0038
+        ('bound', 'homogeneous', 'homogeneous', True)
     """
     q = check_open_interval("q", q, 0.0, 0.5)
     bits = check_int("bits", bits, minimum=1, maximum=MAX_BITS)
@@ -78,16 +93,30 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
     reports = check_reports(reports)
     if outlier_bits is not None:
         outlier_bits = check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
+    if method in _RENAMED:
+        warnings.warn(f"method {method!r} is renamed {_RENAMED[method]!r} (it bounds the homogeneous configuration "
+                      "only; 'proven' covers every collection)", DeprecationWarning, stacklevel=2)
+        method = _RENAMED[method]
     if method not in TAIL_METHODS:
         raise ParameterError(f"method must be one of {', '.join(TAIL_METHODS)}; got {method!r}")
     if direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    if method == "proven":
+        given = [name for name, value in (("outlier_bits", outlier_bits), ("rng", rng), ("samples", samples))
+                 if value is not None] + (["direction"] if direction != "both" else [])
+        if given:
+            raise ParameterError(f"{', '.join(given)} does not apply to method 'proven' (it covers every pair of "
+                                 "neighbouring collections, both directions); use method 'homogeneous', 'exact' "
+                                 "or 'mc' for one configuration")
+        return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
+                           progress=progress)
+    inner = "certified" if method == "homogeneous" else method
     if method == "mc" and rng is None:
         rng = np.random.default_rng()
     common: dict[str, Any] = {"q": q, "bits": bits, "population": population, "epsilon": epsilon,
-                              "method": method, "reports": reports, "rng": rng, "samples": samples}
-    if method == "certified" and reports > 1:
+                              "method": inner, "reports": reports, "rng": rng, "samples": samples}
+    if inner == "certified" and reports > 1:
         res = _certified_k_worst(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
                                  outlier_bits=outlier_bits, direction=direction, progress=progress)
     elif outlier_bits is not None:
@@ -112,7 +141,8 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
     notes = list(details.get("notes", []))
     notes.append(WORST_CASE_NOTE)
     details["notes"] = notes
-    return _replace_details(res, details)
+    res = _replace_details(res, details)
+    return replace(res, method="homogeneous") if method == "homogeneous" else res
 
 
 def _replace_details(res: TailResult, details: dict[str, Any]) -> TailResult:
