@@ -926,9 +926,13 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
                                    f"{_show(release)}", "release")
         return {"campaign": campaign_id, "releases": rels}
 
+    # The page is HTML; its errors are the usual JSON bodies (stated per code: the route's media type is HTML).
+    json_error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
     @app.get("/v1/campaigns/{campaign_id}/releases/{release_id}/report", response_class=HTMLResponse,
              responses={200: {"description": "The release's page (self-contained HTML, read-only)",
-                              "content": {"text/html": {"schema": {"type": "string"}}}}})
+                              "content": {"text/html": {"schema": {"type": "string"}}}},
+                        **{code: json_error for code in (400, 401, 403, 404, 405, 408, 409, 413, 422, 429, 500,
+                                                         503)}})
     def get_release_page(campaign_id: str, release_id: str) -> HTMLResponse:
         """The page of one release: the HTML ``sufficientdp report release`` writes (rendered by the report
         adapter passed as ``release_page``; 404 ``not_found`` when this collector serves no pages)."""
