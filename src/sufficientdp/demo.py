@@ -25,7 +25,8 @@ from .randomization._packing import pack_bits
 from .randomization._sources import as_source
 from .randomization.randomizer import Randomizer
 
-__all__ = ["CollectorDemoResult", "DemoResult", "run_collector_demo", "run_demo", "skewed_population"]
+__all__ = ["CollectorDemoResult", "DemoReports", "DemoResult", "run_collector_demo", "run_demo", "skewed_population",
+           "write_demo_reports"]
 
 
 def skewed_population(population: int, bits: int, rng: np.random.Generator) -> np.ndarray:
@@ -152,6 +153,9 @@ class CollectorDemoResult:
         url: where the collector listened (stopped since).
         database: the kept database URL, or None for the deleted temporary one.
         seconds: wall-clock time of the run.
+        ledger: a device with a privacy ledger (:class:`sufficientdp.client.LedgerStore`) joins the campaign, then
+            declines a second campaign of the same family over its budget: ``{"budget", "joined", "declined",
+            "decision", "reports_sent_to_declined"}`` (issue 14).
     """
 
     campaign: dict[str, Any]
@@ -166,6 +170,7 @@ class CollectorDemoResult:
     url: str
     database: str | None
     seconds: float
+    ledger: dict[str, Any] | None = None
 
     @property
     def covered(self) -> np.ndarray:
@@ -192,6 +197,7 @@ class CollectorDemoResult:
                 "bits": len(rows),
                 "crowd_threshold": self.crowd_refusal,
                 "rate_limit": self.credential_refusal,
+                "ledger": self.ledger,
             },
             "population": self.population,
             "late_people": self.late_people,
@@ -234,9 +240,20 @@ class CollectorDemoResult:
                            ("a repeated credential", self.credential_refusal)):
             verdict = f"refused ({ref['status']} {ref['code']})" if ref["refused"] else "NOT refused"
             lines.append(f"{label}: {verdict}: {ref['message']}")
+        if self.ledger is not None:
+            g, b = self.ledger, self.ledger["budget"]
+            lines.append(f"a device with a privacy budget (epsilon {b['epsilon']:g}, eta {b['eta']:.3g} per "
+                         f"{b['period'] / 86400:g} days) joined campaign {g['joined']} and DECLINED campaign "
+                         f"{g['declined']} of the same family ({g['decision']['reason']}); it sent nothing "
+                         f"({g['reports_sent_to_declined']} reports at the collector, which cannot tell a refusal "
+                         "from silence)")
         where = f"database kept at {self.database}" if self.database is not None else "temporary database deleted"
         lines.append(f"done in {self.seconds:.1f} s; collector at {self.url} stopped; {where}")
         return "\n".join(lines)
+
+
+#: The campaign family of the collector demo's campaigns (what a device's privacy ledger records).
+DEMO_FAMILY = "sufficientdp demo"
 
 
 def _missing_extras() -> None:
@@ -373,7 +390,9 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
 
     import httpx
 
+    from .client.device import LedgerStore
     from .client.reporter import CollectorError, Reporter, _default_client, wait_for_campaign
+    from .collection.ledger import Budget
     from .collection.tokens import TokenKey
     from .service.app import create_app
 
@@ -422,7 +441,7 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
             resp = ops.post("/v1/campaigns", headers=headers, json={
                 "name": spec.name, "bits": spec.bits, "epsilon": spec.epsilon, "eta": spec.eta,
                 "crowd_size": spec.crowd_size, "reports_per_person": spec.reports_per_person, "q": spec.q,
-                "rate_limit": spec.rate_limit})
+                "rate_limit": spec.rate_limit, "family": DEMO_FAMILY})
             if resp.status_code != 202:
                 raise _http_error(resp)
             created = resp.json()
@@ -463,9 +482,88 @@ def run_collector_demo(*, population: int = 1000, bits: int = 4, epsilon: float 
                 cred = _refusal(200, "", "a second report under credential demo-person-0 was accepted")
             except CollectorError as exc:
                 cred = _refusal(exc.status, exc.code, str(exc).split("): ", 1)[-1])
+            # 5. A device with a privacy ledger (issue 14): its budget allows one campaign of this guarantee per
+            #    30 days. It joins this campaign; a second campaign of the same family (identical configuration,
+            #    so the collector reuses the calibration at once) would exceed it: the device declines locally and
+            #    sends nothing.
+            resp = ops.post("/v1/campaigns", headers=headers, json={
+                "name": spec.name + " (next round)", "bits": spec.bits, "epsilon": spec.epsilon, "eta": spec.eta,
+                "crowd_size": spec.crowd_size, "reports_per_person": spec.reports_per_person, "q": spec.q,
+                "rate_limit": spec.rate_limit, "family": DEMO_FAMILY})
+            if resp.status_code != 202:
+                raise _http_error(resp)
+            cid2, key2 = resp.json()["id"], TokenKey.from_dict(resp.json()["token_key"])
+            wait_for_campaign(url, cid2, client=ops, timeout=app.state.jobs.time_limit + 60.0)
+            budget = Budget(epsilon=1.5 * spec.epsilon, eta=min(0.99, max(2.5 * float(campaign["eta_at_q"]), 1e-9)),
+                            period=30 * 86400.0)
+            store = LedgerStore(os.path.join(tmp, "device-ledger.json"), budget=budget)
+            receipts = []
+            for c_id, c_key in ((cid, token_key), (cid2, key2)):
+                device = Reporter(url, c_id, credential="demo-device-with-ledger", client=client, backoff=0.05,
+                                  token_key=c_key, bits=spec.bits, max_reports_per_person=spec.reports_per_person,
+                                  ledger=store, rng=person_rngs[0])
+                try:
+                    receipts.append(device.report(values[0]))
+                finally:
+                    device.close()
+            if receipts[0].declined or not receipts[1].declined:
+                raise SufficientDPError("the demo device's ledger did not decide as expected")
+            decision = receipts[1].decision
+            assert decision is not None
+            ledger = {"budget": {"epsilon": budget.epsilon, "eta": budget.eta, "period": budget.period},
+                      "family": DEMO_FAMILY, "joined": cid, "declined": cid2, "decision": decision.to_dict(),
+                      "reports_sent_to_declined": int(ops.get(f"/v1/campaigns/{cid2}").json()["pending_reports"])}
     campaign.pop("token_key", None)
     return CollectorDemoResult(
         campaign=campaign, release=release, truth=values[:population].sum(axis=0).astype(np.int64),
         frequencies=frequencies, population=population, late_people=late, crowd_refusal=crowd,
         credential_refusal=cred, randomness=as_source(person_rngs[0]).name, url=url, database=database,
-        seconds=time.monotonic() - start)
+        seconds=time.monotonic() - start, ledger=ledger)
+
+
+# ------------------------------------------------------------------------------------------ demo reports
+@dataclass(frozen=True, slots=True)
+class DemoReports:
+    """The two pages the collector demo ends with (``make demo``): the design report of its campaign's
+    parameters and the release report of its release."""
+
+    design: str
+    release: str
+    database: str
+
+
+def write_demo_reports(result: CollectorDemoResult, directory: str | os.PathLike[str]) -> DemoReports:
+    """Write ``design.html`` (``report design`` at the campaign's L, N_min, epsilon, eta, k) and ``release.html``
+    (``report release`` of the demo's release) into ``directory``, from a collector demo run that kept its
+    database (``run_collector_demo(database=...)``).
+
+    Raises:
+        ParameterError: the demo did not keep its database.
+        ImportError: the ``report`` extra is missing.
+    """
+    import shlex
+    from pathlib import Path
+
+    from .report.design import design_report, write_html
+    from .report.release import release_command, release_report
+
+    if result.database is None:
+        raise ParameterError("the demo's reports need its database: run the collector demo with database=...")
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    c = result.campaign
+    design_path, release_path = folder / "design.html", folder / "release.html"
+    k = int(c["reports_per_person"])
+    words = ["sufficientdp", "report", "design", "--bits", str(c["bits"]), "--population", str(c["crowd_size"]),
+             "--epsilon", repr(float(c["epsilon"])), "--eta", repr(float(c["eta"]))]
+    words += ["--reports", str(k)] if k != 1 else []
+    design = design_report(bits=int(c["bits"]), population=int(c["crowd_size"]), epsilon=float(c["epsilon"]),
+                           eta=float(c["eta"]), reports=k,
+                           command=shlex.join(words + ["--output", str(design_path)]))
+    write_html(design_path, design.html)
+    command = release_command(database=result.database, campaign=str(c["id"]), release=str(result.release["id"]),
+                              output=str(release_path))
+    release = release_report(database=result.database, campaign=str(c["id"]), release=str(result.release["id"]),
+                             command=command)
+    write_html(release_path, release.html)
+    return DemoReports(design=str(design_path), release=str(release_path), database=result.database)

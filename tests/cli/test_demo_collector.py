@@ -93,6 +93,12 @@ def test_collector_demo_end_to_end(capsys: pytest.CaptureFixture[str], monkeypat
     assert f"{LATE_PEOPLE} are pending" in crowd["message"]
     assert rate["refused"] and (rate["status"], rate["code"]) == (409, "token_already_issued")
     assert d["randomness"] == "numpy-generator" and d["database"] is None
+    # A device with a privacy ledger joins the campaign and declines the next one of the family, sending nothing.
+    ledger = checks["ledger"]
+    assert ledger["family"] == campaign["family"] == "sufficientdp demo" and ledger["joined"] == campaign["id"]
+    assert ledger["declined"] != ledger["joined"] and ledger["reports_sent_to_declined"] == 0
+    assert ledger["decision"]["allowed"] is False and ledger["decision"]["reason"].startswith("declined")
+    assert ledger["decision"]["after_epsilon"] == 2 * campaign["epsilon"] > ledger["budget"]["epsilon"]
 
     # Nothing left running: no thread, no listener, no database file.
     assert set(threading.enumerate()) <= threads_before

@@ -4,6 +4,8 @@ Needs ``httpx`` (``pip install 'sufficientdp[client]'``); the token arithmetic i
 (:mod:`sufficientdp.collection.tokens`).
 """
 
+from .device import LedgerError, LedgerStore
 from .reporter import CampaignInfo, CollectorError, Reporter, ReportLimitError, ReportReceipt, wait_for_campaign
 
-__all__ = ["CampaignInfo", "CollectorError", "ReportLimitError", "ReportReceipt", "Reporter", "wait_for_campaign"]
+__all__ = ["CampaignInfo", "CollectorError", "LedgerError", "LedgerStore", "ReportLimitError", "ReportReceipt",
+           "Reporter", "wait_for_campaign"]

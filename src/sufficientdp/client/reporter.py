@@ -36,6 +36,14 @@ server to close it) and stores no cookies, so the server cannot link a person's 
 token request, by connection or cookie. It cannot hide the network address: route the client through an OHTTP
 relay or an anonymizing proxy (pass such a ``client=``, or set ``HTTPS_PROXY``) and see ``docs/rate_limiting.md``
 for the limits (timing correlation, sybils, malicious clients).
+
+Privacy ledger. With ``ledger=`` (a :class:`~sufficientdp.client.device.LedgerStore`), the Reporter reads the
+campaign's published per-release guarantee (``epsilon``, ``eta_at_q`` and ``family``) and asks the device's ledger
+before sending anything: when joining would exceed the configured budget for the period, :meth:`Reporter.report`
+returns a receipt with ``declined`` True and the local :class:`~sufficientdp.collection.ledger.Decision`, and sends
+no token request and no report. The collector sees the same as for a device that did not report (the anonymous
+campaign fetch, which every device makes before deciding, is the only request). A campaign joined is recorded in
+the ledger file (atomically) *before* its first token or report request, so a crash cannot lose a spend.
 """
 
 from __future__ import annotations
@@ -56,10 +64,12 @@ from numpy.typing import ArrayLike
 from .._errors import DataError, ParameterError, SufficientDPError
 from .._numerics.dyadic import DyadicProbability
 from .._validation import check_int, check_positive_finite
+from ..collection.ledger import Decision
 from ..collection.tokens import TokenKey, blind, new_nonce, unblind, verify
 from ..parameters import RandomizationParams
 from ..randomization._sources import RandomSource, as_source
 from ..randomization.randomizer import Randomizer, check_domain
+from .device import LedgerStore
 
 try:
     import httpx
@@ -117,6 +127,10 @@ class CampaignInfo:
         reports_per_person: k.
         rate_limit: ``"tokens"`` or ``"none"``.
         token_key: the public token key when ``rate_limit == "tokens"``, else ``None``.
+        epsilon: the campaign's privacy level, or ``None`` if the collector did not publish it.
+        eta_at_q: the campaign's bound on ``P[L > epsilon]`` at its q (the per-release guarantee with
+            ``epsilon``), or ``None`` if not published.
+        family: the campaign family (``None``: the campaign is its own family).
     """
 
     id: str
@@ -125,6 +139,9 @@ class CampaignInfo:
     reports_per_person: int
     rate_limit: str
     token_key: TokenKey | None
+    epsilon: float | None = None
+    eta_at_q: float | None = None
+    family: str | None = None
 
     @property
     def q(self) -> float:
@@ -176,7 +193,22 @@ class CampaignInfo:
             if data.get("token_key") is None:
                 raise ParameterError("campaign.token_key must be given when rate_limit is 'tokens'; got null")
             token_key = TokenKey.from_dict(data["token_key"])
-        return cls(id=cid, bits=bits, flip=flip, reports_per_person=k, rate_limit=rate_limit, token_key=token_key)
+        epsilon = data.get("epsilon")
+        if epsilon is not None and (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float))
+                                    or not 0 < epsilon <= 50):
+            raise ParameterError(f"campaign.epsilon must be a number in (0, 50] or null; got {epsilon!r:.80}")
+        eta_at_q = data.get("eta_at_q")
+        if eta_at_q is not None and (isinstance(eta_at_q, bool) or not isinstance(eta_at_q, (int, float))
+                                     or not 0 <= eta_at_q < 1):
+            raise ParameterError(f"campaign.eta_at_q must be a number in [0, 1) or null; got {eta_at_q!r:.80}")
+        family = data.get("family")
+        if family is not None and (not isinstance(family, str) or not 1 <= len(family) <= 200
+                                   or not family.isprintable()):
+            raise ParameterError(f"campaign.family must be null or 1 to 200 printable characters; got "
+                                 f"{family!r:.80}")
+        return cls(id=cid, bits=bits, flip=flip, reports_per_person=k, rate_limit=rate_limit, token_key=token_key,
+                   epsilon=None if epsilon is None else float(epsilon),
+                   eta_at_q=None if eta_at_q is None else float(eta_at_q), family=family)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,6 +222,7 @@ class ReportReceipt:
         duplicates: reports the collector already had (a retry of a request whose answer was lost).
         requests: HTTP requests sent for the reports, retries included.
         tokens: True if each report carried a rate-limiting token.
+        decision: the device's ledger decision (``None`` without a ledger). Local only: never sent.
     """
 
     campaign_id: str
@@ -198,10 +231,16 @@ class ReportReceipt:
     duplicates: int
     requests: int
     tokens: bool
+    decision: Decision | None = None
+
+    @property
+    def declined(self) -> bool:
+        """True if the device's ledger declined the campaign (nothing was sent)."""
+        return self.decision is not None and not self.decision.allowed
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of the fields."""
-        return {
+        """JSON-ready dict of the fields (``declined`` and ``decision`` only when a ledger decided)."""
+        out: dict[str, Any] = {
             "campaign_id": self.campaign_id,
             "reports": self.reports,
             "accepted": self.accepted,
@@ -209,6 +248,10 @@ class ReportReceipt:
             "requests": self.requests,
             "tokens": self.tokens,
         }
+        if self.decision is not None:
+            out["declined"] = self.declined
+            out["decision"] = self.decision.to_dict()
+        return out
 
 
 def _default_client(timeout: float) -> httpx.Client:
@@ -270,6 +313,10 @@ class Reporter:
             ``[0, backoff * 2**i]``, at most 30 s, or the server's ``Retry-After`` if it is longer.
         max_weight, onehot: the domain the campaign's guarantee was calibrated for (at most w set bits, or
             exactly one); a value outside it is refused before anything is randomized or sent.
+        ledger: the device's privacy ledger (:class:`~sufficientdp.client.device.LedgerStore`), or None. With a
+            ledger, a campaign whose published guarantee (``epsilon``, ``eta_at_q``) would exceed the budget is
+            declined locally and nothing is sent (see :meth:`report`); a campaign that publishes no guarantee is
+            declined too.
 
     A Reporter is single-use: :meth:`report` may succeed once (one value, k randomized reports). Not thread-safe.
 
@@ -298,6 +345,7 @@ class Reporter:
         allow_unpinned_token_key: bool = False,
         max_weight: int | None = None,
         onehot: bool = False,
+        ledger: LedgerStore | None = None,
     ) -> None:
         if not isinstance(base_url, str):
             raise ParameterError(f"base_url must be a string http(s)://host[:port]; got {type(base_url).__name__}")
@@ -331,6 +379,10 @@ class Reporter:
         if not isinstance(allow_unpinned_token_key, bool):
             raise ParameterError("allow_unpinned_token_key must be a bool; got "
                                  f"{type(allow_unpinned_token_key).__name__}")
+        if ledger is not None and not isinstance(ledger, LedgerStore):
+            raise ParameterError(f"ledger must be a LedgerStore or None; got {type(ledger).__name__}")
+        self.ledger = ledger
+        self.decision: Decision | None = None  # the ledger's last decision for this campaign (local only)
         self.min_q = None if min_q is None else float(min_q)
         self.max_reports_per_person = max_reports_per_person
         self.bits = bits
@@ -538,6 +590,8 @@ class Reporter:
         info = self.fetch_campaign()
         if info.rate_limit != "tokens":
             return 0
+        if self.ledger is not None and not self._admissible(info, record=False).allowed:
+            return 0  # declined by the device's ledger: nothing is sent
         if self._tokens is not None:
             return len(self._tokens)
         if self._done or self._pending is not None:
@@ -600,6 +654,11 @@ class Reporter:
             check_domain(np.asarray(arr).reshape(1, -1), max_weight=self.max_weight, onehot=self.onehot)
         except DataError as exc:
             raise ParameterError(f"value: {exc}".replace("row 0 has", "it has")) from None
+        if self.ledger is not None:
+            decision = self._admissible(info, record=True)
+            if not decision.allowed:  # silence: no token request, no report
+                return ReportReceipt(campaign_id=self.campaign_id, reports=0, accepted=0, duplicates=0,
+                                     requests=0, tokens=info.rate_limit == "tokens", decision=decision)
         if info.rate_limit == "tokens":
             self.obtain_tokens()
         params = RandomizationParams(bits=info.bits, q=info.flip.numerator / (1 << info.flip.precision),
@@ -648,7 +707,29 @@ class Reporter:
         assert self.campaign is not None
         return ReportReceipt(campaign_id=self.campaign_id, reports=len(self._pending), accepted=self._accepted,
                              duplicates=self._duplicates, requests=self._requests,
-                             tokens=self.campaign.rate_limit == "tokens")
+                             tokens=self.campaign.rate_limit == "tokens", decision=self.decision)
+
+    def _admissible(self, info: CampaignInfo, *, record: bool) -> Decision:
+        """Ask the ledger about this campaign's published guarantee; with ``record``, join (persisted) if allowed.
+
+        A campaign publishing no guarantee (``epsilon`` or ``eta_at_q`` missing) is declined: it cannot be
+        accounted. The decision is kept in :attr:`decision` (local only).
+        """
+        assert self.ledger is not None
+        store = self.ledger
+        if info.epsilon is None or info.eta_at_q is None:
+            spent_eps, spent_eta = store.ledger.spent(store.now())
+            decision = Decision(allowed=False, reason=f"declined: campaign {info.id} publishes no per-release "
+                                "guarantee (epsilon, eta_at_q) to account", spent_epsilon=spent_eps,
+                                spent_eta=spent_eta, after_epsilon=spent_eps, after_eta=spent_eta,
+                                budget=store.budget)
+        elif record:
+            decision = store.join(campaign=info.id, family=info.family or info.id, epsilon=info.epsilon,
+                                  eta=info.eta_at_q)
+        else:
+            decision = store.decide(campaign=info.id, epsilon=info.epsilon, eta=info.eta_at_q)
+        self.decision = decision
+        return decision
 
 
 def _check_status(data: Any, campaign_id: str) -> None:

@@ -103,6 +103,9 @@ class Campaign:
         q: flip probability in (0, 0.5), or None to calibrate it (proven method).
         precision: bits of the dyadic flip probability used by clients, in [2, 64] (default 32).
         rate_limit: ``"tokens"`` (blind-signature tokens, at most k reports per credential) or ``"none"``.
+        family: the campaign family it belongs to (1 to 200 printable characters), or None: the campaign is its
+            own family. Published with the campaign so that devices can account it in their privacy ledger
+            (:mod:`sufficientdp.collection.ledger`); it does not change the calibration.
 
     Raises:
         ParameterError: a field outside its domain (the message names it, its value and the allowed range).
@@ -122,6 +125,7 @@ class Campaign:
     q: float | None = None
     precision: int = 32
     rate_limit: str = "tokens"
+    family: str | None = None
 
     def __post_init__(self) -> None:
         name = self.name
@@ -150,6 +154,12 @@ class Campaign:
         if self.rate_limit not in RATE_LIMITS:
             raise ParameterError(f"rate_limit must be one of {', '.join(map(repr, RATE_LIMITS))}; "
                                  f"got {self.rate_limit!r}")
+        family = self.family
+        if family is not None and (not isinstance(family, str) or not (1 <= len(family) <= MAX_NAME_LENGTH)
+                                   or not family.isprintable()):
+            shown = family if not isinstance(family, str) else family[:60]
+            raise ParameterError(f"family must be None or a printable string of 1 to {MAX_NAME_LENGTH} "
+                                 f"characters; got {shown!r}")
 
     @property
     def release_threshold(self) -> int:
