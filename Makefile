@@ -23,8 +23,11 @@ venv: $(BIN)/python
 install: $(STAMP_CORE)
 install-test: $(STAMP_TEST)
 
+# The in-memory demo, then the collection flow on 127.0.0.1 ending with a design report and a release report
+# (build/demo/design.html, build/demo/release.html; their paths are printed last).
 demo: $(STAMP_CORE)
 	$(BIN)/sufficientdp demo
+	$(BIN)/sufficientdp demo --collector --seed 1 --report-dir build/demo
 
 test: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks scripts
