@@ -34,6 +34,7 @@ from .mechanisms import (
     geometric,
     k_randomized_response,
 )
+from .memoization import MemoGuarantee, composed_flip, memoized_guarantee
 from .pbdp import (
     EtaDeltaTable,
     PbdpCurve,
@@ -63,6 +64,7 @@ __all__ = [
     "MAX_ROUNDS",
     "MAX_TOTAL_REPORTS",
     "MERGE_TOL",
+    "MemoGuarantee",
     "NormalizerBracket",
     "PbdpCurve",
     "PrivacyLossDistribution",
@@ -74,6 +76,7 @@ __all__ = [
     "binary_randomized_response",
     "bit_vector_randomized_response",
     "compare_eta_delta",
+    "composed_flip",
     "discrete_gaussian_log_normalizer",
     "gaussian",
     "gdp_mu_from_tradeoff",
@@ -83,6 +86,7 @@ __all__ = [
     "homogeneous_rounds_tail",
     "k_randomized_response",
     "max_power",
+    "memoized_guarantee",
     "pbdp_curve",
     "pbdp_delta",
     "pbdp_epsilon",
