@@ -29,7 +29,7 @@ from sufficientdp.cli.main import main  # noqa: E402
 from sufficientdp.report.design import _lookup, format_number  # noqa: E402
 
 ARGS = ["report", "design", "--bits", "1", "--population", "50", "--epsilon", "1", "--eta", "0.01"]
-FIGURES = ("sigma_vs_q", "eta_vs_q", "methods_comparison", "power_vs_level", "noise_vs_k")
+FIGURES = ("sigma_vs_q", "eta_vs_q", "ratio_distribution", "methods_comparison", "power_vs_level", "noise_vs_k")
 VOID = {"meta", "br", "hr", "img", "input", "link", "wbr", "col", "area", "base", "source"}
 
 

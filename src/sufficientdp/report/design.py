@@ -35,6 +35,11 @@ ATTACK_LEVELS = (0.01, 0.05)
 PRIORS = (0.01, 0.5)
 LEVEL = 0.95
 POWER = 0.8
+#: Draws of R(S) for the distribution figure (divided by k**2 for k reports, at least 5,000; none beyond
+#: RATIO_MAX_REPORTS), and the seed used when the command gives none: the page is the same on every run.
+RATIO_SAMPLES = 200_000
+RATIO_SEED = 20261126
+RATIO_MAX_REPORTS = 16
 
 Progress = Callable[[int, int], Any]
 
@@ -89,7 +94,7 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
 
     methods = [method] + [m for m in COMPARED_METHODS if m != method]
     eta_grid_n = len(ETA_GRID_FACTORS) if rounds == 1 else 0
-    total = len(methods) + eta_grid_n + 3
+    total = len(methods) + eta_grid_n + 4
     done = 0
 
     def step() -> None:
@@ -147,6 +152,18 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
         eta_curve["note"] = ("not drawn: the proven bound per q is for one release (rounds = 1)" if rounds > 1
                              else "not drawn: the proven calibration is unavailable here")
 
+    # The distribution of R(S) at the chosen q, homogeneous configuration (a Monte Carlo picture, not the guarantee).
+    ratio: dict[str, Any] = {"note": ""}
+    if rounds > 1:
+        ratio["note"] = "not drawn: the distribution is that of one release (rounds = 1)"
+    elif reports > RATIO_MAX_REPORTS or chosen.q >= 0.5:
+        ratio["note"] = (f"not drawn: more than {RATIO_MAX_REPORTS} reports per person" if chosen.q < 0.5
+                         else "not drawn: q = 1/2 sends no information")
+    else:
+        ratio = _ratio_numbers(chosen.q, bits=bits, population=population, epsilon=epsilon, reports=reports,
+                               max_weight=max_weight, one_hot=one_hot, seed=seed)
+    step()
+
     # Comparison with local DP, the shuffle-amplification bounds, exact shuffled RR and the paper's heuristic.
     comparison: dict[str, Any] | None = None
     if rounds == 1:
@@ -195,7 +212,31 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
         "report": "design", "version": __version__, "command": command, "inputs": inputs, "chosen": method,
         "target_eta": target, "level": LEVEL, "power": POWER, "methods": rows, "eta_vs_q": eta_curve,
         "comparison": comparison, "attacker": attacker, "k_tradeoff": {"ks": list(K_GRID), "rows": k_rows},
+        "ratio_distribution": ratio,
     })
+
+
+def _ratio_sample(r: Mapping[str, Any]) -> Any:
+    """The draws behind ``numbers["ratio_distribution"]`` (seeded: the same draws for the numbers and the figure)."""
+    from ..ratio.sampling import sample_privacy_ratio
+
+    return sample_privacy_ratio(q=r["q"], bits=r["bits"], population=r["population"], reports=r["reports"],
+                                outlier_bits=r["outlier_bits"], samples=r["samples"], rng=r["seed"])
+
+
+def _ratio_numbers(q: float, *, bits: int, population: int, epsilon: float, reports: int, max_weight: int | None,
+                   one_hot: bool, seed: int | None) -> dict[str, Any]:
+    from ..parameters import effective_bits
+
+    # the neighbour differs in L bits, 2w with at most w set bits (seed 001 §5), 2 for one-hot
+    j = min(bits, 2 if one_hot else effective_bits(bits, max_weight))
+    r: dict[str, Any] = {"q": q, "bits": bits, "population": population, "reports": reports, "outlier_bits": j,
+                         "samples": max(5000, RATIO_SAMPLES // reports**2),
+                         "seed": RATIO_SEED if seed is None else seed, "epsilon": epsilon, "note": ""}
+    t = _ratio_sample(r).tail(epsilon, confidence=LEVEL)
+    r.update({"eta": t.eta, "eta_lower": t.eta_lower, "eta_upper": t.eta_upper, "kind": t.kind,
+              "scope": t.scope})
+    return r
 
 
 def _figures(numbers: Mapping[str, Any]) -> dict[str, str]:
@@ -225,6 +266,14 @@ def _figures(numbers: Mapping[str, Any]) -> dict[str, str]:
     figs["power_vs_level"] = to_svg(power_vs_level(epsilon=att["epsilon"], eta=att["eta"], tables=att["curves"]))
     if numbers["k_tradeoff"]["rows"]:
         figs["noise_vs_k"] = to_svg(noise_vs_k(numbers["k_tradeoff"]["rows"]))
+    rd = numbers.get("ratio_distribution") or {}
+    if rd.get("samples"):
+        from ..plot import ratio_distribution
+
+        figs["ratio_distribution"] = to_svg(ratio_distribution(
+            {f"q = {rd['q']:.4g} ({numbers['chosen']})": _ratio_sample(rd)}, epsilon=rd["epsilon"],
+            title=f"R(S) at the chosen q, homogeneous configuration (j = {rd['outlier_bits']}, N = "
+                  f"{rd['population']}, k = {rd['reports']}; estimate)"))
     return figs
 
 
