@@ -283,23 +283,26 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
         m = n - r
         law = np.roll(_fft.irfft(powers[r], cells, workers=_WORKERS), -start)  # law[i] ~ P[K = a_lo + i]
         suffix = np.concatenate([np.cumsum(law[::-1])[::-1], [0.0]])  # suffix[i] ~ P[K >= a_lo + i]
+        # Looked up at i = (smallest integer K > u) - a_lo, clipped to 0 .. cells: at and above the window's top
+        # (i >= cells) the tail is 0; at and below its bottom (i <= 0) it is at most 1 (upper) and at least
+        # 1 - P[K below the window] (lower).
+        ext_up, ext_lo = suffix.copy(), suffix.copy()
+        ext_up[0], ext_lo[0] = 1.0, 1.0 - ALPHA
         mu_e = m * mu_e1
         ys, ws = heavy_laws[r]  # heavy sums of r people and P[H = r, sum = y]
         step = max(1, 4_000_000 // max(ts.size, 1))
         for s0 in range(0, ys.size, step):
             y, w = ys[s0:s0 + step], ws[s0:s0 + step]
-            shifted = ts[:, None] - y[None, :]
-            for sign, acc in ((-1.0, up_sum), (1.0, lo_sum)):
-                u = (shifted + mu_e + sign * tau) / h
-                first = np.floor(u) + 1.0  # smallest integer K > u
-                i = first - a_lo
-                ii = np.clip(i, 0, cells).astype(np.int64)
-                val = np.where(i >= cells, 0.0, suffix[ii])
-                if sign < 0:  # upper: below the window the tail is at most 1
-                    val = np.where(i <= 0, 1.0, val)
-                else:  # lower: below the window it is at least 1 - P[K below the window]
-                    val = np.where(i <= 0, 1.0 - ALPHA, val)
-                acc += val @ w
+            base = ts[:, None] - y[None, :]
+            base += mu_e
+            for sign, acc, ext in ((-1.0, up_sum, ext_up), (1.0, lo_sum, ext_lo)):
+                u = base + sign * tau
+                u /= h
+                np.floor(u, out=u)
+                u += 1.0  # smallest integer K > u
+                u -= a_lo
+                np.clip(u, 0, cells, out=u)
+                acc += ext.take(u.astype(np.int64)) @ w
     upper = np.clip(up_sum + allowance_up, 0.0, 1.0)
     lower = np.clip(lo_sum - allowance_lo, 0.0, 1.0)
     return TailBracket(lower=lower, upper=upper, cells=cells, step=h * scale,

@@ -235,21 +235,6 @@ def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prim
     return max(0.0, delta + _REL_SAFETY * scale + 1e-300)
 
 
-def _delta_all(types: list[PairType], *, log_gamma: float, others: int, eps_p: float, reports: int,
-               resolution: float) -> tuple[float, str]:
-    """Max over pair types of the bound used at ``e'`` (delta for k = 1; k * eta_dominating(e'/k) for k > 1)."""
-    best, arg = -1.0, ""
-    for pt in types:
-        if reports == 1:
-            val = blanket_delta(pt, log_gamma=log_gamma, others=others, epsilon_prime=eps_p, resolution=resolution)
-        else:
-            val = min(1.0, reports * _blanket_eta(pt, log_gamma=log_gamma, others=others,
-                                                  threshold=eps_p / reports, resolution=resolution))
-        if val > best:
-            best, arg = val, pt.name
-    return best, arg
-
-
 _PLD_POINTS = 40  # points where the dominating pair's loss tail is bracketed (k > 1)
 _PLD_CELLS = 4096  # uniform grid of the composed loss
 
@@ -428,7 +413,14 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
 
     ``only`` restricts the pair types (the result is then a bound for those types only — calibration uses it to
     search, then re-checks every type); ``epsilon_prime`` skips the search over e'; ``epsilon_prime_hint`` makes
-    that search local (three points around the hint).
+    that search local (a few points around the hint).
+
+    Every pair type gets its own bound ``delta_t(e'_t) / (1 - e**(e'_t - e))`` and the answer is their maximum
+    (valid: each real pair has one type, and step 4 of docs/proofs/blanket.md holds for any e' per type). To keep
+    the count of lattice FFTs small: e' is searched on the *leading* type only (the largest bound on the coarse
+    lattice), every type is bounded on the coarse lattice, and a type is refined to a finer lattice only while its
+    current (valid) bound exceeds the leading type's final bound — a type whose bound is already below it cannot
+    be the maximum.
     """
     notes: list[str] = []
     dom = domain
@@ -448,47 +440,85 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     if reports > 1:
         return _evaluate_composed(types, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
                                   eps0=eps0, resolution=resolution, dom=dom, notes=notes, progress=progress)
-    if epsilon_prime is None:
-        epsilon_prime = _search_epsilon_prime(types[:1], log_gamma=log_gamma, others=others, epsilon=epsilon,
-                                              reports=reports, resolution=resolution, hint=epsilon_prime_hint)
-    # Every type's bound on a coarse lattice first (valid, looser, cheap); then, tier by tier, the finer bound of
-    # each type whose current bound still exceeds the largest bound already refined to that tier. The maximum of
-    # valid bounds, one per type, is the bound.
     tiers = _tiers(resolution)
-    total = len(types) * len(tiers)
+    coarse = tiers[0]
+    total = len(types) * len(tiers) + 1
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(min(done[0], total - 1), total)
+
+    cache: dict[tuple[str, float, float], float] = {}
+
+    def eta_of(pt: PairType, eps_q: float, res: float) -> float:
+        key = (pt.name, eps_q, res)
+        if key not in cache:
+            d = blanket_delta(pt, log_gamma=log_gamma, others=others, epsilon_prime=eps_q, resolution=res)
+            cache[key] = d / -math.expm1(eps_q - epsilon)
+        return cache[key]
+
+    fixed = epsilon_prime is not None
+    if epsilon_prime is not None:
+        eps_p = epsilon_prime
+    elif epsilon_prime_hint is not None and epsilon_prime_hint < epsilon:
+        eps_p = epsilon_prime_hint
+    else:  # where e' lies, from the type of largest distance (a guess; the leading type is searched below)
+        eps_p = _search_epsilon_prime(_widest(types), eta_of, epsilon=epsilon, tiers=[coarse])[0]
+    # best[name] = (bound on eta, e', delta at e', tier index) — the smallest valid bound found for the type
+    best: dict[str, tuple[float, float, float, int]] = {}
+
+    def record(pt: PairType, eps_q: float, tier: int) -> None:
+        val = eta_of(pt, eps_q, tiers[tier])
+        if pt.name not in best or val < best[pt.name][0]:
+            best[pt.name] = (val, eps_q, val * -math.expm1(eps_q - epsilon), tier)
+        else:
+            best[pt.name] = best[pt.name][:3] + (tier,)
+        tick()
+
     if progress is not None:
         progress(0, total)
-    def bound(pt: PairType, tier: float) -> float:
-        return _delta_all([pt], log_gamma=log_gamma, others=others, eps_p=epsilon_prime, reports=reports,
-                          resolution=tier)[0]
-
-    vals: dict[str, float] = {}
-    done = 0
     with ThreadPoolExecutor(max_workers=_THREADS) as pool:  # numpy's FFTs and ufuncs release the GIL
-        for pt, val in zip(types, pool.map(lambda t: bound(t, tiers[0]), types), strict=True):
-            vals[pt.name] = val
-            done += 1
-            if progress is not None:
-                progress(done, total)
+        list(pool.map(lambda t: record(t, eps_p, 0), types))
         by_name = {pt.name: pt for pt in types}
-        for tier in tiers[1:]:
-            best = -1.0
-            order = sorted(vals, key=lambda k: -vals[k])
-            for i in range(0, len(order), _THREADS):
-                batch = [name for name in order[i:i + _THREADS] if vals[name] > best]
-                if not batch:
+        lead_name = max(best, key=lambda k: best[k][0])
+        lead = by_name[lead_name]
+        if not fixed:  # e' for the leading type, polished down to the requested lattice
+            # (the e' found so far is near the leading type's optimum too: types differ little in it)
+            eps_p, _ = _search_epsilon_prime(lead, eta_of, epsilon=epsilon, tiers=tiers,
+                                             start=eps_p if epsilon_prime_hint is None else None,
+                                             hint=eps_p if epsilon_prime_hint is not None else None)
+        record(lead, eps_p, len(tiers) - 1)
+        floor = best[lead_name][0]  # a valid final bound: types at or below it need no refinement
+        # How much each tier tightens the leading type's bound: a type is sent through an intermediate tier only
+        # if that is likely to bring it below the floor (else straight to the last tier). Only the order of work
+        # depends on this guess; every number kept is a valid bound.
+        shrink = [eta_of(lead, eps_p, tiers[ti]) for ti in range(len(tiers) - 1)] + [floor]
+        for ti in range(1, len(tiers)):
+            ratio = shrink[ti] / max(shrink[0], 1e-300)
+            while True:
+                todo = sorted((k for k, v in best.items() if v[3] < ti and v[0] > floor
+                               and (ti == len(tiers) - 1 or v[0] * ratio <= floor)),
+                              key=lambda k: -best[k][0])[:_THREADS]
+                if not todo:
                     break
-                for name, finer in zip(batch, pool.map(lambda k: bound(by_name[k], tier), batch), strict=True):
-                    vals[name] = min(vals[name], finer)
-                    best = max(best, vals[name])
-                    done += 1
-                    if progress is not None:
-                        progress(done, total)
+                list(pool.map(lambda k: record(by_name[k], eps_p, ti), todo))  # noqa: B023
+                if ti == len(tiers) - 1:
+                    floor = max(floor, max(best[k][0] for k in todo))
     if progress is not None:
         progress(total, total)
-    worst_name, worst = max(vals.items(), key=lambda kv: kv[1])
-    eta = min(1.0, worst / -math.expm1(epsilon_prime - epsilon) * (1 + _REL_SAFETY))
-    return Evaluation(eta, worst, epsilon_prime, worst_name, tuple(vals.items()), log_gamma, dom, tuple(notes))
+    worst_name = max(best, key=lambda k: best[k][0])
+    val, eps_w, delta_w, _ = best[worst_name]
+    eta = min(1.0, val * (1 + _REL_SAFETY))
+    return Evaluation(eta, delta_w, eps_w, worst_name, tuple((k, v[0]) for k, v in best.items()), log_gamma, dom,
+                      tuple(notes))
+
+
+def _widest(types: list[PairType]) -> PairType:
+    """The pair type whose two vectors are farthest apart (largest per-report log ratio): where e' is first
+    searched."""
+    return max(types, key=lambda pt: float(np.max(np.abs(pt.log_p - pt.log_q))))
 
 
 def _tiers(resolution: float) -> list[float]:
@@ -497,74 +527,78 @@ def _tiers(resolution: float) -> list[float]:
     return [r for r in (_COARSE, _MID) if r > resolution * 1.5] + [resolution]
 
 
-def _search_epsilon_prime(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
-                          resolution: float, hint: float | None = None) -> float:
-    """A good e' < e for ``delta(e') / (1 - e**(e' - e))`` (any e' is valid; this only makes the bound small).
+def _search_epsilon_prime(pt: PairType, eta_of: Callable[[PairType, float, float], float], *, epsilon: float,
+                          tiers: list[float], start: float | None = None,
+                          hint: float | None = None) -> tuple[float, float]:
+    """A good e' < e for one pair type's ``delta(e') / (1 - e**(e' - e))`` (any e' is valid; this only makes the
+    bound small). Returns ``(e', bound at e' on the last tier)``.
 
-    Without a hint: a grid and a golden-section search on the coarse lattice (where e' lies hardly depends on the
-    lattice), then a short pattern search on the requested one. With a hint: only the pattern search.
+    The objective is smooth and unimodal in ``x = log(e - e')`` up to the lattice's slack, which varies a little
+    erratically with e' (the lattice step follows sd(S), which moves with e') and shrinks with the tier. Without
+    ``start`` or ``hint``: a grid and a golden-section search on the coarsest tier (where e' lies hardly depends on
+    the lattice). Then, on each finer tier, a parabola through three points around the current optimum (points
+    where the parabola is not convex fall back to the best of the three), moved while an end is the best; the
+    last tier uses a narrower stencil. ``start`` skips the coarse search (already done at that e'); ``hint``
+    skips it too.
     """
-
-    def objective(x: float, res: float) -> float:
-        eps_p = epsilon - math.exp(x)
-        d, _ = _delta_all(types, log_gamma=log_gamma, others=others, eps_p=eps_p, reports=reports,
-                          resolution=res)
-        return d / -math.expm1(eps_p - epsilon)
-
     x_lo, x_hi = math.log(1e-6), math.log(epsilon + 4.0)
 
-    tiers = _tiers(resolution)
+    def f(x: float, res: float) -> float:
+        return eta_of(pt, epsilon - math.exp(x), res) if x_lo <= x <= x_hi else math.inf
 
-    def pattern(x0: float, step: float, res: float, min_step: float) -> float:
-        # walk downhill in log(e - e'), halving the step once nothing improves
-        f0 = objective(x0, res)
-        for _ in range(24):
-            moved = False
-            for x1 in (x0 - step, x0 + step):
-                if x_lo <= x1 <= x_hi:
-                    f1 = objective(x1, res)
-                    if f1 < f0:
-                        x0, f0, moved = x1, f1, True
-                        break
-            if not moved:
-                if step < min_step:
-                    break
-                step *= 0.5
-        return x0
-
-    if hint is not None and hint < epsilon:
-        return epsilon - math.exp(pattern(min(max(math.log(epsilon - hint), x_lo), x_hi), 0.35, resolution, 0.1))
-
-    coarse = tiers[0]
-    xs = np.linspace(math.log(1e-4), math.log(epsilon + 2.0), 9)
-    vals = [objective(float(x), coarse) for x in xs]
-    i = int(np.argmin(vals))
-    best_x, best_v = float(xs[i]), vals[i]
-    a, b = float(xs[max(i - 1, 0)]), float(xs[min(i + 1, len(xs) - 1)])
-    gr = (math.sqrt(5) - 1) / 2
-    c, d = b - gr * (b - a), a + gr * (b - a)
-    fc, fd = objective(c, coarse), objective(d, coarse)
-    for _ in range(6):
-        if fc < fd:
-            b, d, fd = d, c, fc
-            c = b - gr * (b - a)
-            fc = objective(c, coarse)
-        else:
-            a, c, fc = c, d, fd
-            d = a + gr * (b - a)
-            fd = objective(d, coarse)
-    for x_, v_ in ((c, fc), (d, fd)):
-        if v_ < best_v:
-            best_x, best_v = x_, v_
-    # Polish tier by tier. Coarse lattices are cheap but can misplace the optimum, and every lattice's slack varies
-    # a little erratically with e' (the step follows sd(S), which moves with e'): so each finer tier first looks
-    # at a few points around the previous optimum, then walks downhill.
-    for res in tiers[1:]:
-        span = 0.3 if res == resolution else 0.45
-        cand = [best_x + span * f for f in (-1.0, -0.5, 0.0, 0.5, 1.0)]
-        fv = [objective(x_, res) if x_lo <= x_ <= x_hi else math.inf for x_ in cand]
-        best_x = pattern(cand[int(np.argmin(fv))], span / 4, res, span / 10)
-    return epsilon - math.exp(best_x)
+    if start is None and hint is None:
+        coarse = tiers[0]
+        xs = np.linspace(math.log(1e-4), math.log(epsilon + 2.0), 9)
+        vals = [f(float(x), coarse) for x in xs]
+        i = int(np.argmin(vals))
+        best_x, best_v = float(xs[i]), vals[i]
+        a, b = float(xs[max(i - 1, 0)]), float(xs[min(i + 1, len(xs) - 1)])
+        gr = (math.sqrt(5) - 1) / 2
+        c, d = b - gr * (b - a), a + gr * (b - a)
+        fc, fd = f(c, coarse), f(d, coarse)
+        for _ in range(5):
+            if fc < fd:
+                b, d, fd = d, c, fc
+                c = b - gr * (b - a)
+                fc = f(c, coarse)
+            else:
+                a, c, fc = c, d, fd
+                d = a + gr * (b - a)
+                fd = f(d, coarse)
+        for x_, v_ in ((c, fc), (d, fd)):
+            if v_ < best_v:
+                best_x, best_v = x_, v_
+        refine = tiers[1:]
+    else:
+        ref = start if start is not None else hint
+        assert ref is not None
+        best_x = min(max(math.log(epsilon - ref), x_lo), x_hi)
+        best_v = math.inf
+        refine = tiers[1:] if start is not None else (tiers[1:] or tiers)
+    for res in refine:
+        last = res == tiers[-1]
+        h = 0.08 if last else 0.2
+        x0 = best_x
+        f0 = f(x0, res)
+        fm, fp = f(x0 - h, res), f(x0 + h, res)
+        for _ in range(6):  # walk while an end is the best
+            if fm < f0 and fm <= fp:
+                x0, fp, f0 = x0 - h, f0, fm
+                fm = f(x0 - h, res)
+            elif fp < f0:
+                x0, fm, f0 = x0 + h, f0, fp
+                fp = f(x0 + h, res)
+            else:
+                break
+        best_x, best_v = x0, f0
+        curv = fm + fp - 2.0 * f0
+        if math.isfinite(curv) and curv > 0.0:  # vertex of the parabola, inside (x0 - h, x0 + h)
+            xv = x0 + 0.5 * h * (fm - fp) / curv
+            if abs(xv - x0) > 0.1 * h:
+                fv = f(xv, res)
+                if fv < best_v:
+                    best_x, best_v = xv, fv
+    return epsilon - math.exp(best_x), best_v
 
 
 def local_distance(dom: Domain) -> int:
