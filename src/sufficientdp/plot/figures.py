@@ -214,14 +214,7 @@ def noise_vs_k(rows: Sequence[Mapping[str, Any]] | None = None, *, bits: int | N
         rows = [calibrate(bits=bits, population=population, epsilon=epsilon, reports=k, method=m).to_dict()
                 for m in methods for k in ks]
     fig, ax = new_figure()
-    order: list[str] = []
-    for r in rows:
-        if str(r["method"]) not in order:
-            order.append(str(r["method"]))
-    for i, m in enumerate(order):
-        pts = [(int(r["reports"]), float(r["sigma_per_sqrt_n"])) for r in rows if str(r["method"]) == m]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=PALETTE[i], linestyle=STYLES[i],
-                marker=MARKERS[i], lw=2, label=m)
+    _sigma_lines(ax, rows, "reports", ordered=False)
     ax.set_yscale("log")
     if log_k:
         ax.set_xscale("log")
@@ -230,6 +223,20 @@ def noise_vs_k(rows: Sequence[Mapping[str, Any]] | None = None, *, bits: int | N
     ax.set_title(title or "Noise against the number of reports per person")
     ax.legend(fontsize="small")
     return fig
+
+
+def _sigma_lines(ax: Any, rows: Sequence[Mapping[str, Any]], x_key: str, *, ordered: bool) -> None:
+    """One line of ``sigma_per_sqrt_n`` against ``x_key`` per method, in the order methods first appear."""
+    order: list[str] = []
+    for r in rows:
+        if str(r["method"]) not in order:
+            order.append(str(r["method"]))
+    for i, m in enumerate(order):
+        pts = [(int(r[x_key]), float(r["sigma_per_sqrt_n"])) for r in rows if str(r["method"]) == m]
+        if ordered:
+            pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=PALETTE[i], linestyle=STYLES[i],
+                marker=MARKERS[i], lw=2, label=m)
 
 
 def release_estimates(records: Sequence[Mapping[str, Any]], *, level: float,
@@ -266,14 +273,7 @@ def sigma_vs_population(rows: Sequence[Mapping[str, Any]], *, title: str | None 
         title: the title.
     """
     fig, ax = new_figure()
-    order: list[str] = []
-    for r in rows:
-        if str(r["method"]) not in order:
-            order.append(str(r["method"]))
-    for i, m in enumerate(order):
-        pts = sorted((int(r["population"]), float(r["sigma_per_sqrt_n"])) for r in rows if str(r["method"]) == m)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=PALETTE[i], linestyle=STYLES[i],
-                marker=MARKERS[i], lw=2, label=m)
+    _sigma_lines(ax, rows, "population", ordered=True)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("N, people in the smallest crowd a release covers")
