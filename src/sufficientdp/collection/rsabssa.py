@@ -36,7 +36,7 @@ import secrets
 from typing import Any, Final
 
 from .._errors import ParameterError
-from .tokens import TokenKey, TokenSigner
+from .tokens import TokenKey, TokenSigner, mgf1
 
 __all__ = [
     "PREFIX_BYTES",
@@ -77,15 +77,6 @@ def _os2ip(data: bytes) -> int:
 
 def _i2osp(x: int, length: int) -> bytes:
     return x.to_bytes(length, "big")
-
-
-def _mgf1_sha384(seed: bytes, length: int) -> bytes:
-    out = bytearray()
-    counter = 0
-    while len(out) < length:
-        out += hashlib.sha384(seed + counter.to_bytes(4, "big")).digest()
-        counter += 1
-    return bytes(out[:length])
 
 
 def prepare(msg: bytes, *, prefix: bytes | None = None) -> bytes:
@@ -133,7 +124,7 @@ def emsa_pss_encode(msg: bytes, em_bits: int, salt: bytes) -> bytes:
     m_hash = hashlib.sha384(msg).digest()
     h = hashlib.sha384(b"\x00" * 8 + m_hash + salt).digest()
     db = b"\x00" * (em_len - len(salt) - _HASH_BYTES - 2) + b"\x01" + salt
-    masked = bytearray(a ^ b for a, b in zip(db, _mgf1_sha384(h, em_len - _HASH_BYTES - 1), strict=True))
+    masked = bytearray(a ^ b for a, b in zip(db, mgf1(h, em_len - _HASH_BYTES - 1, "sha384"), strict=True))
     masked[0] &= 0xFF >> (8 * em_len - em_bits)
     return bytes(masked) + h + b"\xbc"
 

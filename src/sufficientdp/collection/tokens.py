@@ -55,6 +55,7 @@ __all__ = [
     "TokenSigner",
     "blind",
     "full_domain_hash",
+    "mgf1",
     "new_nonce",
     "unblind",
     "verify",
@@ -179,12 +180,12 @@ class TokenKey:
         return cls(n=int(n_text, 16), e=_check_int("token_key.e", data["e"]))
 
 
-def _mgf1_sha256(seed: bytes, length: int) -> bytes:
-    """MGF1 with SHA-256 (RFC 8017, appendix B.2.1)."""
+def mgf1(seed: bytes, length: int, hash_name: str = "sha256") -> bytes:
+    """MGF1 with the named hashlib hash (RFC 8017, appendix B.2.1)."""
     out = bytearray()
     counter = 0
     while len(out) < length:
-        out += hashlib.sha256(seed + counter.to_bytes(4, "big")).digest()
+        out += hashlib.new(hash_name, seed + counter.to_bytes(4, "big")).digest()
         counter += 1
     return bytes(out[:length])
 
@@ -206,7 +207,7 @@ def full_domain_hash(key: TokenKey, message: bytes) -> int:
     if not isinstance(key, TokenKey):
         raise ParameterError(f"key must be a TokenKey; got {type(key).__name__}")
     message = _check_bytes("message", message)
-    return int.from_bytes(_mgf1_sha256(message, key.byte_length), "big") % key.n
+    return int.from_bytes(mgf1(message, key.byte_length), "big") % key.n
 
 
 def new_nonce() -> bytes:
