@@ -113,31 +113,19 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``report`` command and its ``design`` subcommand."""
-    from ..calibration.methods import METHODS
-    from .main import _float, _method, _Parser, _positive_int
+    from .main import _float, _Parser, calibration_options
 
     p = sub.add_parser("report", help="reports people can read: the design report of a calibration (HTML)")
     rsub = p.add_subparsers(dest="report", required=True, parser_class=_Parser)
     d = rsub.add_parser("design", help="one self-contained HTML page: the decision, accuracy, privacy loss, "
                                        "comparison, attacker, k trade-off, caveats and the numbers as JSON")
-    d.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
-    d.add_argument("--population", type=_positive_int("population"), required=True,
-                   help="N, the smallest crowd a release covers")
-    d.add_argument("--epsilon", type=_float("epsilon"), required=True, help="privacy level (lambda = e^epsilon)")
-    d.add_argument("--beta", type=_float("beta"), default=3.0, help="multiple of sd for paper-sigma (default 3)")
-    d.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
-                   help="every person's vector has at most w set bits")
-    d.add_argument("--one-hot", action="store_true", help="every person's vector has exactly one set bit")
-    d.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
-    d.add_argument("--method", type=_method(METHODS), default="proven",
-                   help="the chosen calibration method (default proven); proven, homogeneous, local and "
-                        "paper-sigma are always shown beside it")
-    d.add_argument("--eta", type=_float("eta"), default=None, help="target P[R > e^epsilon] (default 0.001)")
-    d.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
-    d.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
-    d.add_argument("--rounds", type=_positive_int("rounds"), default=1,
-                   help="T rounds released separately (proven or local; other methods are listed as not "
-                        "available)")
+    calibration_options(
+        d, beta_help="multiple of sd for paper-sigma (default 3)",
+        max_weight_help="every person's vector has at most w set bits",
+        method_help="the chosen calibration method (default proven); proven, homogeneous, local and paper-sigma "
+                    "are always shown beside it",
+        eta_help="target P[R > e^epsilon] (default 0.001)",
+        rounds_help="T rounds released separately (proven or local; other methods are listed as not available)")
     d.add_argument("--output", default="report.html", help="the HTML file (written atomically; default "
                                                            "report.html)")
     common(d)

@@ -700,6 +700,25 @@ def _float(name: str) -> Any:
     return conv
 
 
+def calibration_options(p: argparse.ArgumentParser, *, beta_help: str, max_weight_help: str, method_help: str,
+                        eta_help: str, rounds_help: str) -> None:
+    """The options of a calibration (``calibrate`` and ``report design`` take the same ones)."""
+
+    p.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
+    p.add_argument("--population", type=_positive_int("population"), required=True,
+                   help="N, the smallest crowd a release covers")
+    p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="privacy level (lambda = e^epsilon)")
+    p.add_argument("--beta", type=_float("beta"), default=3.0, help=beta_help)
+    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None, help=max_weight_help)
+    p.add_argument("--one-hot", action="store_true", help="every person's vector has exactly one set bit")
+    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--method", type=_method(METHODS), default="proven", help=method_help)
+    p.add_argument("--eta", type=_float("eta"), default=None, help=eta_help)
+    p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
+    p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
+    p.add_argument("--rounds", type=_positive_int("rounds"), default=1, help=rounds_help)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests).
 
@@ -716,26 +735,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     p = sub.add_parser("calibrate", help="choose the flip probability q")
-    p.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
-    p.add_argument("--population", type=_positive_int("population"), required=True,
-                   help="N, the smallest crowd a release covers")
-    p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="privacy level (lambda = e^epsilon)")
-    p.add_argument("--beta", type=_float("beta"), default=3.0, help="multiple of sd in mean + beta*sd (default 3)")
-    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
-                   help="every person's vector has at most w set bits (proven: bounded over that domain)")
-    p.add_argument("--one-hot", action="store_true", help="every person's vector has exactly one set bit")
-    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
-    p.add_argument("--method", type=_method(METHODS), default="proven",
-                   help="proven (default: rigorous bound over every pair of collections), homogeneous (rigorous "
-                        "for the paper's configuration only), exact, mc, local, or the paper's heuristics "
-                        "paper-sigma / paper-simplified")
-    p.add_argument("--eta", type=_float("eta"), default=None,
-                   help="target P[R > e^epsilon] for proven/homogeneous/mc/exact (default 0.001)")
-    p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
-    p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
-    p.add_argument("--rounds", type=_positive_int("rounds"), default=1,
-                   help="T rounds released separately (<= 1000, T*k <= 10000): q per round for a total target "
-                        "(epsilon, eta) over the T rounds (proven or local)")
+    calibration_options(
+        p, beta_help="multiple of sd in mean + beta*sd (default 3)",
+        max_weight_help="every person's vector has at most w set bits (proven: bounded over that domain)",
+        method_help="proven (default: rigorous bound over every pair of collections), homogeneous (rigorous for "
+                    "the paper's configuration only), exact, mc, local, or the paper's heuristics paper-sigma / "
+                    "paper-simplified",
+        eta_help="target P[R > e^epsilon] for proven/homogeneous/mc/exact (default 0.001)",
+        rounds_help="T rounds released separately (<= 1000, T*k <= 10000): q per round for a total target "
+                    "(epsilon, eta) over the T rounds (proven or local)")
     common(p)
     p.set_defaults(func=_cmd_calibrate)
 
