@@ -29,7 +29,7 @@ def test_defaults_follow_the_contract() -> None:
     c = Campaign(**BASE)
     assert (c.eta, c.reports_per_person, c.q, c.precision, c.rate_limit) == (0.001, 1, None, 32, "tokens")
     assert c.to_dict() == {**BASE, "eta": 0.001, "reports_per_person": 1, "q": None, "precision": 32,
-                           "rate_limit": "tokens", "family": None}
+                           "rate_limit": "tokens", "family": None, "memo_q": None}
 
 
 def test_campaign_is_frozen_and_threshold_is_k_times_n_min() -> None:

@@ -4,8 +4,8 @@ Needs ``httpx`` (``pip install 'sufficientdp[client]'``); the token arithmetic i
 (:mod:`sufficientdp.collection.tokens`).
 """
 
-from .device import LedgerError, LedgerStore
+from .device import LedgerError, LedgerStore, MemoError, MemoStore
 from .reporter import CampaignInfo, CollectorError, Reporter, ReportLimitError, ReportReceipt, wait_for_campaign
 
-__all__ = ["CampaignInfo", "CollectorError", "LedgerError", "LedgerStore", "ReportLimitError", "ReportReceipt",
-           "Reporter", "wait_for_campaign"]
+__all__ = ["CampaignInfo", "CollectorError", "LedgerError", "LedgerStore", "MemoError", "MemoStore",
+           "ReportLimitError", "ReportReceipt", "Reporter", "wait_for_campaign"]

@@ -17,8 +17,11 @@ device that simply did not report.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import secrets
 import tempfile
 import threading
 import time
@@ -29,7 +32,7 @@ from typing import Any
 from .._errors import ParameterError, SufficientDPError
 from ..collection.ledger import Budget, Decision, Ledger, Spend
 
-__all__ = ["LedgerError", "LedgerStore"]
+__all__ = ["LedgerError", "LedgerStore", "MemoError", "MemoStore"]
 
 #: Largest ledger file read, in bytes (MAX_SPENDS spends of ~150 bytes fit comfortably).
 MAX_FILE_BYTES = 64 << 20
@@ -198,3 +201,125 @@ class LedgerStore:
 
     def __repr__(self) -> str:
         return f"LedgerStore({str(self.path)!r}, spends={len(self._ledger.spends)})"
+
+
+class MemoError(SufficientDPError):
+    """The memo file is corrupted, or a family's permanent flip probability changed (its memos cannot be reused)."""
+
+
+class MemoStore:
+    """A device's permanent randomized responses (memos) of memoized campaign families, in a local JSON file.
+
+    RAPPOR-style memoization (issue 14, :mod:`sufficientdp.accounting.memoization`): within a family, a value's memo
+    is the value with each bit flipped with the family's permanent probability q1, drawn once and reused by every
+    release of the family; each release flips the memo again (the instantaneous q2) and sends only that.
+
+    The memo is *derived*, not stored: the file keeps, per family, a random 256-bit secret and the family's q1
+    (dyadic numerator and precision). Bit j of the memo of value v is flipped when the first 64 bits of
+    ``HMAC-SHA256(secret, "memo" | v | j)`` read as an integer are below ``numerator * 2**(64 - precision)``, which
+    happens with probability exactly q1 for a uniformly random secret, independently across bits and values. So
+    the file holds no value and no memo, the same value always gets the same memo (also after a restart), and
+    :meth:`forget` erases every memo of a family at once. Never sent anywhere.
+
+    Args:
+        path: the file (created on the first memo; its directory must exist).
+
+    Raises:
+        MemoError: the file exists but is not a valid memo store (it is never reset silently: a reset would draw
+            new memos, and every new memo of an unchanged value leaks more).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise ParameterError(f"path must be a file path; got {type(path).__name__}")
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._families: dict[str, dict[str, Any]] = self._load()
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise MemoError(f"cannot read the memo store at {self.path}: {type(exc).__name__}: {exc}") from None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("families"), dict):
+                raise ValueError("not a version-1 memo store")
+            families = {}
+            for name, e in data["families"].items():
+                secret = bytes.fromhex(e["secret"])
+                num, prec = e["numerator"], e["precision"]
+                if (len(secret) != 32 or not isinstance(num, int) or not isinstance(prec, int)
+                        or not 2 <= prec <= 64 or not 0 < num < 1 << (prec - 1)):
+                    raise ValueError(f"family {name!r:.60} has an invalid entry")
+                families[str(name)] = {"secret": e["secret"], "numerator": num, "precision": prec}
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise MemoError(f"the memo store at {self.path} is corrupted ({exc}); it is not reset automatically "
+                            "(new memos of unchanged values would leak more): repair or remove it deliberately"
+                            ) from None
+        return families
+
+    def _save(self) -> None:
+        data = json.dumps({"version": 1, "families": self._families}, separators=(",", ":")).encode()
+        _atomic_write(self.path, data)
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The families with memos on this device."""
+        return tuple(sorted(self._families))
+
+    def memo(self, family: str, value: Any, numerator: int, precision: int) -> list[int]:
+        """The memo of ``value`` (a sequence of 0/1) in ``family`` whose permanent flip is ``numerator/2**precision``.
+
+        Raises:
+            MemoError: the family's stored q1 differs (a collector changing q1 mid-family would make devices draw
+                new memos); forget the family first if that is intended.
+        """
+        bits = [int(b) for b in value]
+        if not isinstance(family, str) or not 1 <= len(family) <= 200 or not family.isprintable():
+            raise ParameterError(f"family must be 1 to 200 printable characters; got {family!r:.80}")
+        if any(b not in (0, 1) for b in bits):
+            raise ParameterError("value entries must be 0 or 1")
+        if not (isinstance(precision, int) and 2 <= precision <= 64 and isinstance(numerator, int)
+                and 0 < numerator < 1 << (precision - 1)):
+            raise ParameterError(f"the permanent flip must be a dyadic q in (0, 1/2); got {numerator}/2**{precision}")
+        with self._lock:
+            entry = self._families.get(family)
+            if entry is None:
+                entry = {"secret": secrets.token_hex(32), "numerator": numerator, "precision": precision}
+                self._families[family] = entry
+                try:
+                    self._save()
+                except BaseException:
+                    del self._families[family]
+                    raise
+            elif (entry["numerator"], entry["precision"]) != (numerator, precision):
+                raise MemoError(f"family {family!r:.60} was memoized with q1 = {entry['numerator']}/2**"
+                                f"{entry['precision']}, the campaign now asks for {numerator}/2**{precision}; the "
+                                "memos are not redrawn (forget the family deliberately to start over)")
+            key = bytes.fromhex(entry["secret"])
+        threshold = numerator << (64 - precision)
+        prefix = b"memo" + bytes(bits)
+        out = []
+        for j, b in enumerate(bits):
+            digest = hmac.new(key, prefix + j.to_bytes(4, "big"), hashlib.sha256).digest()
+            out.append(b ^ int(int.from_bytes(digest[:8], "big") < threshold))
+        return out
+
+    def forget(self, family: str) -> bool:
+        """Erase every memo of ``family`` (when the family ends). Returns False if it had none."""
+        with self._lock:
+            if family not in self._families:
+                return False
+            entry = self._families.pop(family)
+            try:
+                self._save()
+            except BaseException:
+                self._families[family] = entry
+                raise
+            return True
+
+    def __repr__(self) -> str:  # never shows a secret
+        return f"MemoStore({str(self.path)!r}, families={len(self._families)})"

@@ -69,7 +69,7 @@ from ..collection.tokens import TokenKey, blind, new_nonce, unblind, verify
 from ..parameters import RandomizationParams
 from ..randomization._sources import RandomSource, as_source
 from ..randomization.randomizer import Randomizer, check_domain
-from .device import LedgerStore
+from .device import LedgerStore, MemoStore
 
 try:
     import httpx
@@ -131,6 +131,8 @@ class CampaignInfo:
         eta_at_q: the campaign's bound on ``P[L > epsilon]`` at its q (the per-release guarantee with
             ``epsilon``), or ``None`` if not published.
         family: the campaign family (``None``: the campaign is its own family).
+        memo_flip: the permanent flip q1 of a memoized family (``None``: no memoization). Then ``flip`` is the
+            instantaneous q2 applied to the device's memo, never to the value.
     """
 
     id: str
@@ -142,6 +144,7 @@ class CampaignInfo:
     epsilon: float | None = None
     eta_at_q: float | None = None
     family: str | None = None
+    memo_flip: DyadicProbability | None = None
 
     @property
     def q(self) -> float:
@@ -206,9 +209,24 @@ class CampaignInfo:
                                    or not family.isprintable()):
             raise ParameterError(f"campaign.family must be null or 1 to 200 printable characters; got "
                                  f"{family!r:.80}")
+        memo_flip = None
+        if data.get("memo_q_numerator") is not None:
+            memo_num = data["memo_q_numerator"]
+            if isinstance(memo_num, bool) or not isinstance(memo_num, int):
+                raise ParameterError(f"campaign.memo_q_numerator must be an int or null; got {memo_num!r:.80}")
+            try:
+                memo_flip = DyadicProbability(numerator=memo_num, precision=precision)
+            except ParameterError as exc:
+                raise ParameterError(f"campaign.memo_q_numerator: {exc}") from None
+            if data.get("memo_q") is not None and data["memo_q"] != memo_flip.value:
+                raise ParameterError(f"campaign.memo_q must equal memo_q_numerator / 2**precision = "
+                                     f"{memo_flip.value!r}; got {data['memo_q']!r:.80}")
+            if family is None or k != 1:
+                raise ParameterError("a memoized campaign (memo_q_numerator) must name its family and have "
+                                     "reports_per_person = 1")
         return cls(id=cid, bits=bits, flip=flip, reports_per_person=k, rate_limit=rate_limit, token_key=token_key,
                    epsilon=None if epsilon is None else float(epsilon),
-                   eta_at_q=None if eta_at_q is None else float(eta_at_q), family=family)
+                   eta_at_q=None if eta_at_q is None else float(eta_at_q), family=family, memo_flip=memo_flip)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -317,6 +335,10 @@ class Reporter:
             ledger, a campaign whose published guarantee (``epsilon``, ``eta_at_q``) would exceed the budget is
             declined locally and nothing is sent (see :meth:`report`); a campaign that publishes no guarantee is
             declined too.
+        memo: the device's memo store (:class:`~sufficientdp.client.device.MemoStore`), required to take part in
+            a memoized campaign family (the campaign publishes ``memo_q_numerator``): the value's permanent memo
+            (derived once per family and value, never sent) is randomized with the campaign's q instead of the
+            value. A memoized campaign without ``memo`` is refused (``memo_required``) before anything is sent.
 
     A Reporter is single-use: :meth:`report` may succeed once (one value, k randomized reports). Not thread-safe.
 
@@ -346,6 +368,7 @@ class Reporter:
         max_weight: int | None = None,
         onehot: bool = False,
         ledger: LedgerStore | None = None,
+        memo: MemoStore | None = None,
     ) -> None:
         if not isinstance(base_url, str):
             raise ParameterError(f"base_url must be a string http(s)://host[:port]; got {type(base_url).__name__}")
@@ -382,6 +405,9 @@ class Reporter:
         if ledger is not None and not isinstance(ledger, LedgerStore):
             raise ParameterError(f"ledger must be a LedgerStore or None; got {type(ledger).__name__}")
         self.ledger = ledger
+        if memo is not None and not isinstance(memo, MemoStore):
+            raise ParameterError(f"memo must be a MemoStore or None; got {type(memo).__name__}")
+        self.memo = memo
         self.decision: Decision | None = None  # the ledger's last decision for this campaign (local only)
         self.min_q = None if min_q is None else float(min_q)
         self.max_reports_per_person = max_reports_per_person
@@ -562,6 +588,10 @@ class Reporter:
         if self._pinned_key is not None and info.token_key != self._pinned_key:
             raise CollectorError("the campaign's token key differs from the pinned token_key",
                                  code="pin_mismatch", parameter="token_key")
+        if info.memo_flip is not None and self.memo is None:
+            raise CollectorError(f"campaign {info.id} belongs to the memoized family {info.family!r:.60}: pass a "
+                                 "MemoStore (memo=) so that reports come from the value's permanent memo",
+                                 code="memo_required", parameter="memo")
         if info.rate_limit == "tokens" and self._pinned_key is None and not self.allow_unpinned_token_key:
             raise CollectorError("the campaign uses tokens but no token_key is pinned: a fetched key cannot be "
                                  "trusted to keep tokens unlinkable; pass token_key= (shipped with the app), or "
@@ -666,6 +696,10 @@ class Reporter:
         if params.flip != info.flip:  # only for precision > 53 where the float cannot hold the dyadic value
             raise CollectorError(f"cannot run q_numerator={info.flip.numerator} at precision "
                                  f"{info.flip.precision} exactly", code="bad_response")
+        if info.memo_flip is not None:  # RAPPOR-style: the instantaneous flip applies to the permanent memo
+            assert self.memo is not None and info.family is not None  # checked when the campaign was fetched
+            arr = np.asarray(self.memo.memo(info.family, arr.tolist(), info.memo_flip.numerator,
+                                            info.memo_flip.precision), dtype=np.uint8)
         rows = Randomizer(params, rng=self._source).randomize(arr[np.newaxis, :])
         del arr
         bodies: list[dict[str, Any]] = []

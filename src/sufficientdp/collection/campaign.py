@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import Any, Final
 
 import numpy as np
@@ -31,6 +32,8 @@ import numpy as np
 from .._errors import CalibrationError, DataError, ParameterError
 from .._numerics.dyadic import DyadicProbability
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..accounting.memoization import LIFETIME_STATEMENT
+from ..accounting.rounds import rounds_tail
 from ..aggregation.tally import Tally
 from ..calibration._calibrate import DEFAULT_ETA, calibrate
 from ..estimation.bits import estimate_bits
@@ -106,6 +109,12 @@ class Campaign:
         family: the campaign family it belongs to (1 to 200 printable characters), or None: the campaign is its
             own family. Published with the campaign so that devices can account it in their privacy ledger
             (:mod:`sufficientdp.collection.ledger`); it does not change the calibration.
+        memo_q: the permanent flip probability q1 of a memoized family (RAPPOR-style, issue 14), in (0, 0.5), or
+            None (no memoization). With memo_q, each device flips its value once per family and value with q1 (the
+            memo, kept on the device) and every campaign of the family flips the memo again with ``q`` (the
+            instantaneous q2, which must then be given); the guarantee is checked at the per-release flip
+            ``q1(1-q2)+q2(1-q1)`` and the plan adds the lifetime bound (:mod:`sufficientdp.accounting.memoization`).
+            Needs a ``family`` and ``reports_per_person = 1``.
 
     Raises:
         ParameterError: a field outside its domain (the message names it, its value and the allowed range).
@@ -126,6 +135,7 @@ class Campaign:
     precision: int = 32
     rate_limit: str = "tokens"
     family: str | None = None
+    memo_q: float | None = None
 
     def __post_init__(self) -> None:
         name = self.name
@@ -160,6 +170,17 @@ class Campaign:
             shown = family if not isinstance(family, str) else family[:60]
             raise ParameterError(f"family must be None or a printable string of 1 to {MAX_NAME_LENGTH} "
                                  f"characters; got {shown!r}")
+        if self.memo_q is not None:
+            set_(self, "memo_q", check_open_interval("memo_q", self.memo_q, 0.0, 0.5))
+            if self.q is None:
+                raise ParameterError("q: a memoized campaign (memo_q given) needs the instantaneous q given; it is "
+                                     "not calibrated")
+            if self.family is None:
+                raise ParameterError("family: a memoized campaign (memo_q given) needs a family (the memo is kept "
+                                     "per family and value)")
+            if self.reports_per_person != 1:
+                raise ParameterError(f"reports_per_person must be 1 for a memoized campaign (memo_q given); got "
+                                     f"{self.reports_per_person}")
 
     @property
     def release_threshold(self) -> int:
@@ -226,6 +247,11 @@ class CampaignPlan:
         calibrated: True if q was calibrated (``campaign.q`` was None), False if it was given and checked.
         guarantee: one paragraph saying what the numbers promise and what they rest on.
         notes: caveats from the calibration.
+        memo_q, memo_q_numerator: the dyadic permanent flip q1 of a memoized campaign (None otherwise).
+        q_release: the per-release flip ``q1(1-q2)+q2(1-q1)`` the guarantee is checked at (q without memo).
+        lifetime: for a memoized campaign, the lifetime guarantee of an unchanged value over every number of
+            releases of the family: ``{"delta", "epsilon", "local_epsilon", "kind", "scope", "rounds", "eta",
+            "statement"}`` (``eta`` None: not claimed); None otherwise.
     """
 
     campaign: Campaign
@@ -236,12 +262,19 @@ class CampaignPlan:
     calibrated: bool
     guarantee: str
     notes: tuple[str, ...] = field(default=())
+    memo_q: float | None = None
+    memo_q_numerator: int | None = None
+    q_release: float | None = None
+    lifetime: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the campaign's fields, with ``q`` replaced by the dyadic q, plus the plan's fields."""
         d = self.campaign.to_dict()
         d.update(q=self.q, q_numerator=self.q_numerator, precision=self.precision, eta_at_q=self.eta_at_q,
-                 calibrated=self.calibrated, guarantee=self.guarantee, notes=list(self.notes))
+                 calibrated=self.calibrated, guarantee=self.guarantee, notes=list(self.notes),
+                 memo_q=self.memo_q, memo_q_numerator=self.memo_q_numerator,
+                 q_release=self.q if self.q_release is None else self.q_release,
+                 lifetime=None if self.lifetime is None else dict(self.lifetime))
         return d
 
 
@@ -291,8 +324,17 @@ def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
         q_raw = c.q
     dyadic = DyadicProbability.from_float(q_raw, precision=c.precision, rounding="up")
     q = dyadic.value
-    eta_at_q = proven_eta(q=q, bits=c.bits, crowd_size=c.crowd_size, epsilon=c.epsilon,
-                             reports_per_person=c.reports_per_person)
+    memo: DyadicProbability | None = None
+    q_release = q
+    if c.memo_q is not None:  # the per-release flip of a memo flipped again: q1(1-q2)+q2(1-q1), exact, then down
+        memo = DyadicProbability.from_float(c.memo_q, precision=c.precision, rounding="up")
+        f1, f2 = Fraction(memo.numerator, 1 << c.precision), Fraction(dyadic.numerator, 1 << c.precision)
+        exact = f1 * (1 - f2) + f2 * (1 - f1)
+        q_release = float(exact)
+        if Fraction(q_release) > exact:  # never check at more noise than the reports carry
+            q_release = math.nextafter(q_release, 0.0)
+    eta_at_q = proven_eta(q=q_release, bits=c.bits, crowd_size=c.crowd_size, epsilon=c.epsilon,
+                          reports_per_person=c.reports_per_person)
     if not eta_at_q <= c.eta:
         how = "the calibrated" if c.q is None else "the given"
         raise TargetNotMetError(
@@ -300,9 +342,30 @@ def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
             f"eta bound of {eta_at_q:.4g} at crowd_size {c.crowd_size}, above the target eta {c.eta:g}; use a larger q "
             f"(at most 0.5), a larger crowd_size or epsilon, or q = null to calibrate",
             q=q, eta_at_q=eta_at_q, eta=c.eta)
+    lifetime: dict[str, Any] | None = None
+    guarantee = _guarantee(c, eta_at_q)
+    if memo is not None:
+        lifetime = _lifetime(c, memo.value)
+        guarantee += (" Memoized family: each report is the device's permanent memo (flip q1 = "
+                      f"{memo.value:.6g}) flipped again with q = {q:.6g}, so the per-release flip is {q_release:.6g} "
+                      f"and the bound above is at it. Lifetime of an unchanged value, every number of releases: "
+                      f"delta({c.epsilon:g}) <= {lifetime['delta']:.3g} (the memo release's proven delta; eta is "
+                      f"not claimed, it is not closed under post-processing) and "
+                      f"{lifetime['local_epsilon']:.3g}-local DP per person.")
     return CampaignPlan(campaign=c, q=q, q_numerator=dyadic.numerator, precision=dyadic.precision,
-                        eta_at_q=eta_at_q, calibrated=c.q is None, guarantee=_guarantee(c, eta_at_q),
-                        notes=tuple(notes))
+                        eta_at_q=eta_at_q, calibrated=c.q is None, guarantee=guarantee,
+                        notes=tuple(notes), memo_q=None if memo is None else memo.value,
+                        memo_q_numerator=None if memo is None else memo.numerator,
+                        q_release=q_release, lifetime=lifetime)
+
+
+def _lifetime(c: Campaign, q1: float) -> dict[str, Any]:
+    """The lifetime guarantee of a memoized family (:mod:`sufficientdp.accounting.memoization`)."""
+    memo = rounds_tail(q=q1, bits=c.bits, population=c.crowd_size, epsilon=c.epsilon, rounds=1)
+    assert memo.delta_upper is not None
+    return {"delta": float(memo.delta_upper), "epsilon": c.epsilon,
+            "local_epsilon": c.bits * math.log((1 - q1) / q1), "kind": "bound", "scope": "all-collections",
+            "rounds": "any", "eta": None, "statement": LIFETIME_STATEMENT}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

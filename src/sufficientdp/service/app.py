@@ -97,6 +97,7 @@ _ALLOWED = {
     "crowd_size": f"an integer in [2, {MAX_CROWD_SIZE}]",
     "reports_per_person": f"an integer in [1, {MAX_REPORTS_PER_PERSON}]",
     "q": "null or a number in (0, 0.5)",
+    "memo_q": "null or a number in (0, 0.5); needs q, a family and reports_per_person = 1",
     "precision": f"an integer in [2, {MAX_PRECISION}]",
     "rate_limit": "'tokens' or 'none'",
     "credential": f"a non-empty string of at most {MAX_CREDENTIAL_LENGTH} characters",
@@ -145,6 +146,11 @@ class CampaignIn(BaseModel):
                                description="the campaign family (devices account a family's campaigns in their "
                                            "privacy ledger); null: the campaign is its own family: "
                                            + _ALLOWED["family"])
+    memo_q: float | None = Field(default=None, gt=0, lt=0.5, allow_inf_nan=False,
+                                 description="permanent flip q1 of a memoized family (RAPPOR-style): each device "
+                                             "reports its value's permanent memo flipped again with q; the "
+                                             "guarantee is checked at q1(1-q)+q(1-q1) and the lifetime bound is "
+                                             "published: " + _ALLOWED["memo_q"])
 
 
 class TokenKeyOut(BaseModel):
@@ -191,6 +197,14 @@ class CampaignOut(BaseModel):
     family: str | None = Field(default=None, description=(
         "the campaign family; null: the campaign is its own family. With epsilon and eta_at_q it is the "
         "per-release guarantee a device records in its privacy ledger (sufficientdp.collection.ledger)"))
+    memo_q: float | None = Field(default=None, description="memoized family: the dyadic permanent flip q1 "
+                                                           "(memo_q_numerator / 2**precision); null otherwise")
+    memo_q_numerator: int | None = None
+    q_release: float | None = Field(default=None, description="the per-release flip the guarantee is checked at: "
+                                                              "q1(1-q)+q(1-q1) when memoized, else q")
+    lifetime: dict[str, Any] | None = Field(default=None, description=(
+        "memoized family: the lifetime guarantee of an unchanged value over every number of releases (delta at "
+        "epsilon, local_epsilon, kind, scope; eta null: not claimed); null otherwise"))
 
 
 class CampaignStatusOut(CampaignOut):

@@ -84,15 +84,16 @@ MAX_ATTEMPTS: Final = 3
 #: Seconds a refused client is told to wait (``Retry-After``).
 RETRY_AFTER: Final = 30
 #: Fields of the configuration the outcome depends on (the cache key).
-MATH_FIELDS: Final = ("bits", "epsilon", "eta", "crowd_size", "reports_per_person", "q", "precision")
+MATH_FIELDS: Final = ("bits", "epsilon", "eta", "crowd_size", "reports_per_person", "q", "precision", "memo_q")
 #: Fields a successful job adds to the campaign object.
-PLAN_FIELDS: Final = ("q", "q_numerator", "precision", "eta_at_q", "calibrated", "guarantee", "notes")
+PLAN_FIELDS: Final = ("q", "q_numerator", "precision", "eta_at_q", "calibrated", "guarantee", "notes", "memo_q",
+                      "memo_q_numerator", "q_release", "lifetime")
 
 _NICENESS: Final = 10
 _CHILD_GRACE: Final = 5.0  # the child's own watchdog fires this long after the parent's deadline
 _CACHE_SIZE: Final = 256
 _FIELDS: Final = frozenset(("name", "bits", "epsilon", "eta", "crowd_size", "reports_per_person", "q", "precision",
-                            "rate_limit"))
+                            "rate_limit", "family", "memo_q"))
 _log = logging.getLogger("sufficientdp.service")
 
 
