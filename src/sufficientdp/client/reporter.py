@@ -44,6 +44,11 @@ returns a receipt with ``declined`` True and the local :class:`~sufficientdp.col
 no token request and no report. The collector sees the same as for a device that did not report (the anonymous
 campaign fetch, which every device makes before deciding, is the only request). A campaign joined is recorded in
 the ledger file (atomically) *before* its first token or report request, so a crash cannot lose a spend.
+
+Memoized families. A campaign publishing ``memo_q_numerator`` belongs to a memoized family (RAPPOR-style, see
+:mod:`sufficientdp.accounting.memoization`): with ``memo=`` (a :class:`~sufficientdp.client.device.MemoStore`) the
+Reporter flips the value's permanent memo (derived once per family and value, kept on the device, never sent) with
+the campaign's q; without it the campaign is refused (``memo_required``) before anything is sent.
 """
 
 from __future__ import annotations
@@ -688,7 +693,7 @@ class Reporter:
             decision = self._admissible(info, record=True)
             if not decision.allowed:  # silence: no token request, no report
                 return ReportReceipt(campaign_id=self.campaign_id, reports=0, accepted=0, duplicates=0,
-                                     requests=0, tokens=info.rate_limit == "tokens", decision=decision)
+                                     requests=0, tokens=False, decision=decision)
         if info.rate_limit == "tokens":
             self.obtain_tokens()
         params = RandomizationParams(bits=info.bits, q=info.flip.numerator / (1 << info.flip.precision),
