@@ -51,6 +51,7 @@ class DemoResult:
     estimates: BitEstimates
     randomness: str
     homogeneous: Calibration | None = None  # the paper's configuration only, to price the proof
+    ledger: dict[str, Any] | None = None  # a device's privacy ledger over daily campaigns of this guarantee
 
     @property
     def covered(self) -> np.ndarray:
@@ -71,6 +72,7 @@ class DemoResult:
             "estimates": rows,
             "covered": int(self.covered.sum()),
             "homogeneous_calibration": None if self.homogeneous is None else self.homogeneous.to_dict(),
+            "ledger": self.ledger,
         }
 
     def render(self) -> str:
@@ -100,6 +102,14 @@ class DemoResult:
         lines.append("")
         lines.append(f"{int(self.covered.sum())} of {e.bits} true counts inside their {100 * e.level:g}% "
                      f"intervals (expected about {e.level * e.bits:.1f}); standard error {e.std_error[0]:.1f}")
+        if self.ledger is not None:
+            g, b = self.ledger, self.ledger["budget"]
+            joined = [x["campaign"] for x in g["campaigns"] if x["allowed"]]
+            refused = [x for x in g["campaigns"] if not x["allowed"]]
+            lines.append(f"a device with a privacy budget of epsilon {b['epsilon']:g}, eta {b['eta']:.3g} per "
+                         f"{b['period'] / 86400:g} days joins daily campaigns of this guarantee ({', '.join(joined)}) "
+                         f"and DECLINES {refused[0]['campaign']} ({refused[0]['reason']}); it sends nothing, so "
+                         "the collector sees silence")
         for note in c.notes:
             lines.append(f"note: {note}")
         return "\n".join(lines)
@@ -121,7 +131,29 @@ def run_demo(*, population: int = 100_000, bits: int = 16, epsilon: float = 1.0,
     t = tally_packed(randomized, cal.bits)
     est = estimate_bits(t, q=params.effective_q, reports=params.reports)
     return DemoResult(calibration=cal, params=params, truth=truth_data.sum(axis=0).astype(np.int64), tally=t,
-                      estimates=est, randomness=source.name, homogeneous=homo)
+                      estimates=est, randomness=source.name, homogeneous=homo, ledger=ledger_demo(cal))
+
+
+def ledger_demo(cal: Calibration, *, campaigns: int = 3) -> dict[str, Any]:
+    """A device's privacy ledger (:mod:`sufficientdp.collection.ledger`, issue 14) facing one campaign a day with
+    this calibration's guarantee and a budget of ``campaigns - 1`` of them per 30 days: it joins the first ones and
+    declines the last. Returns ``{"budget", "campaigns": [{"campaign", "day", "allowed", "reason"}]}``."""
+    from .collection.ledger import Budget, Ledger, Spend
+
+    eta = cal.eta_at_q if cal.eta_at_q is not None else (cal.eta or 0.0)
+    eta = 0.0 if eta <= 0 else min(eta, 0.5)
+    n = campaigns - 1
+    budget = Budget(epsilon=n * cal.epsilon, eta=min(0.99, n * eta) if eta > 0 else 1e-12, period=30 * 86400.0)
+    ledger = Ledger(budget=budget)
+    out = []
+    for day in range(campaigns):
+        name = f"day-{day + 1}"
+        d = ledger.decide(campaign=name, epsilon=cal.epsilon, eta=eta, now=day * 86400.0)
+        if d.allowed:
+            ledger = ledger.record(Spend(campaign=name, family="daily", epsilon=cal.epsilon, eta=eta,
+                                         at=day * 86400.0))
+        out.append({"campaign": name, "day": day, "allowed": d.allowed, "reason": d.reason})
+    return {"budget": {"epsilon": budget.epsilon, "eta": budget.eta, "period": budget.period}, "campaigns": out}
 
 
 # ------------------------------------------------------------------------------------------ collector demo
