@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..ratio.result import Kind, Scope
 from .methods import _KIND
 
 __all__ = ["Calibration"]
@@ -18,7 +19,8 @@ class Calibration:
         q: the flip probability (rounded so the method's condition holds at it).
         method: one of ``METHODS``.
         guarantee: what kind of statement q rests on (proof or heuristic), in words.
-        scope: for which collections it holds: ``"all-collections"``, ``"homogeneous"`` or ``"per-report"``.
+        scope: for which collections it holds (a :class:`~sufficientdp.ratio.result.Scope`):
+            ``"all-collections"``, ``"homogeneous"`` or ``"per-report"``.
         domain: the vectors people may hold (``"all"``, ``"onehot"``, ``"weight"``).
         bits, effective_bits, max_weight, population, reports, epsilon, lam, beta: the inputs (and L_eff).
         sigma_per_sqrt_n: ``sd(d_hat) / sqrt(N)`` at q, exact (seed 001 §4).
@@ -55,6 +57,9 @@ class Calibration:
     notes: tuple[str, ...] = field(default=())
     rounds: int = 1
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", Scope(self.scope))
+
     @property
     def kind(self) -> str:
         """What kind of statement q rests on: ``"bound"`` (proven, homogeneous), ``"exact"`` (exact tail, local
@@ -62,12 +67,13 @@ class Calibration:
         paper's mean + beta * sd)."""
         if self.method == "proven" and self.bits == 1 and self.reports == 1 and self.population >= 2 and (
                 self.rounds == 1):
-            return "exact"
-        return _KIND[self.method]
+            return Kind.EXACT
+        return Kind(_KIND[self.method])
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (with ``kind``)."""
         d = asdict(self)
         d["notes"] = list(self.notes)
-        d["kind"] = self.kind
+        d["scope"] = str(self.scope)
+        d["kind"] = str(self.kind)
         return d

@@ -34,7 +34,7 @@ from .._errors import ParameterError
 from .._validation import MAX_BITS, MAX_POPULATION, check_epsilon, check_int, check_open_interval, check_reports
 from .k_reports import k_tail_certified
 from .proven import proven_tail
-from .result import TailResult
+from .result import DIRECTIONS, TailResult
 from .reverse import forward_k_certified, reverse_tail, two_sided_tail
 
 __all__ = ["DIRECTIONS", "K_NOTE", "TAIL_METHODS", "WORST_CASE_NOTE", "certified_k_direction", "privacy_tail"]
@@ -43,7 +43,6 @@ TAIL_METHODS = ("proven", "homogeneous", "exact", "mc")
 #: Old name of ``"homogeneous"``, still accepted (with a DeprecationWarning): "certified" read as if it covered
 #: every collection, while it bounds the homogeneous configuration only.
 _RENAMED = {"certified": "homogeneous"}
-DIRECTIONS = ("both", "forward", "reverse")
 WORST_CASE_NOTE = ("statement about the homogeneous configuration (N - 1 identical reports and one neighbour); "
                    "that it is the worst case over all collections is unproven and fails for some small "
                    "collections (docs/worst_case.md)")

@@ -94,7 +94,7 @@ from scipy.stats import binom
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from . import tail as _tail
-from .result import TailResult
+from .result import DIRECTIONS, TailResult
 
 __all__ = [
     "DIRECTIONS",
@@ -107,7 +107,6 @@ __all__ = [
 ]
 
 METHODS = ("certified", "exact", "mc")
-DIRECTIONS = ("both", "forward", "reverse")
 
 _REL_SAFETY = 1e-9
 _THRESH_SLACK = 1e-10
