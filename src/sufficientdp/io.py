@@ -17,7 +17,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,22 +114,46 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
+def _first_bad_value(values: np.ndarray) -> int:
+    """Index of the first value that is not 0 or 1 (NaN included); only called on the error path."""
+    return int(np.argmax((values != 0) & (values != 1)))
+
+
+def _as_bits(values: np.ndarray) -> np.ndarray | None:
+    """A numeric column as uint8 0/1 (a view when it already is one byte wide), or None if a value is not 0/1."""
+    kind = values.dtype.kind
+    if kind == "b":
+        return values.view(np.uint8)
+    if kind in "iu":
+        unsigned = values.view(values.dtype.str.replace("i", "u"))  # negatives become huge
+        if unsigned.size and unsigned.max() > 1:
+            return None
+        return unsigned if unsigned.dtype.itemsize == 1 else unsigned.astype(np.uint8)
+    if kind == "f":
+        if ((values != 0) & (values != 1)).any():  # NaN is bad too
+            return None
+        return values.astype(np.uint8)
+    return None
+
+
 def _column_bits(values: np.ndarray, name: str, path: Any, offset: int, type_text: str) -> np.ndarray:
     """One Parquet column as uint8 0/1, or a DataError naming the column (and the row of a bad value)."""
-    if values.dtype.kind == "b":
-        return values.astype(np.uint8)
-    if values.dtype.kind not in "iuf":
+    if values.dtype.kind not in "iufb":
         raise DataError(f"column {name!r} of {str(path)!r} must hold 0/1 numbers; got type {type_text}")
-    bad = (values != 0) & (values != 1)  # NaN is bad too
-    if bad.any():
-        i = int(np.argmax(bad))
+    out = _as_bits(values)
+    if out is None:
+        i = _first_bad_value(values)
         raise DataError(f"column {name!r} of {str(path)!r} must hold only 0 and 1; got {values[i]!r} at row "
                         f"{offset + i}")
-    return values.astype(np.uint8)
+    return out
 
 
-def _parquet_batches(p: Path, path: Any, batch_rows: int) -> Any:
-    """Yield ``(uint8 array, names)`` per batch of at most ``batch_rows`` rows (at least one, possibly empty)."""
+# A batch of reports column by column: one 1-D uint8 0/1 array per bit (possibly read-only views), the names.
+_Columns = tuple[list[np.ndarray], list[str]]
+
+
+def _parquet_columns(p: Path, path: Any, batch_rows: int) -> Iterator[_Columns]:
+    """Yield the columns of each batch of at most ``batch_rows`` rows (at least one batch, possibly empty)."""
     pa = _pyarrow()
     pf = pa.parquet.ParquetFile(p)
     names = list(pf.schema_arrow.names)
@@ -138,89 +162,100 @@ def _parquet_batches(p: Path, path: Any, batch_rows: int) -> Any:
     offset = 0
     yielded = False
     for batch in pf.iter_batches(batch_size=min(batch_rows, 1 << 30)):
-        out = np.empty((batch.num_rows, len(names)), dtype=np.uint8)
+        cols = []
         for j, name in enumerate(names):
             col = batch.column(j)
             if col.null_count:
                 raise DataError(f"column {name!r} of {str(path)!r} has missing values")
-            out[:, j] = _column_bits(np.asarray(col.to_numpy(zero_copy_only=False)), name, path, offset,
-                                     str(col.type))
+            cols.append(_column_bits(np.asarray(col.to_numpy(zero_copy_only=False)), name, path, offset,
+                                     str(col.type)))
         offset += batch.num_rows
         yielded = True
-        yield out, names
+        yield cols, names
     if not yielded:
         for j, name in enumerate(names):
             t = pf.schema_arrow.field(j).type
             if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
                 raise DataError(f"column {name!r} of {str(path)!r} must hold 0/1 numbers; got type {t}")
-        yield np.zeros((0, len(names)), dtype=np.uint8), names
+        yield [np.zeros(0, dtype=np.uint8) for _ in names], names
 
 
-def iter_reports(path: str | os.PathLike[str], batch_rows: int = 1 << 18) -> Any:
-    """Yield ``(uint8 array of at most batch_rows reports, column names)``: Parquet streams row groups; CSV is
-    read whole and sliced. Same validation and errors as :func:`read_reports`.
+def _csv_columns(p: Path, path: Any, batch_rows: int) -> Iterator[_Columns]:
+    """Yield the columns of each batch of at most ``batch_rows`` CSV rows (at least one batch, possibly empty).
+
+    Well-formed files stream through pyarrow's CSV reader (when installed) in blocks; at the first thing it does
+    not accept (a parse error, a missing or non-integer cell, a value other than 0/1) the careful standard-library
+    reader takes over after the rows already yielded, and names the offending line. The rows are the same
+    either way (both skip empty lines), so the result never depends on where a batch boundary falls.
     """
-    fmt = detect_format(path)
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"input file {str(path)!r} does not exist")
-    if fmt == "parquet":
-        yield from _parquet_batches(p, path, batch_rows)
-        return
-    arr, names = read_reports(path)
-    if arr.shape[0] == 0:
-        yield arr, names
-    for start in range(0, arr.shape[0], batch_rows):
-        yield arr[start:start + batch_rows], names
+    done = 0
+    for item in _csv_arrow_columns(p, batch_rows):
+        if item is None:
+            break
+        yield item
+        done += len(item[0][0])
+    else:
+        if done:
+            return
+    yield from _csv_stdlib_columns(p, path, batch_rows, skip=done)
 
 
-def read_reports(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
-    """Read a report file; returns the ``(n, L)`` uint8 array and the column names.
-
-    Raises:
-        DataError: missing file, no columns, ragged rows or values other than 0/1 (the message names the row).
-    """
-    fmt = detect_format(path)
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"input file {str(path)!r} does not exist")
-    if fmt == "parquet":
-        batches = list(_parquet_batches(p, path, 1 << 62))
-        names = batches[0][1]
-        arr = np.concatenate([b for b, _ in batches]) if len(batches) > 1 else batches[0][0]
-        return arr, names
-    fast = _read_csv_pyarrow(p)
-    if fast is not None:
-        return fast
-    return _read_csv_stdlib(p, path)
-
-
-def _read_csv_pyarrow(p: Path) -> tuple[np.ndarray, list[str]] | None:
-    """Fast path for well-formed CSV files when pyarrow is installed; None means "use the careful reader"."""
+def _csv_arrow_columns(p: Path, batch_rows: int) -> Iterator[_Columns | None]:
+    """pyarrow's streaming CSV reader; yields None (and stops) where the careful reader must take over."""
     try:
         import pyarrow as pa
         import pyarrow.csv as pacsv
     except ImportError:
-        return None
+        yield None
+        return
     try:
-        table = pacsv.read_csv(p)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
-        return None  # the stdlib reader names the offending line
-    names = [str(n).strip() for n in table.column_names]
-    if table.num_rows == 0 or not names:
-        return None
-    cols = []
-    for col in table.columns:
-        if col.null_count or not pa.types.is_integer(col.type):
-            return None
-        cols.append(np.asarray(col.to_numpy()))
-    arr = np.column_stack(cols)
-    if np.any((arr != 0) & (arr != 1)):
-        return None
-    return arr.astype(np.uint8), names
+        with p.open(newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except (UnicodeDecodeError, csv.Error):
+        yield None
+        return
+    if not header:
+        yield None
+        return
+    # One byte per cell (int8: a value that does not fit fails the parse), blocks of about batch_rows rows.
+    block = min(max(batch_rows * 2 * len(header), 1 << 14), 1 << 26)
+    errors = (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError)
+    try:
+        reader = pacsv.open_csv(p, read_options=pacsv.ReadOptions(block_size=block),
+                                convert_options=pacsv.ConvertOptions(column_types={n: pa.int8() for n in header}))
+    except errors:
+        yield None
+        return
+    with reader:
+        names = [str(n).strip() for n in reader.schema.names]
+        if not names:
+            yield None
+            return
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            except errors:
+                yield None
+                return
+            cols = []
+            for col in batch.columns:
+                if col.null_count or not pa.types.is_integer(col.type):
+                    yield None
+                    return
+                bits = _as_bits(np.asarray(col.to_numpy()))
+                if bits is None:
+                    yield None
+                    return
+                cols.append(bits)
+            for start in range(0, batch.num_rows, batch_rows):
+                yield [c[start:start + batch_rows] for c in cols], names
 
 
-def _read_csv_stdlib(p: Path, path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
+def _csv_stdlib_columns(p: Path, path: Any, batch_rows: int, skip: int = 0) -> Iterator[_Columns]:
+    """The careful CSV reader: every line checked, errors name the line; the first ``skip`` rows (already
+    yielded by the fast reader) are checked but not yielded again."""
     with p.open(newline="") as fh:
         reader = csv.reader(fh)
         try:
@@ -231,6 +266,8 @@ def _read_csv_stdlib(p: Path, path: str | os.PathLike[str]) -> tuple[np.ndarray,
         if not names or names == [""]:
             raise DataError(f"{str(path)!r} has an empty header; expected one column per bit")
         rows: list[list[int]] = []
+        seen = 0
+        yielded = False
         for lineno, row in enumerate(reader, start=2):
             if not row:
                 continue
@@ -242,8 +279,58 @@ def _read_csv_stdlib(p: Path, path: str | os.PathLike[str]) -> tuple[np.ndarray,
                 raise DataError(f"{str(path)!r} line {lineno}: values must be 0 or 1; got {row!r}") from None
             if any(v not in (0, 1) for v in vals):
                 raise DataError(f"{str(path)!r} line {lineno}: values must be 0 or 1; got {row!r}")
+            seen += 1
+            if seen <= skip:
+                continue
             rows.append(vals)
-    arr = np.asarray(rows, dtype=np.uint8).reshape(len(rows), len(names))
+            if len(rows) == batch_rows:
+                arr = np.asarray(rows, dtype=np.uint8).reshape(len(rows), len(names))
+                rows = []
+                yielded = True
+                yield [arr[:, j] for j in range(len(names))], names
+    if rows or not (yielded or skip):
+        arr = np.asarray(rows, dtype=np.uint8).reshape(len(rows), len(names))
+        yield [arr[:, j] for j in range(len(names))], names
+
+
+def _iter_columns(path: str | os.PathLike[str], batch_rows: int) -> Iterator[_Columns]:
+    """Batches of at most ``batch_rows`` reports of a file, column by column (at least one batch)."""
+    fmt = detect_format(path)
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"input file {str(path)!r} does not exist")
+    if fmt == "parquet":
+        return _parquet_columns(p, path, batch_rows)
+    return _csv_columns(p, path, batch_rows)
+
+
+def _stack(cols: list[np.ndarray]) -> np.ndarray:
+    out = np.empty((len(cols[0]) if cols else 0, len(cols)), dtype=np.uint8)
+    for j, c in enumerate(cols):
+        out[:, j] = c
+    return out
+
+
+def iter_reports(path: str | os.PathLike[str], batch_rows: int = 1 << 18) -> Iterator[tuple[np.ndarray, list[str]]]:
+    """Yield ``(uint8 array of at most batch_rows reports, column names)``: Parquet and CSV files are read in
+    batches (memory bounded by the batch, not the file). Same validation and errors as :func:`read_reports`.
+    """
+    batch_rows = int(batch_rows)
+    if batch_rows < 1:
+        raise ParameterError(f"batch_rows must be >= 1; got {batch_rows}")
+    for cols, names in _iter_columns(path, batch_rows):
+        yield _stack(cols), names
+
+
+def read_reports(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
+    """Read a report file; returns the ``(n, L)`` uint8 array and the column names.
+
+    Raises:
+        DataError: missing file, no columns, ragged rows or values other than 0/1 (the message names the row).
+    """
+    batches = list(iter_reports(path, 1 << 20))
+    names = batches[0][1]
+    arr = np.concatenate([b for b, _ in batches]) if len(batches) > 1 else batches[0][0]
     return arr, names
 
 

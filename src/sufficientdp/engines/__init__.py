@@ -2,8 +2,10 @@
 numpy, DuckDB or Spark (STYLE.md: one ``engine=`` argument picks the computation strategy; every engine gives the
 same result).
 
-* ``"numpy"`` — :func:`sufficientdp.io.read_reports` loads the file, :func:`sufficientdp.aggregation.tally.tally`
-  counts it (core dependencies only; Parquet needs ``sufficientdp[parquet]``).
+* ``"numpy"`` — streams the file in batches of :data:`CHUNK_ROWS` rows (the readers of :mod:`sufficientdp.io`:
+  pyarrow's Parquet and streaming CSV readers, or the standard-library CSV reader), validates each batch and counts
+  it column by column (:func:`sufficientdp.aggregation.columns.tally_columns`); memory is bounded by the batch, not
+  the file (core dependencies only; Parquet needs ``sufficientdp[parquet]``, pyarrow also speeds up CSV).
 * ``"duckdb"`` — :func:`~sufficientdp.engines.duckdb_engine.tally_file_duckdb` counts in SQL over the file without
   loading it into memory (``pip install 'sufficientdp[duckdb]'``).
 * ``"spark"`` — :func:`~sufficientdp.engines.spark_engine.tally_file_spark` counts with PySpark, locally or on a
@@ -20,12 +22,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
-import numpy as np
+import numpy as np  # noqa: F401 - the doctests use it
 
 from .._errors import DataError, ParameterError
-from ..aggregation.tally import Tally, tally_packed
-from ..io import detect_format, iter_reports
-from ..randomization._packing import pack_bits, words_per_report
+from ..aggregation.columns import tally_columns
+from ..aggregation.tally import Tally
+from ..io import _iter_columns, detect_format
 from .duckdb_engine import sqlite_path, tally_collector_duckdb, tally_file_duckdb
 from .spark_engine import tally_dataframe_spark, tally_file_spark
 
@@ -98,17 +100,14 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
     names: list[str] = []
     done = 0
     total_rows = _row_count(path)
-    for chunk, names in iter_reports(path, CHUNK_ROWS):
-        bits = chunk.shape[1]
-        if total is None:
-            total = tally_packed(np.zeros((0, words_per_report(bits)), dtype=np.uint64), bits,
-                                 full_histogram=full_histogram)
-        if chunk.shape[0]:
-            total = total.merge(tally_packed(pack_bits(chunk), bits, full_histogram=full_histogram))
-        done += chunk.shape[0]
+    # Streams: one batch of CHUNK_ROWS rows in memory at a time, tallied column by column (no packed copy).
+    for cols, names in _iter_columns(path, CHUNK_ROWS):
+        part = tally_columns(cols, full_histogram=full_histogram)
+        total = part if total is None else total.merge(part)
+        done += part.reports
         if progress is not None:
             progress(done, max(total_rows, done))
-    assert total is not None  # iter_reports yields at least once
+    assert total is not None  # _iter_columns yields at least once
     return total, names
 
 

@@ -118,6 +118,15 @@ def tally_file_duckdb(path: str | os.PathLike[str], *,
             for name, row in zip(names, schema, strict=True):
                 if str(row[1]) not in _PARQUET_TYPES:
                     raise DataError(f"column {name!r} of {str(path)!r} must hold 0/1 numbers; got type {row[1]}")
+        # One pass over the file when every value turns out to be a plain 0 or 1 (the usual case); otherwise the
+        # validating passes below name the bad column or accept what int() accepts.
+        try:
+            fast = _tally_one_pass(con, source, cols, fmt, [str(row[1]) for row in schema], full_histogram)
+        except duckdb.Error:
+            fast = None
+        if fast is not None:
+            return fast, ([n.strip() for n in names] if fmt == "csv" else names)
+        if fmt == "parquet":
             valid = [f"coalesce(CAST({c} AS DOUBLE) IN (0, 1), false)" for c in cols]
         else:
             valid = [f"coalesce(regexp_full_match({c}, {_literal(_CSV_BIT)}), false)" for c in cols]
@@ -153,6 +162,66 @@ def tally_file_duckdb(path: str | os.PathLike[str], *,
     if fmt == "csv":
         names = [n.strip() for n in names]
     return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weights, vector_histogram=vh), names
+
+
+def _tally_one_pass(con: Any, source: str, cols: list[str], fmt: str, types: list[str],
+                    full_histogram: bool) -> Tally | None:
+    """The tally in one scan of the file, or None when a value is not a plain 0/1 (or a column type calls for the
+    careful passes). With the full histogram: ``GROUP BY`` all columns (at most 2^L groups of valid data), every
+    count derived from the groups; without: ``GROUP BY`` the weight with per-column sums, minima and maxima.
+    CSV cells count only when they are exactly ``0`` or ``1``; anything else (`` 1``, ``+1``, ``01``, a blank)
+    goes to the careful passes, which apply Python's int() rules."""
+    bits = len(cols)
+    if fmt == "parquet" and any(t in ("FLOAT", "DOUBLE") for t in types) and not full_histogram:
+        return None  # min/max cannot tell 0.5 from 0/1
+    if full_histogram:
+        result = con.execute(f"SELECT {', '.join(cols)}, count(*) FROM {source} GROUP BY ALL").fetchnumpy()
+        keys = list(result.values())
+        count = np.asarray(keys[-1], dtype=np.int64)
+        code = np.zeros(count.shape[0], dtype=np.int64)
+        counts = np.zeros(bits, dtype=np.int64)
+        weight = np.zeros(count.shape[0], dtype=np.int64)
+        for j, key in enumerate(keys[:bits]):
+            if np.ma.isMaskedArray(key) and np.ma.getmaskarray(key).any():
+                return None  # a missing value
+            values = np.asarray(key)
+            if fmt == "csv":
+                ones = values == "1"
+                if not (ones | (values == "0")).all():
+                    return None
+            else:
+                ones = values == 1
+                if not (ones | (values == 0)).all():
+                    return None
+            code |= ones.astype(np.int64) << j
+            weight += ones
+            counts[j] = int(count[ones].sum())
+        vh = np.zeros(1 << bits, dtype=np.int64)
+        np.add.at(vh, code, count)
+        weights = np.zeros(bits + 1, dtype=np.int64)
+        np.add.at(weights, weight, count)
+        return Tally(bits=bits, reports=int(count.sum()), bit_counts=counts, weight_histogram=weights,
+                     vector_histogram=vh)
+    if fmt == "csv":
+        xs = [f"CASE {c} WHEN '1' THEN 1 WHEN '0' THEN 0 END" for c in cols]  # NULL for anything else
+    else:
+        xs = [f"CAST({c} AS INTEGER)" for c in cols]
+    inner = ", ".join(f"{x} AS x{j}" for j, x in enumerate(xs))
+    w = " + ".join(f"x{j}" for j in range(bits))
+    aggs = ", ".join(f"sum(x{j}), min(x{j}), max(x{j})" for j in range(bits))
+    rows = con.execute(f"SELECT {w} AS w, count(*), {aggs} FROM (SELECT {inner} FROM {source}) GROUP BY w").fetchall()
+    weights = np.zeros(bits + 1, dtype=np.int64)
+    counts = np.zeros(bits, dtype=np.int64)
+    for row in rows:
+        if row[0] is None or not 0 <= int(row[0]) <= bits:
+            return None  # a missing (or, in CSV, not plainly written) value
+        weights[int(row[0])] += int(row[1])
+        for j in range(bits):
+            total, lo, hi = row[2 + 3 * j: 5 + 3 * j]
+            if lo < 0 or hi > 1:
+                return None
+            counts[j] += int(total)
+    return Tally(bits=bits, reports=int(weights.sum()), bit_counts=counts, weight_histogram=weights)
 
 
 # --------------------------------------------------------------------------------------------- collector database

@@ -1,0 +1,115 @@
+"""The numpy engine streams (issue 10): results bit-for-bit equal to the in-memory tally, memory bounded by the
+batch, errors unchanged when the fast CSV reader hands over to the careful one in the middle of a file."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import sufficientdp.engines as engines
+from sufficientdp import DataError
+from sufficientdp.aggregation.columns import tally_columns
+from sufficientdp.aggregation.tally import tally
+from sufficientdp.engines import tally_file
+from sufficientdp.io import iter_reports, read_reports, write_reports
+
+pytest.importorskip("pyarrow")
+
+
+def _in_memory(data, full_histogram=None):
+    return tally(data, full_histogram=full_histogram).to_dict(include_vector_histogram=True)
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+@pytest.mark.parametrize("bits", [1, 5, 16, 70])
+def test_streaming_equals_in_memory_with_a_chunk_that_does_not_divide_the_rows(tmp_path, monkeypatch, ext, bits):
+    rng = np.random.default_rng(bits)
+    n = 10_001  # odd; 997 does not divide it
+    data = (rng.random((n, bits)) < rng.random(bits)).astype(np.uint8)
+    path = tmp_path / f"r{ext}"
+    write_reports(path, data)
+    monkeypatch.setattr(engines, "CHUNK_ROWS", 997)
+    seen = []
+    t, names = tally_file(path, progress=lambda done, total: seen.append(done))
+    assert names == [f"bit{j}" for j in range(bits)]
+    assert t.to_dict(include_vector_histogram=True) == _in_memory(data)
+    assert seen[-1] == n and len(seen) >= n // 997
+    batches = list(iter_reports(path, batch_rows=997))
+    assert all(0 < b.shape[0] <= 997 for b, _ in batches)
+    np.testing.assert_array_equal(np.concatenate([b for b, _ in batches]), data)
+    np.testing.assert_array_equal(read_reports(path)[0], data)
+
+
+def test_tally_columns_matches_tally_with_and_without_the_full_histogram():
+    rng = np.random.default_rng(3)
+    for bits in (1, 8, 20, 300):
+        data = (rng.random((777, bits)) < 0.3).astype(np.uint8)
+        cols = [data[:, j] for j in range(bits)]
+        for full in ((None, False, True) if bits <= 20 else (None,)):
+            got = tally_columns(cols, full_histogram=full).to_dict(include_vector_histogram=True)
+            assert got == _in_memory(data, full)
+
+
+def _csv(path, rows, header="a,b,c"):
+    path.write_text(header + "\n" + "".join(r + "\n" for r in rows))
+
+
+def test_csv_fast_reader_hands_over_mid_file_without_losing_or_repeating_rows(tmp_path, monkeypatch):
+    import sufficientdp.io as sio
+
+    rng = np.random.default_rng(7)
+    data = (rng.random((50_001, 3)) < 0.5).astype(np.uint8)
+    rows = [",".join(map(str, r)) for r in data]
+    rows[40_000] = " 1, +0,01"  # int() accepts it; pyarrow's int8 parser does not
+    data[40_000] = (1, 0, 1)
+    rows.insert(25_000, "")  # an empty line is skipped by both readers
+    path = tmp_path / "odd.csv"
+    _csv(path, rows)
+    skips = []
+    careful = sio._csv_stdlib_columns
+
+    def spy(p, path, batch_rows, skip=0):
+        skips.append(skip)
+        return careful(p, path, batch_rows, skip)
+
+    monkeypatch.setattr(sio, "_csv_stdlib_columns", spy)
+    monkeypatch.setattr(engines, "CHUNK_ROWS", 300)
+    t, _ = tally_file(path)
+    assert t.to_dict(include_vector_histogram=True) == _in_memory(data)
+    assert skips and 0 < skips[0] <= 40_000  # the fast reader did yield rows before handing over
+    np.testing.assert_array_equal(np.concatenate([b for b, _ in iter_reports(path, 300)]), data)
+
+
+@pytest.mark.parametrize("bad", ["2", "", "x", "1,0"])
+def test_csv_bad_value_deep_in_the_file_names_its_line(tmp_path, monkeypatch, bad):
+    rows = ["0,1,0"] * 60_000
+    rows[43_210] = f"1,{bad},0" if bad != "1,0" else "1,0"
+    path = tmp_path / "bad.csv"
+    _csv(path, rows)
+    monkeypatch.setattr(engines, "CHUNK_ROWS", 500)
+    with pytest.raises(DataError, match="line 43212"):  # header is line 1
+        tally_file(path)
+
+
+def _peak_bytes(path, chunk, monkeypatch):
+    monkeypatch.setattr(engines, "CHUNK_ROWS", chunk)
+    tracemalloc.start()
+    try:
+        tally_file(path)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+def test_peak_memory_of_a_chunked_tally_does_not_grow_with_the_file(tmp_path, monkeypatch, ext):
+    rng = np.random.default_rng(11)
+    peaks = {}
+    for n in (50_000, 400_000):
+        path = tmp_path / f"r{n}{ext}"
+        write_reports(path, rng.integers(0, 2, size=(n, 16), dtype=np.uint8))
+        peaks[n] = _peak_bytes(path, 1 << 13, monkeypatch)
+    # Eight times the rows: the numpy-side peak stays that of a few batches (8192 x 16 bytes plus the 2^16-bin
+    # histograms), far below one int64 copy of the large file (51 MB).
+    assert peaks[400_000] < 2 * peaks[50_000] + (1 << 20)
+    assert peaks[400_000] < 8 << 20
