@@ -272,6 +272,29 @@ def test_release_report_refusals(released: dict[str, Any], tmp_path: Path, capsy
     assert code == 0 and json.loads(out_text)["release"] == released["release"]
 
 
+def test_release_report_joint_frequencies(released: dict[str, Any], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "j.html"
+    code, out_text, err = run(capsys, "report", "release", "--database", released["url"], "--campaign", "c1",
+                              "--joint", "2,0", "--output", str(out), "--json")
+    assert code == 0, err
+    numbers = json.loads(out_text)
+    joint = numbers["estimates"]["joint"]
+    assert joint["bits"] == [2, 0] and len(joint["estimate"]) == 4
+    rep = released["reports"]
+    assert joint["counts"] == [int(((rep[:, 2] == i & 1) & (rep[:, 0] == i >> 1)).sum()) for i in range(4)]
+    html = out.read_text(encoding="utf-8")
+    c = _check(html)
+    assert c.errors == [] and json.loads(c.script_text) == numbers
+    for key, fmt, text in c.spans:
+        assert text == format_number(_lookup(numbers, key), fmt), key
+    assert "Joint frequencies of bits 2, 0" in html and "--joint 2,0" in numbers["command"]
+    for bad in ("9", "a,b", "1,1"):
+        code, _, err = run(capsys, "report", "release", "--database", released["url"], "--campaign", "c1",
+                           "--joint", bad, "--output", str(tmp_path / "bad.html"))
+        assert code == 2 and err.count("\n") == 1, err
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(_chromium() is None, reason="no chromium or chromium-browser on PATH (.ci/run installs "
                                                  "Debian's chromium when it runs as root)")

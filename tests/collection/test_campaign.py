@@ -165,6 +165,38 @@ def test_no_histogram_above_twelve_bits() -> None:
     assert r.to_dict()["histogram"] is None
 
 
+@pytest.mark.parametrize("k, n", [(1, 300), (2, 300), (3, 301)])
+def test_joint_over_chosen_bits_equals_the_full_estimate_summed_over_the_others(k: int, n: int) -> None:
+    """Independent route: the inverse estimator is linear and factorizes over bits, so the joint estimate of the
+    chosen bits must equal the full 2**L joint estimate summed over the other bits, and a single chosen bit must
+    reproduce the per-bit estimate (seed 001 §4)."""
+    rng = np.random.default_rng(k)
+    reports = rng.integers(0, 2, size=(n, 4))
+    r = estimate_release(tally(reports), q=0.2, reports_per_person=k, joint=[3, 1])
+    assert r.joint is not None and r.histogram is not None
+    assert r.joint["bits"] == [3, 1] and r.joint["vectors"] == ["00", "10", "01", "11"]
+    full = np.array(r.histogram["estimate"])
+    for cell in range(4):
+        b3, b1 = cell & 1, (cell >> 1) & 1
+        mask = [((i >> 3) & 1) == b3 and ((i >> 1) & 1) == b1 for i in range(16)]
+        assert math.isclose(r.joint["estimate"][cell], full[mask].sum(), rel_tol=1e-9, abs_tol=1e-9)
+        assert r.joint["counts"][cell] == int(((reports[:, 3] == b3) & (reports[:, 1] == b1)).sum())
+    one = estimate_release(tally(reports), q=0.2, reports_per_person=k, joint=[2])
+    assert one.joint is not None
+    assert math.isclose(one.joint["estimate"][1], one.estimates[2]["estimate"], rel_tol=1e-9)
+    assert math.isclose(one.joint["std_error"][1], one.estimates[2]["std_error"], rel_tol=1e-9)
+    assert r.to_dict()["joint"] == r.joint and estimate_release(tally(reports), q=0.2).joint is None
+
+
+def test_joint_refusals() -> None:
+    t = tally([[1, 0, 1]])
+    for joint, message in (([3], "joint bit"), ([0, 0], "distinct"), ([], "1 to 6"), (list(range(7)), "joint")):
+        with pytest.raises(ParameterError, match=message):
+            estimate_release(t, q=0.25, joint=joint)
+    with pytest.raises(ParameterError, match="L <= 12"):
+        estimate_release(tally(np.zeros((3, 13), dtype=np.uint8), full_histogram=True), q=0.25, joint=[0])
+
+
 def test_estimate_release_invalid_inputs() -> None:
     t = tally([[1, 0]])
     with pytest.raises(ParameterError, match="tally must be a Tally"):

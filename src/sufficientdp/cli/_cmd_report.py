@@ -98,9 +98,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     from .main import _emit
 
     command = release_command(database=args.database, campaign=args.campaign, release=args.release,
-                              engine=args.engine, level=args.level, output=args.output)
+                              engine=args.engine, level=args.level, output=args.output, joint=args.joint)
     rep = release_report(database=args.database, campaign=args.campaign, release=args.release, engine=args.engine,
-                         level=args.level, command=command)
+                         level=args.level, command=command, joint=args.joint)
     path = write_html(args.output, rep.html)
     if args.json:
         _emit(rep.numbers)
@@ -109,6 +109,17 @@ def _cmd_release(args: argparse.Namespace) -> int:
     print(f"wrote {path} ({len(rep.html) // 1024} KiB): {est['reports']} reports, {len(est['estimates'])} bits, "
           f"campaign {args.campaign}" + (f", release {args.release}" if args.release else ", all releases"))
     return 0
+
+
+def _bit_list(text: str) -> tuple[int, ...]:
+    """``--joint 0,3,5`` -> (0, 3, 5); the range against L is checked by the estimator."""
+    try:
+        bits = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--joint must be comma-separated bit indices like 0,3; got {text!r:.40}")
+    if not 1 <= len(bits) <= 6 or min(bits) < 0:
+        raise argparse.ArgumentTypeError(f"--joint must list 1 to 6 bit indices >= 0; got {text!r:.40}")
+    return bits
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -139,6 +150,8 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     r.add_argument("--release", default=None, help="one release id (default: all releases of the campaign)")
     r.add_argument("--engine", choices=("numpy", "duckdb"), default="numpy", help="tally engine (default numpy)")
     r.add_argument("--level", type=_float("level"), default=0.95, help="confidence level in (0, 1)")
+    r.add_argument("--joint", type=_bit_list, default=None,
+                   help="comma-separated bit indices (1 to 6, L <= 12): also show their joint frequencies")
     r.add_argument("--output", default="release.html", help="the HTML file (written atomically; default "
                                                             "release.html)")
     common(r)

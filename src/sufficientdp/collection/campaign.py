@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any, Final
@@ -380,6 +381,9 @@ class ReleaseEstimates:
             ``std_error`` (people with the bit set).
         histogram: for L <= 12, the joint estimate over the 2**L vectors (index bit j = vector bit j):
             ``counts`` (raw reports per vector), ``estimate``, ``lower``, ``upper``, ``std_error``; else None.
+        joint: when asked for (``estimate_release(joint=...)``), the joint estimate over the chosen bits only:
+            ``bits`` (the chosen bit indices), ``vectors`` (their values, chosen bit 0 first) and the same columns
+            as ``histogram``; else None.
     """
 
     reports: int
@@ -387,11 +391,12 @@ class ReleaseEstimates:
     level: float
     estimates: tuple[dict[str, Any], ...]
     histogram: dict[str, Any] | None
+    joint: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"reports": self.reports, "people": self.people, "level": self.level,
-                "estimates": [dict(e) for e in self.estimates], "histogram": self.histogram}
+                "estimates": [dict(e) for e in self.estimates], "histogram": self.histogram, "joint": self.joint}
 
 
 def _floats(a: np.ndarray) -> list[float | None]:
@@ -399,8 +404,13 @@ def _floats(a: np.ndarray) -> list[float | None]:
 
 
 def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
-                     level: float = RELEASE_LEVEL) -> ReleaseEstimates:
+                     level: float = RELEASE_LEVEL, joint: Sequence[int] | None = None) -> ReleaseEstimates:
     """Per-bit (and, for L <= 12, joint) estimates of the people behind a released batch.
+
+    ``joint=(b_1, ..., b_m)`` (1 <= m <= :data:`MAX_JOINT_BITS` distinct bits, L <= 12) adds the joint estimate
+    over those bits only: the report histogram is summed over the other bits (each bit is flipped independently,
+    so the marginal histogram is the randomized-response histogram of the chosen bits) and estimated as the full
+    histogram is.
 
     When the number of reports n is a multiple of k this is exactly
     ``estimate_bits(tally, q=q, reports=k)`` (seed 001 §4, §6). Otherwise (someone sent fewer than k reports)
@@ -413,6 +423,7 @@ def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
         q: the campaign's dyadic flip probability.
         reports_per_person: k.
         level: confidence level in (0, 1).
+        joint: bit indices whose joint frequencies are wanted (None: none).
 
     Returns:
         A :class:`ReleaseEstimates`.
@@ -446,17 +457,42 @@ def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
          "upper": r["upper"] * scale, "std_error": r["std_error"] * scale}
         for r in est.to_records()
     )
+    chosen = _check_joint_bits(joint, tally)
     histogram: dict[str, Any] | None = None
+    sub: dict[str, Any] | None = None
     if tally.bits <= MAX_HISTOGRAM_BITS and tally.vector_histogram is not None:
         h = np.asarray(tally.vector_histogram, dtype=np.int64)
-        joint = joint_frequencies(h, q=q, reports=k if divisible else 1, level=level)
-        histogram = {
-            "bits": tally.bits,
-            "index": "bit j of the index is bit j of the vector",
-            "counts": [int(x) for x in h],
-            "estimate": _floats(joint.estimate * scale),
-            "lower": _floats(joint.lower * scale),
-            "upper": _floats(joint.upper * scale),
-            "std_error": _floats(joint.std_error * scale),
-        }
-    return ReleaseEstimates(reports=n, people=n / k, level=level, estimates=records, histogram=histogram)
+        histogram = {"bits": tally.bits, "index": "bit j of the index is bit j of the vector",
+                     **_joint_columns(h, q=q, reports=k if divisible else 1, level=level, scale=scale)}
+        if chosen is not None:
+            index = np.arange(h.size)
+            sub_index = sum(((index >> b) & 1) << t for t, b in enumerate(chosen))
+            marginal = np.bincount(np.asarray(sub_index), weights=h, minlength=1 << len(chosen)).astype(np.int64)
+            sub = {"bits": list(chosen),
+                   "vectors": ["".join("1" if (i >> t) & 1 else "0" for t in range(len(chosen)))
+                               for i in range(marginal.size)],
+                   **_joint_columns(marginal, q=q, reports=k if divisible else 1, level=level, scale=scale)}
+    return ReleaseEstimates(reports=n, people=n / k, level=level, estimates=records, histogram=histogram, joint=sub)
+
+
+#: Largest number of bits :func:`estimate_release` estimates jointly on request (2**6 = 64 cells).
+MAX_JOINT_BITS = 6
+
+
+def _check_joint_bits(joint: Sequence[int] | None, tally: Tally) -> tuple[int, ...] | None:
+    if joint is None:
+        return None
+    chosen = tuple(check_int("joint bit", b, minimum=0, maximum=tally.bits - 1) for b in joint)
+    if not 1 <= len(chosen) <= MAX_JOINT_BITS or len(set(chosen)) != len(chosen):
+        raise ParameterError(f"joint must list 1 to {MAX_JOINT_BITS} distinct bits; got {list(chosen)}")
+    if tally.bits > MAX_HISTOGRAM_BITS or tally.vector_histogram is None:
+        raise ParameterError(f"joint frequencies need the report histogram, kept for L <= {MAX_HISTOGRAM_BITS}; "
+                             f"got L = {tally.bits}")
+    return chosen
+
+
+def _joint_columns(h: np.ndarray, *, q: float, reports: int, level: float, scale: float) -> dict[str, Any]:
+    est = joint_frequencies(h, q=q, reports=reports, level=level)
+    return {"counts": [int(x) for x in h], "estimate": _floats(est.estimate * scale),
+            "lower": _floats(est.lower * scale), "upper": _floats(est.upper * scale),
+            "std_error": _floats(est.std_error * scale)}

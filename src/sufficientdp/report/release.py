@@ -9,7 +9,7 @@ from the collector database read-only; the page is ``templates/release.html.j2``
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -44,8 +44,9 @@ class ReleaseReport:
 
 
 def release_numbers(*, database: str, campaign: str, release: str | None = None, engine: str = "numpy",
-                    level: float = 0.95, command: str | None = None) -> dict[str, Any]:
-    """Every number of the release report, JSON-ready.
+                    level: float = 0.95, command: str | None = None,
+                    joint: Sequence[int] | None = None) -> dict[str, Any]:
+    """Every number of the release report, JSON-ready (``joint``: bits whose joint frequencies are shown).
 
     Raises:
         DataError: unknown campaign or release, a campaign without q yet, or no released reports.
@@ -69,7 +70,7 @@ def release_numbers(*, database: str, campaign: str, release: str | None = None,
         raise DataError(f"campaign {campaign!r} has no released reports" + (f" in release {release!r}"
                                                                              if release else ""))
     est = estimate_release(t, q=float(spec["q"]), reports_per_person=int(spec["reports_per_person"]),
-                           level=level).to_dict()
+                           level=level, joint=joint).to_dict()
     top: list[dict[str, Any]] = []
     hist = est.pop("histogram", None)
     if hist is not None:
@@ -100,7 +101,7 @@ def release_report(**kwargs: Any) -> ReleaseReport:
 
 
 def release_command(*, database: str, campaign: str, release: str | None = None, engine: str = "numpy",
-                    level: float = 0.95, output: str = "release.html") -> str:
+                    level: float = 0.95, output: str = "release.html", joint: Sequence[int] | None = None) -> str:
     """The canonical ``sufficientdp report release`` command line shown on the page (options at their default are
     left out)."""
     words = ["sufficientdp", "report", "release", "--database", database, "--campaign", campaign]
@@ -110,6 +111,8 @@ def release_command(*, database: str, campaign: str, release: str | None = None,
         words += ["--engine", engine]
     if level != 0.95:
         words += ["--level", repr(level)]
+    if joint:
+        words += ["--joint", ",".join(str(b) for b in joint)]
     return shlex.join(words + ["--output", output])
 
 
