@@ -1,172 +1,236 @@
-"""Benchmark of the aggregation engines (numpy, DuckDB, Spark) on one large Parquet report file.
+"""Benchmark of the aggregation engines against plain tools, wall time and peak memory, on CSV and Parquet files.
 
-For L = 16 and L = 64 a Parquet file of ``N`` random reports (one uint8 column per bit, row groups of 2^20 rows,
-pyarrow's default compression) is written once to a temporary folder; every engine then tallies the same file
-end to end (open, read, validate, count: ``engines.tally_file(path, engine=...)``), single run each (one run of
-Spark or DuckDB over 10^7 reports takes seconds; the machine is a shared 2-core VM, so the ratios are the
-meaningful numbers). The baseline, timed in the same run, is the obvious script: ``pandas.read_parquet`` then
-numpy column sums, ``bincount`` of the row sums (and of the codes Σ_j x_j 2^j at L = 16). Every engine's tally is
-checked equal to the baseline's counts.
+Files (written once to a temporary folder; random reports, each bit 1 with probability 1/2, uint8 columns):
 
-Spark runs in local mode on this machine, with ``local[1]`` (one core) and ``local[2]`` (both cores) at L = 16
-and with ``local[2]`` only at L = 64 (to keep the run under ~5 minutes), a fresh SparkContext per master; the
-JVM/context start-up time is reported separately and not included, but each timed call includes Spark's query
-planning and code generation (a new plan per call, as a user would see it; no warm-up run).
+* Parquet, L = 16, ``N_PARQUET`` rows (default 10^7), row groups of 2^20 rows, pyarrow's default compression;
+* Parquet, L = 64, same N;
+* CSV, L = 16, ``N_CSV`` rows (default 3·10^6), written by pyarrow (``0``/``1`` cells, quoted header).
+
+Every measurement runs in a fresh subprocess (``python bench_engines.py --worker KIND PATH``) that imports numpy,
+pyarrow and duckdb first, then times only the aggregation call and reports its wall time and its own peak RSS
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``, which includes the interpreter and those imports; the ``idle``
+row is a worker that only imports them). Kinds:
+
+* ``engine=numpy`` / ``engine=duckdb`` — ``sufficientdp.engines.tally_file(path, engine=...)``: read, validate
+  every value is 0/1, bit counts, weight histogram and (L = 16) the full 2^16 histogram;
+* ``plain DuckDB`` — ``SELECT count(*), sum(b0), …, sum(bL-1) FROM read_parquet(path)`` / ``read_csv(path)``
+  (DuckDB's sniffer types the CSV columns): only the bit counts, no validation, no histograms;
+* ``polars`` — ``pl.scan_parquet(path)`` / ``pl.scan_csv(path)`` then ``.select(pl.all().sum())`` (the row is left
+  out with a note when polars is not installed).
+
+Each kind runs ``REPEATS`` times (default 2) in alternation and the best wall time is reported (a shared 2-core
+VM: the least disturbed run); the RSS is the largest of the runs. Ratios are to plain DuckDB in the same run
+(> 1 means slower than plain DuckDB). Every engine's tally is checked equal to the tally of the generated arrays
+computed in memory by the packed-word kernels (``sufficientdp.aggregation.tally.tally``), and plain DuckDB's sums
+to its bit counts.
+
+Spark (``engine="spark"``) runs only with ``SDP_BENCH_SPARK=1`` (JVM start-up and several minutes).
 
 Usage: ``.venv/bin/python benchmarks/bench_engines.py`` (prints a markdown section; ``main()`` returns it).
-Environment: ``SDP_BENCH_ENGINES_N`` overrides N (default 10^7).
+Environment: ``SDP_BENCH_ENGINES_N`` (Parquet rows), ``SDP_BENCH_ENGINES_CSV_N`` (CSV rows),
+``SDP_BENCH_ENGINES_REPEATS``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
-import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import cpu_model
 
-from sufficientdp.aggregation.tally import Tally
-from sufficientdp.engines import tally_file
-
-N_REPORTS = int(os.environ.get("SDP_BENCH_ENGINES_N", 10_000_000))
-BITS = (16, 64)
-SPARK_RUNS = (("local[1]", 16), ("local[2]", 16), ("local[2]", 64))
+N_PARQUET = int(os.environ.get("SDP_BENCH_ENGINES_N", 10_000_000))
+N_CSV = int(os.environ.get("SDP_BENCH_ENGINES_CSV_N", 3_000_000))
+REPEATS = int(os.environ.get("SDP_BENCH_ENGINES_REPEATS", 2))
+SPARK = os.environ.get("SDP_BENCH_SPARK") == "1"
+FILES = (("parquet", 16, N_PARQUET), ("parquet", 64, N_PARQUET), ("csv", 16, N_CSV))
 ROW_GROUP = 1 << 20
 SEED = 20240601
 
 
-def _write_file(path: Path, n: int, bits: int) -> None:
-    """Random reports (each bit 1 with probability 1/2), written in row groups of ROW_GROUP rows."""
+def _write_file(path: Path, fmt: str, n: int, bits: int) -> dict[str, Any]:
+    """Random reports in chunks of ROW_GROUP rows; returns the in-memory tally of what was written (the truth)."""
     import pyarrow as pa
+    import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
+
+    from sufficientdp.aggregation.tally import tally
 
     rng = np.random.default_rng(SEED + bits)
     schema = pa.schema([(f"bit{j}", pa.uint8()) for j in range(bits)])
-    with pq.ParquetWriter(path, schema) as writer:
-        for start in range(0, n, ROW_GROUP):
+    truth = None
+    writer: Any = pq.ParquetWriter(path, schema) if fmt == "parquet" else None
+    sink = open(path, "wb") if fmt == "csv" else None  # noqa: SIM115 - closed below
+    try:
+        for i, start in enumerate(range(0, n, ROW_GROUP)):
             rows = min(ROW_GROUP, n - start)
             words = rng.integers(0, 2**64, size=rows, dtype=np.uint64)
             cols = [((words >> np.uint64(j)) & np.uint64(1)).astype(np.uint8) for j in range(bits)]
-            writer.write_table(pa.table(cols, schema=schema))
+            table = pa.table(cols, schema=schema)
+            if writer is not None:
+                writer.write_table(table)
+            else:
+                pacsv.write_csv(table, sink, write_options=pacsv.WriteOptions(include_header=i == 0,
+                                                                              quoting_style="none"))
+            part = tally(np.column_stack(cols))
+            truth = part if truth is None else truth.merge(part)
+    finally:
+        if writer is not None:
+            writer.close()
+        if sink is not None:
+            sink.close()
+    assert truth is not None
+    return truth.to_dict(include_vector_histogram=True)
 
 
-def _baseline(path: Path) -> dict[str, Any]:
-    """The naive script: pandas reads the file, numpy sums columns and row sums (and codes for small L)."""
-    import pandas as pd
+# ------------------------------------------------------------------------------------------------------ worker
+def _worker(kind: str, path: str) -> dict[str, Any]:
+    import resource
 
-    arr = pd.read_parquet(path).to_numpy()
-    bits = arr.shape[1]
-    d: dict[str, Any] = {
-        "bits": bits,
-        "reports": int(arr.shape[0]),
-        "bit_counts": [int(x) for x in arr.sum(axis=0, dtype=np.int64)],
-        "weight_histogram": [int(x) for x in np.bincount(arr.sum(axis=1, dtype=np.int64), minlength=bits + 1)],
-    }
-    if bits <= 16:
-        codes = arr.astype(np.int64) @ (1 << np.arange(bits, dtype=np.int64))
-        d["vector_histogram"] = [int(x) for x in np.bincount(codes, minlength=1 << bits)]
-    return d
+    import duckdb
+    import pyarrow.csv  # noqa: F401 - imported before the clock starts, as for every kind
+    import pyarrow.parquet  # noqa: F401
 
+    from sufficientdp.engines import tally_file
 
-def _timed(func: Callable[[], Any]) -> tuple[float, Any]:
+    out: dict[str, Any] = {}
     start = time.perf_counter()
-    out = func()
-    return time.perf_counter() - start, out
+    if kind.startswith("engine="):
+        t, _ = tally_file(path, engine=kind.split("=", 1)[1])
+        out["result"] = t.to_dict(include_vector_histogram=True)
+    elif kind == "plain-duckdb":
+        fmt = "parquet" if path.endswith(".parquet") else "csv"
+        con = duckdb.connect(":memory:")
+        names = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM read_{fmt}('{path}')").fetchall()]
+        row = con.execute("SELECT " + ", ".join(f'sum("{c}")' for c in names)
+                          + f" FROM read_{fmt}('{path}')").fetchone()
+        out["bit_counts"] = [int(x) for x in row]
+    elif kind == "polars":
+        import polars as pl
+
+        frame = pl.scan_parquet(path) if path.endswith(".parquet") else pl.scan_csv(path)
+        out["bit_counts"] = [int(x) for x in frame.select(pl.all().sum()).collect().row(0)]
+    elif kind != "idle":
+        raise ValueError(kind)
+    out["seconds"] = time.perf_counter() - start
+    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
 
 
-def _spark_session(master: str) -> tuple[Any, float]:
+def _run(kind: str, path: Path) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, __file__, "--worker", kind, str(path)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode:
+        raise RuntimeError(f"worker {kind} on {path.name} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _spark_rows(paths: dict[tuple[str, int], Path], truths: dict[tuple[str, int], Any]) -> list[str]:
     from pyspark.sql import SparkSession
 
-    start = time.perf_counter()
-    session = (SparkSession.builder.master(master).appName("sufficientdp-bench")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.memory", "4g").getOrCreate())
+    from sufficientdp.engines import tally_file
+
+    session = (SparkSession.builder.master("local[2]").appName("sufficientdp-bench")
+               .config("spark.ui.enabled", "false").config("spark.driver.memory", "4g").getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
-    return session, time.perf_counter() - start
-
-
-def _check(name: str, tally: Tally, truth: dict[str, Any]) -> None:
-    if tally.to_dict(include_vector_histogram=True) != truth:
-        raise AssertionError(f"{name} disagrees with the baseline on the benchmark file")
+    notes = []
+    try:
+        for key, path in paths.items():
+            start = time.perf_counter()
+            t, _ = tally_file(path, engine="spark")
+            seconds = time.perf_counter() - start
+            if t.to_dict(include_vector_histogram=True) != truths[key]:
+                raise AssertionError(f"spark disagrees on {path.name}")
+            notes.append(f"`engine=\"spark\"`, `local[2]`, {key[0]} L = {key[1]}: {seconds:.2f} s (in process).")
+    finally:
+        session.stop()
+    return notes
 
 
 def main() -> str:
     """Run the benchmark and return a markdown section headed ``## Aggregation engines``."""
-    warnings.simplefilter("ignore", FutureWarning)  # pyspark's note about pandas 3
+    from _common import cpu_model
+
     try:
-        import pyspark
+        import polars
+
+        polars_version: str | None = polars.__version__
     except ImportError:
-        pyspark = None
+        polars_version = None
+    import duckdb
+    import pyarrow
+
+    kinds = ["engine=numpy", "engine=duckdb", "plain-duckdb"] + (["polars"] if polars_version else [])
+    labels = {"engine=numpy": '`engine="numpy"`', "engine=duckdb": '`engine="duckdb"`',
+              "plain-duckdb": "plain DuckDB `SELECT sum(b0), …`", "polars": "polars `scan_*().select(pl.all().sum())`"}
     tmp = Path(tempfile.mkdtemp(prefix="sdp-bench-engines-"))
-    rows: list[tuple[int, str, float]] = []  # (bits, engine, seconds)
-    sizes: dict[int, float] = {}
-    truths: dict[int, dict[str, Any]] = {}
     notes: list[str] = []
+    lines: list[str] = []
+    t0 = time.perf_counter()
     try:
-        for bits in BITS:
-            path = tmp / f"reports{bits}.parquet"
-            t_write, _ = _timed(lambda: _write_file(path, N_REPORTS, bits))
-            sizes[bits] = path.stat().st_size
-            print(f"L={bits}: wrote {sizes[bits] / 1e6:.0f} MB in {t_write:.1f} s", file=sys.stderr)
-            t_base, truth = _timed(lambda: _baseline(path))
-            truths[bits] = truth
-            rows.append((bits, "baseline: `pandas.read_parquet` + numpy sums/`bincount`", t_base))
-            for engine in ("numpy", "duckdb"):
-                seconds, (tally, _) = _timed(lambda: tally_file(path, engine=engine))
-                _check(engine, tally, truth)
-                rows.append((bits, f"`engine=\"{engine}\"`", seconds))
-                print(f"L={bits}: {engine} {seconds:.1f} s", file=sys.stderr)
-        if pyspark is None:
-            notes.append("Spark was not measured: pyspark is not installed (`pip install 'sufficientdp[spark]'`).")
-        elif shutil.which("java") is None:
-            notes.append("Spark was not measured: no Java runtime on this machine.")
+        paths: dict[tuple[str, int], Path] = {}
+        truths: dict[tuple[str, int], Any] = {}
+        sizes = []
+        for fmt, bits, n in FILES:
+            path = tmp / f"reports{bits}.{fmt}"
+            truths[(fmt, bits)] = _write_file(path, fmt, n, bits)
+            paths[(fmt, bits)] = path
+            sizes.append(f"{fmt} L = {bits}: {n:,} rows, {path.stat().st_size / 1e6:.0f} MB")
+            print(f"wrote {path.name}", file=sys.stderr)
+        idle = max(_run("idle", paths[("parquet", 16)])["rss_mb"] for _ in range(2))
+        table = ["| file | L | rows | engine / tool | time (s) | vs plain DuckDB | peak RSS (MB) |",
+                 "|---|---:|---:|---|---:|---:|---:|"]
+        for fmt, bits, n in FILES:
+            key = (fmt, bits)
+            best: dict[str, float] = {}
+            rss: dict[str, float] = {}
+            for _ in range(REPEATS):
+                for kind in kinds:
+                    out = _run(kind, paths[key])
+                    truth = truths[key]
+                    if "result" in out and out["result"] != truth:
+                        raise AssertionError(f"{kind} disagrees with the in-memory tally on {paths[key].name}")
+                    if "bit_counts" in out and out["bit_counts"] != truth["bit_counts"]:
+                        raise AssertionError(f"{kind} bit counts disagree on {paths[key].name}")
+                    best[kind] = min(best.get(kind, float("inf")), out["seconds"])
+                    rss[kind] = max(rss.get(kind, 0.0), out["rss_mb"])
+                    print(f"{fmt} L={bits} {kind}: {out['seconds']:.2f} s, {out['rss_mb']:.0f} MB", file=sys.stderr)
+            for kind in kinds:
+                table.append(f"| {fmt} | {bits} | {n:,} | {labels[kind]} | {best[kind]:.2f} | "
+                             f"{best[kind] / best['plain-duckdb']:.2f} | {rss[kind]:.0f} |")
+        if polars_version is None:
+            notes.append("polars was not measured: it is not installed in this environment.")
+        if SPARK:
+            notes += _spark_rows(paths, truths)
         else:
-            for master in dict.fromkeys(m for m, _ in SPARK_RUNS):
-                session, t_start = _spark_session(master)
-                notes.append(f"SparkSession start-up with `{master}`: {t_start:.1f} s (not included in the table).")
-                try:
-                    for bits in (b for m, b in SPARK_RUNS if m == master):
-                        path = tmp / f"reports{bits}.parquet"
-                        seconds, (tally, _) = _timed(lambda: tally_file(path, engine="spark"))
-                        _check(f"spark {master}", tally, truths[bits])
-                        rows.append((bits, f"`engine=\"spark\"`, `{master}`", seconds))
-                        print(f"L={bits}: spark {master} {seconds:.1f} s", file=sys.stderr)
-                finally:
-                    session.stop()
+            notes.append("Spark was not run (set `SDP_BENCH_SPARK=1`).")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
     header = (
-        f"Each engine tallies the same Parquet file of N = {N_REPORTS:,} random reports end to end (read, "
-        "validate every value is 0/1, count bit counts, weight histogram, and at L = 16 the full 2^16 "
-        "histogram); one run each, all results checked equal to the baseline's. Machine: "
-        f"{cpu_model()}, nproc = {os.cpu_count()} (so `local[2]` is all the cores there are), "
-        f"Python {platform.python_version()}, numpy {np.__version__}"
-        + (f", pyspark {pyspark.__version__}" if pyspark is not None else "") + ". File sizes: "
-        + ", ".join(f"L = {b}: {s / 1e6:.0f} MB" for b, s in sizes.items()) + "."
+        "Each engine and each plain tool aggregates the same file in a fresh subprocess; the time is the aggregation "
+        "call only (imports done before the clock starts), best of "
+        f"{REPEATS} alternated runs; peak RSS is the worker's `ru_maxrss` (the idle worker with numpy, pyarrow and "
+        f"duckdb imported: {idle:.0f} MB). The engines read, validate every value is 0/1 and count bit counts, the "
+        "weight histogram and at L = 16 the full 2^16 histogram, all checked equal to the in-memory tally of the "
+        "generated arrays; plain DuckDB and polars only sum the columns (their sums checked too). Files: "
+        + "; ".join(sizes) + f". Machine: {cpu_model()}, nproc = {os.cpu_count()} (shared, loaded), Python "
+        f"{platform.python_version()}, numpy {np.__version__}, pyarrow {pyarrow.__version__}, duckdb "
+        f"{duckdb.__version__}" + (f", polars {polars_version}" if polars_version else "")
+        + f". Whole benchmark: {time.perf_counter() - t0:.0f} s."
     )
-    lines = ["## Aggregation engines", "", header, "",
-             "| L | engine | time (s) | reports/s | vs baseline |", "|---:|---|---:|---:|---:|"]
-    base = {b: s for b, name, s in rows if name.startswith("baseline")}
-    for bits, name, seconds in rows:
-        lines.append(f"| {bits} | {name} | {seconds:.2f} | {N_REPORTS / seconds:.3g} | "
-                     f"{base[bits] / seconds:.2f}x |")
-    spark = {(b, "2" in name.split("local[")[1][:1]): s for b, name, s in rows if "local[" in name}
-    if spark:
-        scaling = ", ".join(f"L = {b}: {spark[(b, False)] / spark[(b, True)]:.2f}x"
-                            for b in BITS if (b, False) in spark and (b, True) in spark)
-        notes.append(f"Spark speed-up from `local[1]` to `local[2]` (2 cores): {scaling}.")
-    lines += [""] + [f"- {note}" for note in notes]
+    lines = ["## Aggregation engines", "", header, "", *table, ""] + [f"- {note}" for note in notes]
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    print(main())
+    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
+        print(json.dumps(_worker(sys.argv[2], sys.argv[3])))
+    else:
+        print(main())

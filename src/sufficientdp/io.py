@@ -136,6 +136,25 @@ def _as_bits(values: np.ndarray) -> np.ndarray | None:
     return None
 
 
+_ARROW_FLOATS = {"halffloat": np.float16, "float": np.float32, "double": np.float64}
+
+
+def _arrow_numpy(col: Any) -> np.ndarray:
+    """A null-free pyarrow array as numpy: primitive numbers and booleans straight from the data buffer (pyarrow's
+    ``to_numpy`` imports pandas, over half a second the first time), anything else through ``to_numpy``."""
+    t = str(col.type)
+    dtype = _ARROW_FLOATS.get(t) or (t if t.lstrip("u").startswith("int") and t[-1].isdigit() else None)
+    data = col.buffers()[1] if len(col.buffers()) == 2 else None
+    if data is None:
+        return np.asarray(col.to_numpy(zero_copy_only=False))
+    if t == "bool":
+        raw = np.unpackbits(np.frombuffer(data, dtype=np.uint8), bitorder="little")
+        return raw[col.offset:col.offset + len(col)].view(np.bool_)
+    if dtype is None:
+        return np.asarray(col.to_numpy(zero_copy_only=False))
+    return np.frombuffer(data, dtype=dtype, count=len(col), offset=col.offset * np.dtype(dtype).itemsize)
+
+
 def _column_bits(values: np.ndarray, name: str, path: Any, offset: int, type_text: str) -> np.ndarray:
     """One Parquet column as uint8 0/1, or a DataError naming the column (and the row of a bad value)."""
     if values.dtype.kind not in "iufb":
@@ -167,7 +186,7 @@ def _parquet_columns(p: Path, path: Any, batch_rows: int) -> Iterator[_Columns]:
             col = batch.column(j)
             if col.null_count:
                 raise DataError(f"column {name!r} of {str(path)!r} has missing values")
-            cols.append(_column_bits(np.asarray(col.to_numpy(zero_copy_only=False)), name, path, offset,
+            cols.append(_column_bits(_arrow_numpy(col), name, path, offset,
                                      str(col.type)))
         offset += batch.num_rows
         yielded = True
@@ -244,7 +263,7 @@ def _csv_arrow_columns(p: Path, batch_rows: int) -> Iterator[_Columns | None]:
                 if col.null_count or not pa.types.is_integer(col.type):
                     yield None
                     return
-                bits = _as_bits(np.asarray(col.to_numpy()))
+                bits = _as_bits(_arrow_numpy(col))
                 if bits is None:
                     yield None
                     return

@@ -113,3 +113,16 @@ def test_peak_memory_of_a_chunked_tally_does_not_grow_with_the_file(tmp_path, mo
     # histograms), far below one int64 copy of the large file (51 MB).
     assert peaks[400_000] < 2 * peaks[50_000] + (1 << 20)
     assert peaks[400_000] < 8 << 20
+
+
+def test_arrow_columns_to_numpy_without_pandas_match_to_numpy():
+    pa = pytest.importorskip("pyarrow")
+    from sufficientdp.io import _arrow_numpy
+
+    arrays = [pa.array([0, 1, 1, 0, 1] * 3, pa.uint8()), pa.array([True, False, True] * 5),
+              pa.array([0.0, 1.0, 0.5] * 5, pa.float32()), pa.array([0, 1, -2] * 5, pa.int64()),
+              pa.array([0.0, 1.0] * 5), pa.array([1, 0], pa.int8())]
+    for a in arrays:
+        for part in (a, a.slice(3, 7), a.slice(1, 0)):
+            got, want = _arrow_numpy(part), part.to_numpy(zero_copy_only=False)
+            assert got.dtype == want.dtype and got.tolist() == want.tolist()
