@@ -8,12 +8,21 @@ pair types to go faster; the final check uses all of them and the search resumes
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
 from .._errors import CalibrationError
 from ..parameters import local_q
-from ..ratio.proven import DEFAULT_RESOLUTION, Domain, evaluate, local_distance, proven_tail
+from ..ratio.proven import (
+    DEFAULT_RESOLUTION,
+    Domain,
+    Evaluation,
+    evaluate,
+    local_distance,
+    proven_tail,
+    tail_from_evaluation,
+)
 from ..ratio.result import TailResult
 
 __all__ = ["local_q_for_domain", "proven_q"]
@@ -24,6 +33,8 @@ _COARSE_TOL = 1e-3  # of the search on the coarse lattice
 _SEARCH_RESOLUTION = 2e-2  # lattice resolution while bracketing q (fast, looser)
 _FINE_RESOLUTION = DEFAULT_RESOLUTION  # the resolution of the final answer (proven_tail's default)
 _POLISH = 0.03  # the fine search looks this far (relative) below the coarse answer
+_FULL_STEP = 2e-3  # the answer is also checked this far (relative) below with the full bound
+_LEAD_MAX = 4  # pair types searched at once (others are caught by the full bound's check)
 
 
 def _log_excess(value: float, target: float) -> float:
@@ -76,6 +87,13 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
 
     Returns ``(q, tail, notes)`` where ``tail`` is :func:`~sufficientdp.ratio.proven.proven_tail` at q.
 
+    The search: halve q from local DP's until the bound over *every* pair type (coarse lattice) fails; the types
+    that lead there (within a factor 4 of the worst, at most :data:`_LEAD_MAX`) are searched on the coarse lattice,
+    then on the fine one, with e' following q; the answer is checked with the full bound (every type, its own e'
+    search: exactly :func:`proven_tail`), and a type that fails it joins the searched ones. The bound is not
+    exactly monotone in q (the lattice's slack jitters), so the answer is the smallest q *observed* to pass near
+    the root, to about :data:`_REL_TOL`.
+
     Raises:
         CalibrationError: if no q below local DP's meets the target (then local DP's q is the answer; callers
             use it).
@@ -91,17 +109,34 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
         if progress is not None:
             progress(min(steps[0], total - 1), total)
 
+    def done() -> None:
+        if progress is not None:
+            progress(total, total)
+
     if population == 1:
         notes.append("population 1: no crowd to hide in; local DP's q is used.")
         return q_loc, proven_tail(q=q_loc, bits=bits, population=population, epsilon=epsilon, reports=reports,
                                   domain=dom), notes
 
     exact_l1 = bits == 1 and reports == 1
+    fulls: dict[float, TailResult] = {}
+    full_evs: dict[float, Evaluation] = {}
 
     def full(q: float) -> TailResult:
         # exactly the number tail, the collector and every other caller compute at q (one answer everywhere)
-        tick()
-        return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=dom)
+        if q not in fulls:
+            tick()
+            t0 = time.perf_counter()
+            if exact_l1:
+                fulls[q] = proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
+                                       domain=dom)
+            else:
+                ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
+                              resolution=DEFAULT_RESOLUTION)
+                full_evs[q] = ev
+                fulls[q] = tail_from_evaluation(ev, q=q, bits=bits, population=population, epsilon=epsilon,
+                                                reports=reports, seconds=t0)
+        return fulls[q]
 
     lead: set[str] = set()
     hint: list[float] = []
@@ -113,23 +148,39 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             return full(q).eta
         # e' follows q by a local search around the previous one (any e' gives a valid bound)
         ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                      only=frozenset(lead), epsilon_prime_hint=hint[0], resolution=stage[0])
+                      only=frozenset(lead), epsilon_prime_hint=hint[0] if hint else None, resolution=stage[0])
         hint[:] = [ev.epsilon_prime]
         return ev.eta
 
-    if not exact_l1:  # the pair type that matters most, from one evaluation of every type
-        ev0 = evaluate(q=0.5 * q_loc, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                       resolution=_SEARCH_RESOLUTION)
-        lead.add(ev0.worst)
-        hint.append(ev0.epsilon_prime)
+    def scan(q: float) -> Evaluation:
+        # every pair type, coarse lattice: where the halving looks, and which types lead
+        tick()
+        ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
+                      epsilon_prime_hint=hint[0] if hint else None, resolution=_SEARCH_RESOLUTION)
+        if ev.worst != "local":
+            hint[:] = [ev.epsilon_prime]
+        return ev
+
+    def leaders(ev: Evaluation) -> set[str]:
+        if not ev.by_type:
+            return set()
+        top = max(v for _, v in ev.by_type)
+        ranked = sorted(ev.by_type, key=lambda kv: -kv[1])
+        return {k for k, v in ranked[:_LEAD_MAX] if v >= 0.25 * top} | {ranked[0][0]}
+
     hi, lo = q_loc, None  # local DP: eta = 0 at q_loc
     f_hi, f_lo = -math.inf, 0.0
     x = q_loc
-    for _ in range(60):  # halve until the fast bound fails (or q is negligible)
+    for _ in range(60):  # halve until the bound over every type fails (or q is negligible)
         x *= 0.5
         if x < 1e-12:
             break
-        fx = fast(x)
+        if exact_l1:
+            fx = fast(x)
+        else:
+            ev = scan(x)
+            fx = ev.eta
+            lead |= leaders(ev)
         if fx <= eta:
             hi, f_hi = x, _log_excess(fx, eta)
         else:
@@ -137,51 +188,73 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             break
     while lo is not None:
         coarse_stage = not exact_l1 and stage[0] > _FINE_RESOLUTION
+        if not exact_l1:  # the lead types' bound at the bracket's ends (the halving measured every type)
+            f_lo = _log_excess(fast(lo), eta) if f_lo <= 0.0 else f_lo
         hi = _illinois(fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL if coarse_stage else _REL_TOL)
-        if not exact_l1 and stage[0] > _FINE_RESOLUTION:
-            # The coarse lattice was only for speed: its bound is looser, so the fine root lies at or below hi.
+        if coarse_stage:
+            # The coarse lattice was only for speed: its bound is looser, so the fine root lies at or below hi
+            # (or a little above, where the fine e' search differs): bracket it on the fine lattice, walking down
+            # while the lower end still passes.
             stage[0] = _FINE_RESOLUTION
             f_hi = _log_excess(fast(hi), eta)
-            below = hi * (1.0 - _POLISH)
-            f_below = _log_excess(fast(below), eta)
-            if f_hi <= 0.0 < f_below:
+            up = 0
+            while f_hi > 0.0 and up < 8 and hi < q_loc:  # fine lattice fails at the coarse root: step up
+                lo_f, f_lo_f = hi, f_hi
+                hi = min(q_loc, hi * (1.0 + _POLISH / 4))
+                f_hi = _log_excess(fast(hi), eta)
+                up += 1
+            if up and f_hi <= 0.0:
+                hi = _illinois(fast, lo_f, hi, f_lo_f, f_hi, eta)
+            elif not up:
+                below = hi * (1.0 - _POLISH)
+                f_below = _log_excess(fast(below), eta)
+                while f_below <= 0.0 and below > 1e-12:
+                    hi, f_hi = below, f_below
+                    below = hi * (1.0 - _POLISH)
+                    f_below = _log_excess(fast(below), eta)
                 hi = _illinois(fast, below, hi, f_below, f_hi, eta)
-            elif f_below <= 0.0:
-                hi = below
         res = full(hi)
+        if res.eta > eta and not exact_l1:
+            # a type outside the searched ones, or the full e' search, fails at hi: search with the types
+            # that fail here as well
+            ev = full_evs[hi]
+            new = {k for k, v in ev.by_type if v > eta} - lead
+            if new:
+                lead |= new
+                hint[:] = [ev.epsilon_prime]
+                lo, f_lo = hi, _log_excess(fast(hi), eta)
+                if f_lo <= 0.0:  # the lead types pass at hi although a new type fails: the new one decides
+                    f_lo = _log_excess(res.eta, eta)
+                hi, f_hi = q_loc, -math.inf
+                continue
         if res.eta <= eta:
-            if progress is not None:
-                progress(total, total)
-            return hi, res, notes
-        worst = str(res.details.get("worst_pair"))
-        # The final check (every pair type, its own e' search) may land a little above the target where the
-        # search's subset of types or its e' did not: step q up by small relative amounts first (eta falls steeply
-        # in q, so one or two steps usually suffice; local DP's q passes surely).
+            # near-minimal against the full bound itself: look just below (the fast bound and the full one
+            # differ a little in e'); move down while the full bound still passes there
+            for _ in range(6):
+                below = hi * (1.0 - _FULL_STEP)
+                if below <= 0.0 or full(below).eta > eta:
+                    break
+                hi = below
+            done()
+            return hi, full(hi), notes
+        # The full bound fails slightly above the searched root (every type is searched, so it is e' or the
+        # lattice's jitter): step q up by small relative amounts (eta falls steeply in q; local DP's q passes).
         step = 2e-4
-        for _ in range(5 if not (exact_l1 or worst in lead) else 12):
+        for _ in range(12):
             if hi >= q_loc:
                 break
             hi = min(q_loc, hi * (1.0 + step))
-            res = full(hi)
-            if res.eta <= eta:
-                if progress is not None:
-                    progress(total, total)
-                return hi, res, notes
+            if full(hi).eta <= eta:
+                done()
+                return hi, full(hi), notes
             step *= 3.0
-        if exact_l1 or worst in lead or hi >= q_loc:
-            break
-        # A pair type outside the searched subset fails at hi: include it and search above hi.
-        lead.add(worst)
-        hint[:] = [float(res.details.get("epsilon_prime", hint[0]))]
-        lo, f_lo, hi, f_hi = hi, _log_excess(res.eta, eta), q_loc, -math.inf
-        if lo >= hi * (1 - 1e-9):
-            break
-    res = full(hi)
+        break
+    res = full(hi) if hi < q_loc else proven_tail(q=q_loc, bits=bits, population=population, epsilon=epsilon,
+                                                  reports=reports, domain=dom)
     if res.eta > eta:  # pragma: no cover - local DP's q has eta = 0 by construction
         raise CalibrationError(f"no flip probability q < 0.5 meets eta <= {eta} with the proven bound")
     if hi == q_loc:
         notes.append("no flip probability below local DP's meets the target with the proven bound; local DP's q "
                      "is used (the privacy loss then never exceeds epsilon).")
-    if progress is not None:
-        progress(total, total)
+    done()
     return hi, res, notes

@@ -56,7 +56,7 @@ from .._validation import check_epsilon, check_int, check_open_interval
 from .result import TailResult
 
 __all__ = ["DOMAINS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass", "evaluate", "pair_types",
-           "proven_tail"]
+           "proven_tail", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
 _MAX_CLASSES = 4_000_000  # total report classes over all pair types before the weight domain falls back to "all"
@@ -391,6 +391,13 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
     return _result(q, bits, population, epsilon, reports, ev, t0)
 
 
+def tail_from_evaluation(ev: Evaluation, *, q: float, bits: int, population: int, epsilon: float,
+                         reports: int = 1, seconds: float = 0.0) -> TailResult:
+    """The :class:`TailResult` that :func:`proven_tail` returns for ``evaluate(...)`` at its defaults (no hint, the
+    default resolution): calibration evaluates the bound itself and reports it without computing it twice."""
+    return _result(q, bits, population, epsilon, reports, ev, time.perf_counter() - seconds)
+
+
 @dataclass(frozen=True, slots=True)
 class Evaluation:
     """The bound at one q: ``eta``, the e' it used, the worst pair type, and each type's value at e'."""
@@ -539,7 +546,7 @@ def _search_epsilon_prime(pt: PairType, eta_of: Callable[[PairType, float, float
     the lattice). Then, on each finer tier, a parabola through three points around the current optimum (points
     where the parabola is not convex fall back to the best of the three), moved while an end is the best; the
     last tier uses a narrower stencil. ``start`` skips the coarse search (already done at that e'); ``hint``
-    skips it too.
+    skips it and the intermediate tiers (only the last tier's parabola, around the hint).
     """
     x_lo, x_hi = math.log(1e-6), math.log(epsilon + 4.0)
 
@@ -574,7 +581,7 @@ def _search_epsilon_prime(pt: PairType, eta_of: Callable[[PairType, float, float
         assert ref is not None
         best_x = min(max(math.log(epsilon - ref), x_lo), x_hi)
         best_v = math.inf
-        refine = tiers[1:] if start is not None else (tiers[1:] or tiers)
+        refine = tiers[1:] if start is not None else tiers[-1:]  # a hint is already close: last tier only
     for res in refine:
         last = res == tiers[-1]
         h = 0.08 if last else 0.2
