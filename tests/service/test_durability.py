@@ -178,6 +178,91 @@ def test_kill_9_keeps_every_acknowledged_report(tmp_path: Path) -> None:
     assert "POST /v1" not in text and "GET /v1" not in text and "HTTP/1.1" not in text
 
 
+@pytest.mark.slow
+def test_kill_9_under_concurrent_one_report_requests_loses_no_acknowledged_report(tmp_path: Path) -> None:
+    """Group commit under load: many clients send one report per request (so the writer commits batches of
+    requests), the server is killed with SIGKILL mid-stream, and the database, opened directly, holds every
+    acknowledged report: its nonce is spent and the reports count equals the spent count (a report and its nonce
+    are written in one savepoint of one transaction), and at most the unacknowledged requests are extra."""
+    db = tmp_path / "collector.db"
+    port = _free_port()
+    log = open(tmp_path / "server.log", "wb")  # closed in finally
+    proc = _start(db, port, log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        r = httpx.post(f"{base}/v1/campaigns", headers=AUTH, timeout=60,
+                       json={"name": "crash-1", "bits": BITS, "epsilon": 2.0, "crowd_size": CROWD, "q": 0.45,
+                             "eta": 0.5, "rate_limit": "none"})
+        assert r.status_code == 202, r.text
+        cid = r.json()["id"]
+        deadline = time.monotonic() + 120
+        while httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["status"] == "calibrating":
+            assert time.monotonic() < deadline, "the campaign never became active"
+            time.sleep(0.1)
+        url = f"{base}/v1/campaigns/{cid}/reports"
+        lock = threading.Lock()
+        acknowledged: list[tuple[str, list[int]]] = []
+        unacknowledged: list[str] = []
+        stop = threading.Event()
+        acked = threading.Semaphore(0)
+
+        def worker(seed: int) -> None:
+            local = np.random.default_rng(seed)
+            with httpx.Client(timeout=10.0) as c:
+                while not stop.is_set():
+                    report = local.integers(0, 2, size=BITS).tolist()
+                    nonce = secrets.token_hex(32)
+                    ok = False
+                    try:
+                        resp = c.post(url, json={"reports": [report], "nonces": [nonce]})
+                        ok = resp.status_code == 200 and resp.json() == {"accepted": 1, "duplicates": 0}
+                        if resp.status_code != 200:
+                            stop.set()
+                    except httpx.HTTPError:
+                        stop.set()
+                    with lock:
+                        (acknowledged.append((nonce, report)) if ok else unacknowledged.append(nonce))
+                    if ok:
+                        acked.release()
+
+        threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(16)]
+        for t in threads:
+            t.start()
+        for _ in range(300):  # at least 300 acknowledged one-report requests before the crash
+            assert acked.acquire(timeout=60), "the server stopped acknowledging before the crash"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+        assert len(acknowledged) >= 300 and unacknowledged
+
+        conn = sqlite3.connect(db)  # opened as the restarted collector would: the WAL is recovered
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            spent = {bytes(row[0]).hex() for row in conn.execute("SELECT nonce FROM spent WHERE campaign_id = ?",
+                                                                  (cid,))}
+            n_reports = conn.execute("SELECT COUNT(*) FROM reports WHERE campaign_id = ?", (cid,)).fetchone()[0]
+        finally:
+            conn.close()
+        missing = [nonce for nonce, _ in acknowledged if nonce not in spent]
+        assert not missing, f"{len(missing)} acknowledged reports were lost"
+        assert n_reports == len(spent)  # no report without its nonce, no nonce without its report
+        assert len(acknowledged) <= n_reports <= len(acknowledged) + len(unacknowledged)
+        assert spent <= {nonce for nonce, _ in acknowledged} | set(unacknowledged)
+
+        # The restarted collector answers every acknowledged request again as a duplicate.
+        proc = _start(db, port, log)
+        with httpx.Client(timeout=30.0) as c:
+            for nonce, report in acknowledged[:50]:
+                assert c.post(url, json={"reports": [report], "nonces": [nonce]}).json() == \
+                    {"accepted": 0, "duplicates": 1}
+        assert httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["pending_reports"] == n_reports
+    finally:
+        _stop(proc)
+        log.close()
+
+
 def _children(pid: int) -> list[int]:
     """Processes whose parent is ``pid`` (Linux /proc)."""
     out = []

@@ -75,6 +75,10 @@ __all__ = ["MAX_REPORTS_PER_REQUEST", "create_app"]
 
 #: Most reports accepted in one request.
 MAX_REPORTS_PER_REQUEST = 10_000
+#: Requests with at most this many reports to a known active campaign are validated on the event loop.
+_INLINE_REPORTS = 4
+#: Active campaigns whose object and token key a collector process keeps in memory.
+_ACTIVE_CACHE_SIZE = 1024
 #: Longest credential accepted by the token endpoint, in characters.
 MAX_CREDENTIAL_LENGTH = 4096
 #: Most hex digits of a blinded value or a signature.
@@ -323,16 +327,18 @@ class _BodyLimit:
                 if declared > self.limit:
                     await self._too_large(send)
                     return
-        import anyio
-
         chunks: list[bytes] = []
         size = 0
         more = True
-        deadline = anyio.current_time() + self.timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
         while more:
             message = None
-            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
-                message = await receive()
+            try:
+                async with asyncio.timeout_at(deadline):  # cheaper than an anyio cancel scope per request
+                    message = await receive()
+            except TimeoutError:
+                pass
             if message is None:
                 await self._error(send, 408, "request_timeout", f"the request body was not received within "
                                   f"{self.timeout:g} s; send the whole body at once")
@@ -575,6 +581,8 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         raise
     signers: dict[str, Any] = {}
     signers_lock = threading.Lock()
+    active_campaigns: dict[str, tuple[dict[str, Any], bytes | None]] = {}
+    active_lock = threading.Lock()
 
     @asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
@@ -661,14 +669,26 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         if not hmac.compare_digest(given.encode(), f"Bearer {admin_token}".encode()):
             raise ServiceError(401, "unauthorized", "this call needs the deployment's admin bearer token", None)
 
+    def cached_active(campaign_id: str) -> tuple[dict[str, Any], bytes | None] | None:
+        """An active campaign already loaded by this process (active is final: its object never changes)."""
+        with active_lock:
+            return active_campaigns.get(campaign_id)
+
     def load(campaign_id: str, *, active: bool = False) -> tuple[dict[str, Any], bytes | None]:
         """The campaign (as served) and its token key; with ``active``, 409 unless its status is active."""
         if not _CAMPAIGN_ID.fullmatch(campaign_id):
             raise ServiceError(404, "unknown_campaign", f"no campaign with id {_show(campaign_id)}", "id")
+        if active and (hit := cached_active(campaign_id)) is not None:
+            return dict(hit[0]), hit[1]
         rec = storage.get_campaign(campaign_id)
         if rec is None:
             raise ServiceError(404, "unknown_campaign", f"no campaign with id {_show(campaign_id)}", "id")
         spec = _public(rec.spec)
+        if spec["status"] == "active":
+            with active_lock:
+                if len(active_campaigns) >= _ACTIVE_CACHE_SIZE:
+                    active_campaigns.pop(next(iter(active_campaigns)))
+                active_campaigns[campaign_id] = (dict(spec), rec.signer_pem)
         if active and spec["status"] != "active":
             if spec["status"] == "calibrating":
                 message = (f"campaign {campaign_id} is still calibrating (its q is being calibrated or checked); "
@@ -824,8 +844,30 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         return {"signatures": [format(s, "x") for s in sigs]}
 
     @app.post("/v1/campaigns/{campaign_id}/reports", response_model=ReportsOut)
-    def submit_reports(campaign_id: str, body: ReportsIn) -> dict[str, Any]:
-        """Store randomized reports (one transaction); reports whose nonce is already stored are duplicates."""
+    async def submit_reports(campaign_id: str, body: ReportsIn) -> dict[str, Any]:
+        """Store randomized reports (group commit); reports whose nonce is already stored are duplicates.
+
+        A small request to an active campaign this process knows is validated on the event loop; any other in a
+        worker thread (database read, token checks, large arrays). The answer is sent after the commit that
+        holds the request (:meth:`Storage.submit_grouped`).
+        """
+        if len(body.reports) <= _INLINE_REPORTS and cached_active(campaign_id) is not None:
+            packed, nonces = check_reports(campaign_id, body)
+        else:
+            import anyio.to_thread
+
+            packed, nonces = await anyio.to_thread.run_sync(check_reports, campaign_id, body)
+        queued = storage.submit_grouped(campaign_id, packed, nonces)
+        try:
+            accepted, duplicates = await asyncio.wrap_future(queued)
+        except asyncio.CancelledError:  # the server's shutdown: answer 503 only if nothing will be stored
+            if queued.cancel() or queued.cancelled():
+                raise
+            accepted, duplicates = await asyncio.wrap_future(queued)  # being committed: wait for the answer
+        return {"accepted": accepted, "duplicates": duplicates}
+
+    def check_reports(campaign_id: str, body: ReportsIn) -> tuple[list[bytes], list[bytes | None]]:
+        """Validate a reports request: its packed reports and the nonce (or token nonce) of each."""
         spec, pem = load(campaign_id, active=True)
         bits = int(spec["bits"])
         m = len(body.reports)
@@ -888,8 +930,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
                                "be omitted", "tokens")
         if len({n for n in nonces if n is not None}) != sum(n is not None for n in nonces):
             raise ServiceError(400, "invalid_report", "nonces must be distinct within one request", "nonces")
-        accepted, duplicates = storage.submit(campaign_id, pack_reports(arr.astype(np.uint8)), nonces)
-        return {"accepted": accepted, "duplicates": duplicates}
+        return pack_reports(arr.astype(np.uint8)), nonces
 
     @app.post("/v1/campaigns/{campaign_id}/releases", status_code=201, response_model=ReleaseOut,
               dependencies=[Depends(require_admin)])

@@ -26,7 +26,11 @@ Schema versions: 1 (no ``issued.blinded_digest``), 2 (no ``jobs`` table; every c
 transaction); a database of a newer version than this code knows is refused (an older sufficientdp would serve a
 calibrating campaign, which has no q yet, as if it were active).
 
-Durability: every request is one transaction, committed before the response is sent. SQLite runs in WAL mode with
+Durability: every request's writes are committed before the response is sent. Reports go through a group commit
+(:meth:`Storage.submit_grouped`): one writer thread takes every request queued meanwhile into one transaction, each
+in its own savepoint (a failing request is rolled back alone), commits it with one fsync, and only then resolves
+the requests' futures; so many one-report requests share an fsync and nothing acknowledged is lost on a crash.
+Every other call is one transaction of its own. SQLite runs in WAL mode with
 ``synchronous=FULL`` (the WAL is fsynced at every commit); PostgreSQL commits with its default
 ``synchronous_commit=on``. Releases take all pending reports of a campaign in one transaction (``BEGIN
 IMMEDIATE`` in SQLite; ``SELECT ... FOR UPDATE`` on the campaign row in PostgreSQL), so they are disjoint.
@@ -45,11 +49,13 @@ import logging
 import secrets
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import numpy as np
 
@@ -72,6 +78,12 @@ __all__ = [
 #: Version of the schema this code writes (stored in ``settings``); see the module docstring for the history.
 SCHEMA_VERSION: Final = 3
 _FETCH_ROWS: Final = 1 << 16
+#: Most requests the group-commit writer puts in one transaction.
+GROUP_COMMIT_MAX_REQUESTS: Final = 512
+#: Most reports it puts in one transaction (a single larger request is committed alone).
+GROUP_COMMIT_MAX_REPORTS: Final = 20_000
+#: A request queued for the group-commit writer: campaign id, packed reports, nonces, its future.
+_Queued: TypeAlias = "tuple[str, list[bytes], list[bytes | None], Future[tuple[int, int]]]"
 _log = logging.getLogger("sufficientdp.service")
 
 _SCHEMA: Final = (
@@ -178,6 +190,10 @@ class Storage:
         self._count = 0
         self._cond = threading.Condition()
         self._closed = False
+        self._group_cond = threading.Condition()
+        self._group_queue: deque[_Queued] = deque()
+        self._group_thread: threading.Thread | None = None
+        self._group_stopping = False
 
     # ------------------------------------------------------------------------------------------- back-end hooks
     def _connect(self) -> Any:  # pragma: no cover - overridden
@@ -294,7 +310,9 @@ class Storage:
         return stmt
 
     def close(self) -> None:
-        """Close every connection (one in use is closed when its transaction ends)."""
+        """Commit the requests queued for the group-commit writer and stop it, then close every connection (one
+        in use is closed when its transaction ends)."""
+        self._stop_group_writer()
         with self._cond:
             self._closed = True
             conns, self._idle = self._idle, []
@@ -404,19 +422,104 @@ class Storage:
         Returns:
             ``(accepted, duplicates)``.
         """
-        accepted = duplicates = 0
         with self._tx() as cur:
-            for report, nonce in zip(reports, nonces, strict=True):
-                if nonce is not None:
-                    self._x(cur, "INSERT INTO spent (campaign_id, nonce) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                            (campaign_id, nonce))
-                    if cur.rowcount != 1:
-                        duplicates += 1
-                        continue
-                self._x(cur, "INSERT INTO reports (id, campaign_id, release_id, report) VALUES (?, ?, NULL, ?)",
-                        (secrets.token_bytes(16), campaign_id, report))
-                accepted += 1
+            return self._insert_reports(cur, campaign_id, reports, nonces)
+
+    def submit_grouped(self, campaign_id: str, reports: list[bytes],
+                       nonces: list[bytes | None]) -> Future[tuple[int, int]]:
+        """Queue reports for the group-commit writer; the future is ``(accepted, duplicates)`` after the commit.
+
+        The same writes as :meth:`submit`, made by one writer thread that takes every queued request (at most
+        :data:`GROUP_COMMIT_MAX_REQUESTS` or :data:`GROUP_COMMIT_MAX_REPORTS` at a time) into one transaction, each
+        request inside its own savepoint, and commits them with one fsync (SQLite ``synchronous=FULL``;
+        PostgreSQL ``synchronous_commit``). A request's future is resolved only after the commit that holds it
+        returned, so an acknowledged request is durable exactly as with :meth:`submit`. A request whose writes
+        fail is rolled back to its savepoint and its future gets the exception; the others of the batch are
+        committed. If the commit itself fails, every future of the batch gets the exception (nothing of it was
+        stored). A future cancelled before the writer takes it is skipped (nothing stored).
+
+        Raises (through the future):
+            RuntimeError: the storage is closed.
+        """
+        fut: Future[tuple[int, int]] = Future()
+        with self._group_cond:
+            if self._closed or self._group_stopping:
+                raise RuntimeError("the storage is closed")
+            self._group_queue.append((campaign_id, reports, nonces, fut))
+            if self._group_thread is None or not self._group_thread.is_alive():
+                self._group_thread = threading.Thread(target=self._group_writer, name="sufficientdp-group-commit",
+                                                      daemon=True)
+                self._group_thread.start()
+            self._group_cond.notify()
+        return fut
+
+    def _insert_reports(self, cur: Any, campaign_id: str, reports: list[bytes],
+                        nonces: list[bytes | None]) -> tuple[int, int]:
+        accepted = duplicates = 0
+        for report, nonce in zip(reports, nonces, strict=True):
+            if nonce is not None:
+                self._x(cur, "INSERT INTO spent (campaign_id, nonce) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                        (campaign_id, nonce))
+                if cur.rowcount != 1:
+                    duplicates += 1
+                    continue
+            self._x(cur, "INSERT INTO reports (id, campaign_id, release_id, report) VALUES (?, ?, NULL, ?)",
+                    (secrets.token_bytes(16), campaign_id, report))
+            accepted += 1
         return accepted, duplicates
+
+    def _next_group(self) -> list[_Queued] | None:
+        """The next batch of queued requests (blocks while the queue is empty); None once stopped and drained."""
+        with self._group_cond:
+            while not self._group_queue:
+                if self._group_stopping:
+                    return None
+                self._group_cond.wait()
+            batch: list[_Queued] = []
+            n_reports = 0
+            while self._group_queue and len(batch) < GROUP_COMMIT_MAX_REQUESTS and \
+                    (not batch or n_reports + len(self._group_queue[0][1]) <= GROUP_COMMIT_MAX_REPORTS):
+                item = self._group_queue.popleft()
+                n_reports += len(item[1])
+                batch.append(item)
+        return batch
+
+    def _group_writer(self) -> None:
+        """The writer thread: one transaction (one commit) per batch of queued requests, a savepoint each."""
+        while (batch := self._next_group()) is not None:
+            live = [item for item in batch if item[3].set_running_or_notify_cancel()]
+            if not live:
+                continue
+            results: list[tuple[int, int] | BaseException] = []
+            try:
+                with self._tx() as cur:
+                    for campaign_id, reports, nonces, _ in live:
+                        self._x(cur, "SAVEPOINT sdp_report")
+                        try:
+                            results.append(self._insert_reports(cur, campaign_id, reports, nonces))
+                        except Exception as exc:  # this request only: undo its writes, keep the others
+                            self._x(cur, "ROLLBACK TO SAVEPOINT sdp_report")
+                            results.append(exc)
+                        self._x(cur, "RELEASE SAVEPOINT sdp_report")
+            except BaseException as exc:  # noqa: BLE001 - the transaction failed: nothing of the batch was stored
+                _log.warning("group commit of %d requests failed: %s", len(live), type(exc).__name__)
+                for item in live:
+                    item[3].set_exception(exc)
+                continue  # the writer lives on: the next batch gets a fresh transaction
+            for item, result in zip(live, results, strict=True):  # after the commit: acknowledge
+                if isinstance(result, BaseException):
+                    item[3].set_exception(result)
+                else:
+                    item[3].set_result(result)
+
+    def _stop_group_writer(self) -> None:
+        """Let the writer commit what is queued, then stop it (called by :meth:`close`)."""
+        with self._group_cond:
+            self._group_stopping = True
+            thread = self._group_thread
+            self._group_cond.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
     def release(self, campaign_id: str, *, threshold: int, bits: int, day: str,
                 build: Callable[[str, Tally], dict[str, Any]]) -> dict[str, Any]:
