@@ -8,7 +8,7 @@ Files (written once to a temporary folder; random reports, each bit 1 with proba
 
 Every measurement runs in a fresh subprocess (``python bench_engines.py --worker KIND PATH``) that imports numpy,
 pyarrow and duckdb first, then times only the aggregation call and reports its wall time and its own peak RSS
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``, which includes the interpreter and those imports; the ``idle``
+(``VmHWM`` of ``/proc/self/status``, which includes the interpreter and those imports; the ``idle``
 row is a worker that only imports them). Kinds:
 
 * ``engine=numpy`` / ``engine=duckdb`` — ``sufficientdp.engines.tally_file(path, engine=...)``: read, validate
@@ -120,8 +120,21 @@ def _worker(kind: str, path: str) -> dict[str, Any]:
     elif kind != "idle":
         raise ValueError(kind)
     out["seconds"] = time.perf_counter() - start
-    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_mb"] = _peak_rss_mb(resource)
     return out
+
+
+def _peak_rss_mb(resource: Any) -> float:
+    """This process's peak RSS: VmHWM from /proc/self/status (ru_maxrss of a freshly exec'd child can carry the
+    parent's high-water mark on Linux), else ru_maxrss."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _run(kind: str, path: Path) -> dict[str, Any]:
@@ -216,7 +229,7 @@ def main() -> str:
     header = (
         "Each engine and each plain tool aggregates the same file in a fresh subprocess; the time is the aggregation "
         "call only (imports done before the clock starts), best of "
-        f"{REPEATS} alternated runs; peak RSS is the worker's `ru_maxrss` (the idle worker with numpy, pyarrow and "
+        f"{REPEATS} alternated runs; peak RSS is the worker's `VmHWM` (the idle worker with numpy, pyarrow and "
         f"duckdb imported: {idle:.0f} MB). The engines read, validate every value is 0/1 and count bit counts, the "
         "weight histogram and at L = 16 the full 2^16 histogram, all checked equal to the in-memory tally of the "
         "generated arrays; plain DuckDB and polars only sum the columns (their sums checked too). Files: "

@@ -126,3 +126,23 @@ def test_arrow_columns_to_numpy_without_pandas_match_to_numpy():
         for part in (a, a.slice(3, 7), a.slice(1, 0)):
             got, want = _arrow_numpy(part), part.to_numpy(zero_copy_only=False)
             assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("full_histogram", [True, False])
+def test_duckdb_one_pass_hands_unusual_values_to_the_validating_passes(tmp_path, full_histogram):
+    pytest.importorskip("duckdb")
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    cols = {f"c{j}": np.array([0, 1, 1, 0], dtype=np.int64) for j in range(17)}
+    cols["bad_col"] = np.array([0, 1, -1, 1], dtype=np.int64)  # sums to 1 like a valid column would
+    path = tmp_path / "neg.parquet"
+    pq.write_table(pa.table(cols), path)
+    with pytest.raises(DataError, match="bad_col"):
+        tally_file(path, engine="duckdb", full_histogram=full_histogram)
+    csv_path = tmp_path / "odd.csv"
+    csv_path.write_text("a,b\n 1,+0\n01,1\n0,0\n")  # int() reads these; the one-pass query does not
+    t, names = tally_file(csv_path, engine="duckdb", full_histogram=full_histogram)
+    ref, _ = tally_file(csv_path, engine="numpy", full_histogram=full_histogram)
+    assert names == ["a", "b"]
+    assert t.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)

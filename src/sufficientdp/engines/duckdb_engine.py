@@ -168,7 +168,7 @@ def _tally_one_pass(con: Any, source: str, cols: list[str], fmt: str, types: lis
                     full_histogram: bool) -> Tally | None:
     """The tally in one scan of the file, or None when a value is not a plain 0/1 (or a column type calls for the
     careful passes). With the full histogram: ``GROUP BY`` all columns (at most 2^L groups of valid data), every
-    count derived from the groups; without: ``GROUP BY`` the weight with per-column sums, minima and maxima.
+    count derived from the groups; without: per-column sums and extrema and the ``histogram()`` of the weights.
     CSV cells count only when they are exactly ``0`` or ``1``; anything else (`` 1``, ``+1``, ``01``, a blank)
     goes to the careful passes, which apply Python's int() rules."""
     bits = len(cols)
@@ -202,26 +202,38 @@ def _tally_one_pass(con: Any, source: str, cols: list[str], fmt: str, types: lis
         np.add.at(weights, weight, count)
         return Tally(bits=bits, reports=int(count.sum()), bit_counts=counts, weight_histogram=weights,
                      vector_histogram=vh)
+    # Without the full histogram: plain per-column sums and maxima (minima for signed types) and the histogram()
+    # of the row weights, ungrouped; a missing (or, in CSV, not plainly written) value makes the weight NULL.
     if fmt == "csv":
-        xs = [f"CASE {c} WHEN '1' THEN 1 WHEN '0' THEN 0 END" for c in cols]  # NULL for anything else
+        xs = [f"(CASE {c} WHEN '1' THEN 1 WHEN '0' THEN 0 END)" for c in cols]  # NULL for anything else
     else:
-        xs = [f"CAST({c} AS INTEGER)" for c in cols]
-    inner = ", ".join(f"{x} AS x{j}" for j, x in enumerate(xs))
-    w = " + ".join(f"x{j}" for j in range(bits))
-    aggs = ", ".join(f"sum(x{j}), min(x{j}), max(x{j})" for j in range(bits))
-    rows = con.execute(f"SELECT {w} AS w, count(*), {aggs} FROM (SELECT {inner} FROM {source}) GROUP BY w").fetchall()
-    weights = np.zeros(bits + 1, dtype=np.int64)
+        narrow = bits < 100  # the sum of 0/1 values cannot overflow the column type
+        xs = [c if t.startswith("U") and narrow else f"CAST({c} AS INTEGER)" for c, t in zip(cols, types, strict=True)]
+    signed = [fmt == "parquet" and not t.startswith("U") for t in types]
+    w = " + ".join(xs)
+    aggs = ", ".join(f"sum({x}), max({x})" + (f", min({x})" if neg else "") for x, neg in zip(xs, signed, strict=True))
+    row = con.execute(f"SELECT count(*), count(w), {aggs}, histogram(w) FROM (SELECT *, {w} AS w FROM {source})"
+                      ).fetchone()
+    n, complete = int(row[0]), int(row[1])
+    if complete != n:
+        return None
     counts = np.zeros(bits, dtype=np.int64)
-    for row in rows:
-        if row[0] is None or not 0 <= int(row[0]) <= bits:
-            return None  # a missing (or, in CSV, not plainly written) value
-        weights[int(row[0])] += int(row[1])
-        for j in range(bits):
-            total, lo, hi = row[2 + 3 * j: 5 + 3 * j]
-            if lo < 0 or hi > 1:
-                return None
-            counts[j] += int(total)
-    return Tally(bits=bits, reports=int(weights.sum()), bit_counts=counts, weight_histogram=weights)
+    k = 2
+    for j in range(bits):
+        total, hi = row[k], row[k + 1]
+        lo = row[k + 2] if signed[j] else 0
+        k += 3 if signed[j] else 2
+        if n and (hi > 1 or lo < 0):
+            return None
+        counts[j] = int(total or 0)
+    weights = np.zeros(bits + 1, dtype=np.int64)
+    for value, c in (row[k] or {}).items():
+        if not 0 <= int(value) <= bits:
+            return None
+        weights[int(value)] += int(c)
+    if int(weights.sum()) != n:
+        return None
+    return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weights)
 
 
 # --------------------------------------------------------------------------------------------- collector database
