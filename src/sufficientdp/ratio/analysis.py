@@ -25,6 +25,7 @@ The searches over q that use these tails live in :mod:`sufficientdp.calibration.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -141,7 +142,22 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
     notes.append(WORST_CASE_NOTE)
     details["notes"] = notes
     res = _replace_details(res, details)
-    return replace(res, method="homogeneous") if method == "homogeneous" else res
+    if method == "homogeneous":
+        return replace(res, method="homogeneous", details=_relabel(res.details))
+    return res
+
+
+def _relabel(obj: Any) -> Any:
+    """The inner functions' name of the homogeneous bound, ``"certified"``, as ``"homogeneous"`` in the nested
+    results (``details["forward"]``, ``["reverse"]``, ...), so that one tail says one method throughout."""
+    if isinstance(obj, TailResult):
+        return replace(obj, method="homogeneous" if obj.method == "certified" else obj.method,
+                       details=_relabel(obj.details))
+    if isinstance(obj, Mapping):  # dicts and the frozen details of a TailResult
+        return {k: ("homogeneous" if k == "method" and v == "certified" else _relabel(v)) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_relabel(v) for v in obj)
+    return obj
 
 
 def _replace_details(res: TailResult, details: dict[str, Any]) -> TailResult:

@@ -545,8 +545,9 @@ def _search_epsilon_prime(pt: PairType, eta_of: Callable[[PairType, float, float
     ``start`` or ``hint``: a grid and a golden-section search on the coarsest tier (where e' lies hardly depends on
     the lattice). Then, on each finer tier, a parabola through three points around the current optimum (points
     where the parabola is not convex fall back to the best of the three), moved while an end is the best; the
-    last tier uses a narrower stencil. ``start`` skips the coarse search (already done at that e'); ``hint``
-    skips it and the intermediate tiers (only the last tier's parabola, around the hint).
+    last tier first looks at five points 0.15 apart, then at +-0.075 around the best. ``start`` skips the coarse
+    search (already done at that e'); ``hint`` skips it and the intermediate tiers (only the last tier's search,
+    around the hint).
     """
     x_lo, x_hi = math.log(1e-6), math.log(epsilon + 4.0)
 
@@ -583,28 +584,33 @@ def _search_epsilon_prime(pt: PairType, eta_of: Callable[[PairType, float, float
         best_v = math.inf
         refine = tiers[1:] if start is not None else tiers[-1:]  # a hint is already close: last tier only
     for res in refine:
-        last = res == tiers[-1]
-        h = 0.08 if last else 0.2
-        x0 = best_x
-        f0 = f(x0, res)
-        fm, fp = f(x0 - h, res), f(x0 + h, res)
-        for _ in range(6):  # walk while an end is the best
-            if fm < f0 and fm <= fp:
-                x0, fp, f0 = x0 - h, f0, fm
-                fm = f(x0 - h, res)
-            elif fp < f0:
-                x0, fm, f0 = x0 + h, f0, fp
-                fp = f(x0 + h, res)
-            else:
-                break
-        best_x, best_v = x0, f0
-        curv = fm + fp - 2.0 * f0
-        if math.isfinite(curv) and curv > 0.0:  # vertex of the parabola, inside (x0 - h, x0 + h)
-            xv = x0 + 0.5 * h * (fm - fp) / curv
-            if abs(xv - x0) > 0.1 * h:
-                fv = f(xv, res)
-                if fv < best_v:
-                    best_x, best_v = xv, fv
+        # the last tier looks wider (its slack jitters with e' more than the curve bends near the optimum) and
+        # then closer: a stencil of 5 points 0.15 apart, then +-0.075 around the best, then the parabola's vertex
+        stencils = [(0.15, 2), (0.075, 1)] if res == tiers[-1] else [(0.2, 1)]
+        for h, n_side in stencils:
+            pts = [best_x + k * h for k in range(-n_side, n_side + 1)]
+            fs = [f(x_, res) for x_ in pts]
+            for _ in range(6):  # walk while an end is the best
+                i = int(np.argmin(fs))
+                if i == 0:
+                    pts.insert(0, pts[0] - h)
+                    fs.insert(0, f(pts[0], res))
+                elif i == len(pts) - 1:
+                    pts.append(pts[-1] + h)
+                    fs.append(f(pts[-1], res))
+                else:
+                    break
+            i = int(np.argmin(fs))
+            best_x, best_v = pts[i], fs[i]
+        if 0 < i < len(pts) - 1:
+            fm, f0, fp = fs[i - 1], fs[i], fs[i + 1]
+            curv = fm + fp - 2.0 * f0
+            if math.isfinite(curv) and curv > 0.0:  # vertex of the parabola, inside (x - h, x + h)
+                xv = best_x + 0.5 * h * (fm - fp) / curv
+                if abs(xv - best_x) > 0.1 * h:
+                    fv = f(xv, res)
+                    if fv < best_v:
+                        best_x, best_v = xv, fv
     return epsilon - math.exp(best_x), best_v
 
 
