@@ -182,7 +182,8 @@ def main() -> str:
 
     kinds = ["engine=numpy", "engine=duckdb", "plain-duckdb"] + (["polars"] if polars_version else [])
     labels = {"engine=numpy": '`engine="numpy"`', "engine=duckdb": '`engine="duckdb"`',
-              "plain-duckdb": "plain DuckDB `SELECT sum(b0), …`", "polars": "polars `scan_*().select(pl.all().sum())`"}
+              "plain-duckdb": "plain DuckDB `SELECT sum(b0), …`",
+              "polars": "polars `scan_*().select(pl.all().sum())`"}
     tmp = Path(tempfile.mkdtemp(prefix="sdp-bench-engines-"))
     notes: list[str] = []
     lines: list[str] = []
@@ -214,7 +215,8 @@ def main() -> str:
                         raise AssertionError(f"{kind} bit counts disagree on {paths[key].name}")
                     best[kind] = min(best.get(kind, float("inf")), out["seconds"])
                     rss[kind] = max(rss.get(kind, 0.0), out["rss_mb"])
-                    print(f"{fmt} L={bits} {kind}: {out['seconds']:.2f} s, {out['rss_mb']:.0f} MB", file=sys.stderr)
+                    print(f"{fmt} L={bits} {kind}: {out['seconds']:.2f} s, {out['rss_mb']:.0f} MB",
+                          file=sys.stderr)
             for kind in kinds:
                 table.append(f"| {fmt} | {bits} | {n:,} | {labels[kind]} | {best[kind]:.2f} | "
                              f"{best[kind] / best['plain-duckdb']:.2f} | {rss[kind]:.0f} |")
@@ -227,11 +229,11 @@ def main() -> str:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     header = (
-        "Each engine and each plain tool aggregates the same file in a fresh subprocess; the time is the aggregation "
-        "call only (imports done before the clock starts), best of "
+        "Each engine and each plain tool aggregates the same file in a fresh subprocess; the time is the "
+        "aggregation call only (imports done before the clock starts), best of "
         f"{REPEATS} alternated runs; peak RSS is the worker's `VmHWM` (the idle worker with numpy, pyarrow and "
-        f"duckdb imported: {idle:.0f} MB). The engines read, validate every value is 0/1 and count bit counts, the "
-        "weight histogram and at L = 16 the full 2^16 histogram, all checked equal to the in-memory tally of the "
+        f"duckdb imported: {idle:.0f} MB). The engines read, validate every value is 0/1 and count bit counts, "
+        "the weight histogram and at L = 16 the full 2^16 histogram, all checked equal to the in-memory tally of the "
         "generated arrays; plain DuckDB and polars only sum the columns (their sums checked too). Files: "
         + "; ".join(sizes) + f". Machine: {cpu_model()}, nproc = {os.cpu_count()} (shared, loaded), Python "
         f"{platform.python_version()}, numpy {np.__version__}, pyarrow {pyarrow.__version__}, duckdb "

@@ -171,13 +171,21 @@ def _column_bits(values: np.ndarray, name: str, path: Any, offset: int, type_tex
 _Columns = tuple[list[np.ndarray], list[str]]
 
 
-def _parquet_columns(p: Path, path: Any, batch_rows: int) -> Iterator[_Columns]:
+def _rows_for(batch_rows: int, max_cells: int | None, columns: int) -> int:
+    """Rows per batch: at most ``batch_rows``, and at most ``max_cells`` values (but at least 256 rows)."""
+    if max_cells is None or columns < 1:
+        return batch_rows
+    return max(1, min(batch_rows, max(256, max_cells // columns)))
+
+
+def _parquet_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns]:
     """Yield the columns of each batch of at most ``batch_rows`` rows (at least one batch, possibly empty)."""
     pa = _pyarrow()
     pf = pa.parquet.ParquetFile(p)
     names = list(pf.schema_arrow.names)
     if not names:
         raise DataError(f"{str(path)!r} has no columns")
+    batch_rows = _rows_for(batch_rows, max_cells, len(names))
     offset = 0
     yielded = False
     for batch in pf.iter_batches(batch_size=min(batch_rows, 1 << 30)):
@@ -199,7 +207,7 @@ def _parquet_columns(p: Path, path: Any, batch_rows: int) -> Iterator[_Columns]:
         yield [np.zeros(0, dtype=np.uint8) for _ in names], names
 
 
-def _csv_columns(p: Path, path: Any, batch_rows: int) -> Iterator[_Columns]:
+def _csv_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns]:
     """Yield the columns of each batch of at most ``batch_rows`` CSV rows (at least one batch, possibly empty).
 
     Well-formed files stream through pyarrow's CSV reader (when installed) in blocks; at the first thing it does
@@ -208,7 +216,7 @@ def _csv_columns(p: Path, path: Any, batch_rows: int) -> Iterator[_Columns]:
     either way (both skip empty lines), so the result never depends on where a batch boundary falls.
     """
     done = 0
-    for item in _csv_arrow_columns(p, batch_rows):
+    for item in _csv_arrow_columns(p, batch_rows, max_cells):
         if item is None:
             break
         yield item
@@ -216,10 +224,10 @@ def _csv_columns(p: Path, path: Any, batch_rows: int) -> Iterator[_Columns]:
     else:
         if done:
             return
-    yield from _csv_stdlib_columns(p, path, batch_rows, skip=done)
+    yield from _csv_stdlib_columns(p, path, batch_rows, skip=done, max_cells=max_cells)
 
 
-def _csv_arrow_columns(p: Path, batch_rows: int) -> Iterator[_Columns | None]:
+def _csv_arrow_columns(p: Path, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns | None]:
     """pyarrow's streaming CSV reader; yields None (and stops) where the careful reader must take over."""
     try:
         import pyarrow as pa
@@ -236,6 +244,7 @@ def _csv_arrow_columns(p: Path, batch_rows: int) -> Iterator[_Columns | None]:
     if not header:
         yield None
         return
+    batch_rows = _rows_for(batch_rows, max_cells, len(header))
     # One byte per cell (int8: a value that does not fit fails the parse), blocks of about batch_rows rows.
     block = min(max(batch_rows * 2 * len(header), 1 << 14), 1 << 26)
     errors = (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError)
@@ -272,7 +281,8 @@ def _csv_arrow_columns(p: Path, batch_rows: int) -> Iterator[_Columns | None]:
                 yield [c[start:start + batch_rows] for c in cols], names
 
 
-def _csv_stdlib_columns(p: Path, path: Any, batch_rows: int, skip: int = 0) -> Iterator[_Columns]:
+def _csv_stdlib_columns(p: Path, path: Any, batch_rows: int, skip: int = 0,
+                        max_cells: int | None = None) -> Iterator[_Columns]:
     """The careful CSV reader: every line checked, errors name the line; the first ``skip`` rows (already
     yielded by the fast reader) are checked but not yielded again."""
     with p.open(newline="") as fh:
@@ -284,6 +294,7 @@ def _csv_stdlib_columns(p: Path, path: Any, batch_rows: int, skip: int = 0) -> I
         names = [n.strip() for n in names]
         if not names or names == [""]:
             raise DataError(f"{str(path)!r} has an empty header; expected one column per bit")
+        batch_rows = _rows_for(batch_rows, max_cells, len(names))
         rows: list[list[int]] = []
         seen = 0
         yielded = False
@@ -312,15 +323,17 @@ def _csv_stdlib_columns(p: Path, path: Any, batch_rows: int, skip: int = 0) -> I
         yield [arr[:, j] for j in range(len(names))], names
 
 
-def _iter_columns(path: str | os.PathLike[str], batch_rows: int) -> Iterator[_Columns]:
-    """Batches of at most ``batch_rows`` reports of a file, column by column (at least one batch)."""
+def _iter_columns(path: str | os.PathLike[str], batch_rows: int,
+                  max_cells: int | None = None) -> Iterator[_Columns]:
+    """Batches of at most ``batch_rows`` reports (and ``max_cells`` values) of a file, column by column (at least
+    one batch)."""
     fmt = detect_format(path)
     p = Path(path)
     if not p.is_file():
         raise DataError(f"input file {str(path)!r} does not exist")
     if fmt == "parquet":
-        return _parquet_columns(p, path, batch_rows)
-    return _csv_columns(p, path, batch_rows)
+        return _parquet_columns(p, path, batch_rows, max_cells)
+    return _csv_columns(p, path, batch_rows, max_cells)
 
 
 def _stack(cols: list[np.ndarray]) -> np.ndarray:
@@ -330,7 +343,8 @@ def _stack(cols: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def iter_reports(path: str | os.PathLike[str], batch_rows: int = 1 << 18) -> Iterator[tuple[np.ndarray, list[str]]]:
+def iter_reports(path: str | os.PathLike[str],
+                 batch_rows: int = 1 << 18) -> Iterator[tuple[np.ndarray, list[str]]]:
     """Yield ``(uint8 array of at most batch_rows reports, column names)``: Parquet and CSV files are read in
     batches (memory bounded by the batch, not the file). Same validation and errors as :func:`read_reports`.
     """

@@ -68,9 +68,9 @@ def test_csv_fast_reader_hands_over_mid_file_without_losing_or_repeating_rows(tm
     skips = []
     careful = sio._csv_stdlib_columns
 
-    def spy(p, path, batch_rows, skip=0):
+    def spy(p, path, batch_rows, skip=0, max_cells=None):
         skips.append(skip)
-        return careful(p, path, batch_rows, skip)
+        return careful(p, path, batch_rows, skip, max_cells)
 
     monkeypatch.setattr(sio, "_csv_stdlib_columns", spy)
     monkeypatch.setattr(engines, "CHUNK_ROWS", 300)
@@ -146,3 +146,15 @@ def test_duckdb_one_pass_hands_unusual_values_to_the_validating_passes(tmp_path,
     ref, _ = tally_file(csv_path, engine="numpy", full_histogram=full_histogram)
     assert names == ["a", "b"]
     assert t.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+def test_wide_reports_get_fewer_rows_per_batch(tmp_path, ext):
+    from sufficientdp.io import _iter_columns
+
+    data = np.random.default_rng(2).integers(0, 2, size=(3001, 40), dtype=np.uint8)
+    path = tmp_path / f"wide{ext}"
+    write_reports(path, data)
+    batches = [cols for cols, _ in _iter_columns(path, 10**6, 20_000)]  # 20,000 values / 40 bits = 500 rows
+    assert all(len(cols) == 40 and len(cols[0]) <= 500 for cols in batches)
+    np.testing.assert_array_equal(np.concatenate([np.column_stack(c) for c in batches]), data)

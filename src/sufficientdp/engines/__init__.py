@@ -2,10 +2,10 @@
 numpy, DuckDB or Spark (STYLE.md: one ``engine=`` argument picks the computation strategy; every engine gives the
 same result).
 
-* ``"numpy"`` — streams the file in batches of :data:`CHUNK_ROWS` rows (the readers of :mod:`sufficientdp.io`:
-  pyarrow's Parquet and streaming CSV readers, or the standard-library CSV reader), validates each batch and counts
-  it column by column (:func:`sufficientdp.aggregation.columns.tally_columns`); memory is bounded by the batch, not
-  the file (core dependencies only; Parquet needs ``sufficientdp[parquet]``, pyarrow also speeds up CSV).
+* ``"numpy"`` — streams the file in batches of at most :data:`CHUNK_ROWS` rows and :data:`CHUNK_CELLS` values
+  (the readers of :mod:`sufficientdp.io`: pyarrow's Parquet and streaming CSV readers, or the standard-library
+  CSV reader), validates each batch and counts it column by column
+  (:func:`sufficientdp.aggregation.columns.tally_columns`); memory is bounded by the batch, not the file (core dependencies only; Parquet needs ``sufficientdp[parquet]``, pyarrow also speeds up CSV).
 * ``"duckdb"`` — :func:`~sufficientdp.engines.duckdb_engine.tally_file_duckdb` counts in SQL over the file without
   loading it into memory (``pip install 'sufficientdp[duckdb]'``).
 * ``"spark"`` — :func:`~sufficientdp.engines.spark_engine.tally_file_spark` counts with PySpark, locally or on a
@@ -46,8 +46,12 @@ ENGINES = ("numpy", "duckdb", "spark")
 #: Engines of :func:`tally_collector`.
 COLLECTOR_ENGINES = ("numpy", "duckdb")
 
-#: Rows packed and tallied at a time by the numpy engine (bounds the memory of the packed copy).
+#: Rows read and tallied at a time by the numpy engine (and rows per collector read).
 CHUNK_ROWS = 1 << 18
+#: At most this many values per batch of the numpy engine: wide reports get fewer rows per batch, so the memory of
+#: a batch (and of the reader's buffers, which follow it) stays bounded for any L; 2^20 measured as fast as larger
+#: batches (docs/benchmarks.md, "Aggregation engines").
+CHUNK_CELLS = 1 << 20
 
 
 def _row_count(path: str | os.PathLike[str]) -> int:
@@ -100,8 +104,9 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
     names: list[str] = []
     done = 0
     total_rows = _row_count(path)
-    # Streams: one batch of CHUNK_ROWS rows in memory at a time, tallied column by column (no packed copy).
-    for cols, names in _iter_columns(path, CHUNK_ROWS):
+    # Streams: one batch (at most CHUNK_ROWS rows, CHUNK_CELLS values) in memory at a time, tallied column by
+    # column (no packed copy).
+    for cols, names in _iter_columns(path, CHUNK_ROWS, CHUNK_CELLS):
         part = tally_columns(cols, full_histogram=full_histogram)
         total = part if total is None else total.merge(part)
         done += part.reports

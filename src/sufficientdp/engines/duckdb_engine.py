@@ -208,10 +208,12 @@ def _tally_one_pass(con: Any, source: str, cols: list[str], fmt: str, types: lis
         xs = [f"(CASE {c} WHEN '1' THEN 1 WHEN '0' THEN 0 END)" for c in cols]  # NULL for anything else
     else:
         narrow = bits < 100  # the sum of 0/1 values cannot overflow the column type
-        xs = [c if t.startswith("U") and narrow else f"CAST({c} AS INTEGER)" for c, t in zip(cols, types, strict=True)]
+        xs = [c if t.startswith("U") and narrow else f"CAST({c} AS INTEGER)"
+              for c, t in zip(cols, types, strict=True)]
     signed = [fmt == "parquet" and not t.startswith("U") for t in types]
     w = " + ".join(xs)
-    aggs = ", ".join(f"sum({x}), max({x})" + (f", min({x})" if neg else "") for x, neg in zip(xs, signed, strict=True))
+    aggs = ", ".join(f"sum({x}), max({x})" + (f", min({x})" if neg else "")
+                     for x, neg in zip(xs, signed, strict=True))
     row = con.execute(f"SELECT count(*), count(w), {aggs}, histogram(w) FROM (SELECT *, {w} AS w FROM {source})"
                       ).fetchone()
     n, complete = int(row[0]), int(row[1])
