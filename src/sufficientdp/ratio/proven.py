@@ -467,6 +467,8 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
         return cache[key]
 
     fixed = epsilon_prime is not None
+    if epsilon_prime is not None and not epsilon_prime < epsilon:
+        raise ParameterError(f"epsilon_prime must be below epsilon = {epsilon}; got {epsilon_prime!r}")
     if epsilon_prime is not None:
         eps_p = epsilon_prime
     elif epsilon_prime_hint is not None and epsilon_prime_hint < epsilon:
