@@ -22,8 +22,9 @@ server), each sending its next request as soon as the previous answer arrives, f
 * ``batch 1, fresh connection``: one report per request on a new TCP connection each time (what
   ``sufficientdp.client.Reporter`` does by default, so that reports are not linked by connection).
 
-For each phase: requests/s and reports/s over the phase, p50/p99 latency, and the ratio of reports/s to the
-baseline. Every answer is checked (status 200, ``accepted`` = the batch size) and after the run the collector's
+For each phase: requests/s and reports/s over the phase, p50/p99 latency, the server process's CPU time per
+request (from ``/proc``: the part that does not depend on how busy the shared machine is), and the ratio of
+reports/s to the baseline. Every answer is checked (status 200, ``accepted`` = the batch size) and after the run the collector's
 pending count must equal the number of reports sent. Absolute numbers depend on the load of the shared machine;
 the ratios are the meaningful part.
 
@@ -171,8 +172,17 @@ async def _request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, r
     return status, await reader.readexactly(length)
 
 
-def _phase(port: int, make: Callable[[int], tuple[bytes, int]], *, fresh: bool,
-           seconds: float) -> dict[str, float]:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its reaped children (Linux /proc; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _phase(port: int, make: Callable[[int], tuple[bytes, int]], *, fresh: bool, seconds: float,
+           pid: int) -> dict[str, float]:
     """``CONNECTIONS`` concurrent clients send requests back to back for ``seconds``; rates and latencies.
 
     ``make(i)`` is the i-th raw HTTP request and the number of reports it carries (0 for a read).
@@ -208,9 +218,12 @@ def _phase(port: int, make: Callable[[int], tuple[bytes, int]], *, fresh: bool,
         await asyncio.gather(*(client(c, t0 + seconds) for c in range(CONNECTIONS)))
         return time.perf_counter() - t0
 
+    cpu0 = _cpu_seconds(pid)
     elapsed = asyncio.run(run_all())
+    cpu = _cpu_seconds(pid) - cpu0
     lat = np.asarray(latencies)
     return {"requests": float(lat.size), "reports": float(counts[0]), "seconds": elapsed,
+            "server_cpu_ms": 1e3 * cpu / max(1, lat.size),
             "req_per_s": lat.size / elapsed, "reports_per_s": counts[0] / elapsed,
             "p50_ms": 1e3 * float(np.percentile(lat, 50)), "p99_ms": 1e3 * float(np.percentile(lat, 99))}
 
@@ -260,17 +273,17 @@ def run(seconds: float = PHASE_SECONDS) -> tuple[list[tuple[str, dict[str, float
                 return make
 
             reports_path = f"/v1/campaigns/{cid}/reports"
-            phases: list[tuple[str, int, Callable[[int], tuple[bytes, int]], bool]] = [
-                ("baseline: minimal FastAPI + SQLite, 1 report per request", base.port,
+            phases: list[tuple[str, Server, Callable[[int], tuple[bytes, int]], bool]] = [
+                ("baseline: minimal FastAPI + SQLite, 1 report per request", base,
                  post(base.port, "/reports", 1, False), False),
-                ("collector: GET campaign (read)", server.port, lambda i: (get_raw, 0), False),
-                ("collector: POST reports, batch 1", server.port, post(server.port, reports_path, 1, False), False),
-                ("collector: POST reports, batch 100", server.port, post(server.port, reports_path, 100, False),
-                 False),
-                ("collector: POST reports, batch 1, fresh connection", server.port,
+                ("collector: GET campaign (read)", server, lambda i: (get_raw, 0), False),
+                ("collector: POST reports, batch 1", server, post(server.port, reports_path, 1, False), False),
+                ("collector: POST reports, batch 100", server, post(server.port, reports_path, 100, False), False),
+                ("collector: POST reports, batch 1, fresh connection", server,
                  post(server.port, reports_path, 1, True), True),
             ]
-            results = [(name, _phase(port, fn, fresh=fresh, seconds=seconds)) for name, port, fn, fresh in phases]
+            results = [(name, _phase(srv.port, fn, fresh=fresh, seconds=seconds, pid=srv.proc.pid))
+                       for name, srv, fn, fresh in phases]
             final = httpx.get(f"{server.url}/v1/campaigns/{cid}", timeout=30.0).json()
             stored = sum(int(r["reports"]) for name, r in results[2:])
             if int(final.get("pending_reports", -1)) != stored:
@@ -298,13 +311,13 @@ def main() -> str:
          "same run. After the run the collector's pending count equals the number of reports sent. Total "
          f"benchmark time {total:.0f} s."),
         "",
-        "| phase | requests/s | reports/s | p50 ms | p99 ms | reports/s vs baseline |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| phase | requests/s | reports/s | p50 ms | p99 ms | server CPU ms per request | reports/s vs baseline |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in results:
         ratio = f"{r['reports_per_s'] / base['reports_per_s']:.2f}" if r["reports"] else "-"
         lines.append(f"| {name} | {r['req_per_s']:.0f} | {r['reports_per_s']:.0f} | {r['p50_ms']:.1f} | "
-                     f"{r['p99_ms']:.1f} | {ratio} |")
+                     f"{r['p99_ms']:.1f} | {r['server_cpu_ms']:.2f} | {ratio} |")
     return "\n".join(lines)
 
 

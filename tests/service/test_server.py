@@ -42,7 +42,7 @@ READ_TIMEOUT = 1.0
 class _Server:
     """uvicorn serving ``app`` on 127.0.0.1 at a free port, in a thread (the socket is bound here: no race)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, implementation: str = "auto") -> None:
         import uvicorn
 
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -50,7 +50,7 @@ class _Server:
         self.port = int(self.sock.getsockname()[1])
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, access_log=False, log_config=None,
                                 lifespan="off", timeout_graceful_shutdown=2,
-                                http=header_deadline_protocol(READ_TIMEOUT))  # as sufficientdp serve does
+                                http=header_deadline_protocol(READ_TIMEOUT, implementation))  # as serve does
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
@@ -95,12 +95,15 @@ def _response(data: bytes) -> tuple[int, dict[str, Any]]:
     return int(head.split(b" ", 2)[1]), json.loads(body)
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
+@pytest.fixture(scope="module", params=["httptools", "h11"])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
+    """The collector over real sockets, with each HTTP/1.1 implementation the header deadline supports."""
+    if request.param == "httptools":
+        pytest.importorskip("httptools", reason="uvicorn's httptools protocol needs httptools")
     app = create_app(str(tmp_path_factory.mktemp("socket") / "collector.db"), admin_token=ADMIN,
                      read_timeout=READ_TIMEOUT)
     try:
-        with _Server(app) as server:
+        with _Server(app, request.param) as server:
             url = f"http://127.0.0.1:{server.port}"
             cid = httpx.post(f"{url}/v1/campaigns", json=CAMPAIGN, headers=AUTH).json()["id"]
             deadline = time.monotonic() + 120
@@ -199,6 +202,8 @@ def test_header_deadline_is_validated() -> None:
     for bad in (0, -1, 3601, float("nan"), True, "5"):
         with pytest.raises(ValueError, match="seconds"):
             header_deadline_protocol(bad)
+    with pytest.raises(ValueError, match="implementation"):
+        header_deadline_protocol(5, "uvloop")
 
 
 def test_read_timeout_is_validated(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 uvicorn closes idle keep-alive connections, but a new connection that sends nothing, or trickles its request
 headers a byte at a time (slowloris), is kept open forever. :func:`header_deadline_protocol` returns uvicorn's
-h11 protocol with one addition: the request headers must be complete within ``seconds`` of the connection being
+HTTP/1.1 protocol (httptools when installed, else h11) with one addition: the request headers must be complete within ``seconds`` of the connection being
 made or of the previous response; otherwise the connection is closed. The body has its own deadline in the app
 (``read_timeout``: 408 ``request_timeout``).
 """
@@ -15,23 +15,39 @@ from typing import Any
 __all__ = ["header_deadline_protocol"]
 
 
-def header_deadline_protocol(seconds: float) -> type[Any]:
-    """uvicorn's h11 protocol class whose connections close when request headers take over ``seconds``.
+def header_deadline_protocol(seconds: float, implementation: str = "auto") -> type[Any]:
+    """uvicorn's HTTP/1.1 protocol class whose connections close when request headers take over ``seconds``.
 
     Pass it as ``uvicorn.Config(http=...)`` (or ``uvicorn.run(http=...)``).
 
     Args:
         seconds: the header deadline, in (0, 3600].
+        implementation: ``"httptools"`` (uvicorn's protocol over the httptools C parser: a fraction of the CPU per
+            request), ``"h11"`` (pure Python) or ``"auto"`` (httptools when it is installed, else h11).
 
     Raises:
-        ValueError: ``seconds`` out of range.
-        ImportError: uvicorn (the ``service`` extra) is missing.
+        ValueError: ``seconds`` or ``implementation`` out of range.
+        ImportError: uvicorn (the ``service`` extra) is missing, or httptools asked for and missing.
     """
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 3600:
         raise ValueError(f"seconds must be in (0, 3600]; got {seconds!r}")
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    if implementation not in ("auto", "httptools", "h11"):
+        raise ValueError(f"implementation must be 'auto', 'httptools' or 'h11'; got {implementation!r}")
+    base: type[Any]
+    try:
+        if implementation == "h11":
+            raise ImportError("h11 asked for")
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    class HeaderDeadlineProtocol(H11Protocol):
+        base = HttpToolsProtocol
+    except ImportError:
+        if implementation == "httptools":
+            raise
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        base = H11Protocol
+
+    class HeaderDeadlineProtocol(base):
         """h11 with a deadline on request headers (see :func:`header_deadline_protocol`)."""
 
         _header_deadline: asyncio.TimerHandle | None = None
