@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from sufficientdp import calibrate
+from sufficientdp import ParameterError, calibrate
 from sufficientdp.ratio.proven import Domain, blanket_delta, blanket_mass, evaluate, pair_types, proven_tail
 
 pytestmark = pytest.mark.slow
@@ -79,3 +79,8 @@ def test_pruned_pair_types_are_below_the_bound() -> None:
     for pt in pair_types(dom, q):
         d = blanket_delta(pt, log_gamma=log_gamma, others=population - 1, epsilon_prime=ev.epsilon_prime)
         assert d / factor <= ev.eta * (1 + 1e-6), pt.name
+
+
+def test_epsilon_prime_must_be_below_epsilon() -> None:
+    with pytest.raises(ParameterError, match="epsilon_prime must be below epsilon"):
+        evaluate(q=0.3, population=100, epsilon=1.0, reports=1, domain=Domain(bits=3), epsilon_prime=1.0)
