@@ -131,3 +131,56 @@ def test_concurrent_requests_share_commits(storage: Storage) -> None:
         t.join()
     assert results == [(1, 0)] * 200
     assert storage.counts("c") == (200, 0, 0)
+
+
+def test_the_reports_fast_path_answers_as_the_route_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small valid requests to an active campaign skip FastAPI's routing; anything else, errors included, is
+    answered by the route exactly as before (the fast path does nothing when it declines)."""
+    pytest.importorskip("fastapi", reason="the collector service needs the 'service' extra")
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from sufficientdp.service.app import create_app
+
+    admin = "admin-" + "1" * 20
+    app = create_app(str(tmp_path / "c.db"), admin_token=admin)
+    grouped = []
+    original = app.state.storage.submit_grouped
+
+    def counting(*args: Any) -> Any:
+        grouped.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(app.state.storage, "submit_grouped", counting)
+    try:
+        with TestClient(app) as client:
+            r = client.post("/v1/campaigns", headers={"authorization": f"Bearer {admin}"},
+                            json={"name": "fast", "bits": 4, "epsilon": 1.0, "crowd_size": 5, "q": 0.45,
+                                  "eta": 0.5, "rate_limit": "none"})
+            cid = r.json()["id"]
+            deadline = time.monotonic() + 120
+            while client.get(f"/v1/campaigns/{cid}").json()["status"] == "calibrating":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            url = f"/v1/campaigns/{cid}/reports"
+            nonce = secrets.token_hex(32)
+            ok = client.post(url, json={"reports": [[0, 1, 1, 0]], "nonces": [nonce]})
+            assert (ok.status_code, ok.json(), ok.headers["content-type"]) == \
+                (200, {"accepted": 1, "duplicates": 0}, "application/json")
+            assert client.post(url, json={"reports": [[0, 1, 1, 0]], "nonces": [nonce]}).json() == \
+                {"accepted": 0, "duplicates": 1}
+            bad = client.post(url, json={"reports": [[0, 2, 1, 0]]})
+            assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_report"
+            assert bad.json()["error"]["parameter"] == "reports[0][1]"
+            short = client.post(url, json={"reports": [[0, 1]]})
+            assert short.status_code == 400 and short.json()["error"]["parameter"] == "reports[0]"
+            extra = client.post(url, json={"reports": [[0, 1, 1, 0]], "x": 1})
+            assert extra.status_code == 400 and extra.json()["error"]["code"] == "invalid_report"
+            assert client.post(url, json={"reports": [[1, 1, 1, 1]] * 6}).json() == {"accepted": 6, "duplicates": 0}
+            assert client.post(url, content=b"{", headers={"content-type": "application/json"}).status_code == 400
+            assert client.get(f"/v1/campaigns/{cid}").json()["pending_reports"] == 7
+            assert [len(args[1]) for args in grouped] == [1, 1, 6]  # every stored request went through once
+    finally:
+        app.state.jobs.close()
+        app.state.storage.close()
