@@ -12,11 +12,8 @@ Run: .venv/bin/python scripts/lifetime_figure.py
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 import sys
-from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path
 
@@ -30,48 +27,11 @@ from sufficientdp.accounting.memoization import composed_flip, memoized_guarante
 from sufficientdp.accounting.rounds import rounds_tail  # noqa: E402
 from sufficientdp.plot._style import PALETTE  # noqa: E402
 
-OUT = Path(__file__).resolve().parent.parent / "docs" / "figures"
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "figures"
+sys.path.insert(0, str(ROOT))  # the exact oracle shared with the tests
 
-
-def multiset_law(values: tuple[int, ...], q: Fraction, bits: int) -> dict[tuple[int, ...], Fraction]:
-    law: dict[tuple[int, ...], Fraction] = {(): Fraction(1)}
-    for v in values:
-        nxt: dict[tuple[int, ...], Fraction] = defaultdict(Fraction)
-        for key, p in law.items():
-            for r in range(1 << bits):
-                d = bin(r ^ v).count("1")
-                nxt[tuple(sorted((*key, r)))] += p * q**d * (1 - q) ** (bits - d)
-        law = nxt
-    return law
-
-
-def delta_t(a: tuple[int, ...], b: tuple[int, ...], q1: Fraction | None, q2: Fraction, bits: int, rounds: int,
-            lam: Fraction) -> Fraction:
-    """Exact delta of T releases (memoized when q1 is given, else fresh at q2), over multisets of outcomes."""
-    def mixture(values: tuple[int, ...]) -> list[tuple[Fraction, dict[tuple[int, ...], Fraction]]]:
-        if q1 is None:
-            return [(Fraction(1), multiset_law(values, q2, bits))]
-        return [(pm, multiset_law(m, q2, bits)) for m, pm in multiset_law(values, q1, bits).items()]
-
-    pa, pb = mixture(a), mixture(b)
-    outcomes = sorted({o for _, law in pa + pb for o in law})
-    total = Fraction(0)
-    for combo in itertools.combinations_with_replacement(outcomes, rounds):
-        def prob(mix: list[tuple[Fraction, dict[tuple[int, ...], Fraction]]]) -> Fraction:
-            s = Fraction(0)
-            for pm, law in mix:
-                t = pm
-                for o in combo:
-                    t *= law.get(o, Fraction(0))
-                s += t
-            return s
-        d = prob(pa) - lam * prob(pb)
-        if d > 0:
-            mult = math.factorial(rounds)
-            for c in (combo.count(o) for o in set(combo)):
-                mult //= math.factorial(c)
-            total += d * mult
-    return total
+from tests.oracles.memoization import delta_t  # noqa: E402
 
 
 def main() -> int:

@@ -14,93 +14,12 @@ import itertools
 import math
 from collections import defaultdict
 from fractions import Fraction
-from functools import cache
 
 import pytest
+from tests.oracles.memoization import delta, fresh_joint, memoized_joint, one_release
 
 from sufficientdp import ParameterError
 from sufficientdp.accounting.memoization import composed_flip, memoized_guarantee
-
-Dist = dict[tuple[int, ...], Fraction]
-
-
-def _report_law(value: int, q: Fraction, bits: int) -> list[Fraction]:
-    """P[report = r] for one vector flipped bitwise with probability q."""
-    return [q ** bin(r ^ value).count("1") * (1 - q) ** (bits - bin(r ^ value).count("1"))
-            for r in range(1 << bits)]
-
-
-@cache
-def multiset_law(values: tuple[int, ...], q: Fraction, bits: int) -> tuple[tuple[tuple[int, ...], Fraction], ...]:
-    """Law of the sorted tuple (multiset) of the N randomized vectors."""
-    law: Dist = {(): Fraction(1)}
-    for v in values:
-        per = _report_law(v, q, bits)
-        nxt: Dist = defaultdict(Fraction)
-        for key, p in law.items():
-            for r, pr in enumerate(per):
-                nxt[tuple(sorted((*key, r)))] += p * pr
-        law = nxt
-    return tuple(sorted(law.items()))
-
-
-def memoized_joint(values: tuple[int, ...], q1: Fraction, q2: Fraction, bits: int, rounds: int) -> Dist:
-    """Law of the T releases, as a law over the *multiset* of the T release outcomes (the releases are exchangeable
-    given the memos, so every ordering of a multiset of outcomes has the same probability under P and under Q;
-    the hockey-stick sum over orderings is the multiplicity times one term)."""
-    memos = multiset_law(values, q1, bits)
-    per_memo = [(pm, dict(multiset_law(m, q2, bits))) for m, pm in memos]
-    outcomes = sorted({o for _, law in per_memo for o in law})
-    out: Dist = {}
-    for combo in itertools.combinations_with_replacement(outcomes, rounds):
-        total = Fraction(0)
-        for pm, law in per_memo:
-            term = pm
-            for o in combo:
-                term *= law.get(o, Fraction(0))
-                if not term:
-                    break
-            total += term
-        if total:
-            out[combo] = total
-    return out
-
-
-def fresh_joint(values: tuple[int, ...], q: Fraction, bits: int, rounds: int) -> Dist:
-    """T independent releases at flip q (no memo), as a law over multisets of outcomes."""
-    law = dict(multiset_law(values, q, bits))
-    out: Dist = {}
-    for combo in itertools.combinations_with_replacement(sorted(law), rounds):
-        p = Fraction(1)
-        for o in combo:
-            p *= law[o]
-        out[combo] = p
-    return out
-
-
-def multiplicity(combo: tuple[tuple[int, ...], ...]) -> int:
-    counts: dict[tuple[int, ...], int] = defaultdict(int)
-    for o in combo:
-        counts[o] += 1
-    m = math.factorial(len(combo))
-    for c in counts.values():
-        m //= math.factorial(c)
-    return m
-
-
-def delta(p: Dist, q: Dist, lam: Fraction, *, exchangeable: bool = True) -> Fraction:
-    """Exact hockey-stick divergence sum_o (P(o) - lam Q(o))_+ (outcome multisets weighted by their orderings)."""
-    total = Fraction(0)
-    for o in set(p) | set(q):
-        d = p.get(o, Fraction(0)) - lam * q.get(o, Fraction(0))
-        if d > 0:
-            total += d * (multiplicity(o) if exchangeable else 1)
-    return total
-
-
-def one_release(values: tuple[int, ...], q: Fraction, bits: int) -> Dist:
-    return {(o,): p for o, p in multiset_law(values, q, bits)}
-
 
 # Small neighbouring pairs: the first N-1 people are fixed, the last one holds x or x'.
 CASES = [

@@ -7,12 +7,12 @@ import itertools
 import json
 import math
 import warnings
-from collections import defaultdict
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pytest
+from tests.oracles import memoization as oracle
 
 from sufficientdp import ParameterError, RandomizationParams, Randomizer
 from sufficientdp.client import CampaignInfo, CollectorError, MemoError, MemoStore, Reporter, wait_for_campaign
@@ -22,45 +22,13 @@ ADMIN_AUTH = {"authorization": f"Bearer {ADMIN}"}
 Q1, Q2, LAM = Fraction(1, 4), Fraction(1, 8), Fraction(3, 2)
 
 
-# --- exact small case (independent of the library) -----------------------------------------------------------
-
-
-def multiset_law(values: tuple[int, ...], q: Fraction) -> dict[tuple[int, ...], Fraction]:
-    """One bit per person: law of the sorted tuple of the N flipped bits."""
-    law: dict[tuple[int, ...], Fraction] = {(): Fraction(1)}
-    for v in values:
-        nxt: dict[tuple[int, ...], Fraction] = defaultdict(Fraction)
-        for key, p in law.items():
-            for r in (0, 1):
-                nxt[tuple(sorted((*key, r)))] += p * (q if r != v else 1 - q)
-        law = nxt
-    return law
+# --- exact small case (independent of the library: tests/oracles/memoization.py) ----------------------------
 
 
 def exact_delta(a: tuple[int, ...], b: tuple[int, ...], rounds: int, *, memoized: bool) -> Fraction:
-    def mixture(values: tuple[int, ...]) -> list[tuple[Fraction, dict[tuple[int, ...], Fraction]]]:
-        if not memoized:
-            return [(Fraction(1), multiset_law(values, Q1 * (1 - Q2) + Q2 * (1 - Q1)))]
-        return [(pm, multiset_law(m, Q2)) for m, pm in multiset_law(values, Q1).items()]
-
-    pa, pb = mixture(a), mixture(b)
-    outcomes = sorted({o for _, law in pa + pb for o in law})
-    total = Fraction(0)
-    for combo in itertools.combinations_with_replacement(outcomes, rounds):
-        def prob(mix: list[tuple[Fraction, dict[tuple[int, ...], Fraction]]]) -> Fraction:
-            s = Fraction(0)
-            for pm, law in mix:
-                for o in combo:
-                    pm *= law.get(o, Fraction(0))
-                s += pm
-            return s
-        d = prob(pa) - LAM * prob(pb)
-        if d > 0:
-            mult = math.factorial(rounds)
-            for o in set(combo):
-                mult //= math.factorial(combo.count(o))
-            total += d * mult
-    return total
+    if memoized:
+        return oracle.delta_t(a, b, q1=Q1, q2=Q2, bits=1, rounds=rounds, lam=LAM)
+    return oracle.delta_t(a, b, q1=None, q2=Q1 * (1 - Q2) + Q2 * (1 - Q1), bits=1, rounds=rounds, lam=LAM)
 
 
 # --- the memo store ------------------------------------------------------------------------------------------
