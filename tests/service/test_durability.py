@@ -80,6 +80,21 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
+def _active_campaign(base: str, name: str) -> str:
+    """Create a campaign with a given q (checked by a background job) and wait until it is active."""
+    r = httpx.post(f"{base}/v1/campaigns", headers=AUTH, timeout=60,
+                   json={"name": name, "bits": BITS, "epsilon": 2.0, "crowd_size": CROWD, "q": 0.45, "eta": 0.5,
+                         "rate_limit": "none"})
+    assert r.status_code == 202, r.text
+    cid = str(r.json()["id"])
+    deadline = time.monotonic() + 120
+    while httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["status"] == "calibrating":
+        assert time.monotonic() < deadline, "the campaign never became active"
+        time.sleep(0.1)
+    assert httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["status"] == "active"
+    return cid
+
+
 @pytest.mark.slow
 def test_kill_9_keeps_every_acknowledged_report(tmp_path: Path) -> None:
     db = tmp_path / "collector.db"
@@ -88,16 +103,7 @@ def test_kill_9_keeps_every_acknowledged_report(tmp_path: Path) -> None:
     proc = _start(db, port, log)
     base = f"http://127.0.0.1:{port}"
     try:
-        r = httpx.post(f"{base}/v1/campaigns", headers=AUTH, timeout=60,
-                       json={"name": "crash", "bits": BITS, "epsilon": 2.0, "crowd_size": CROWD, "q": 0.45,
-                             "eta": 0.5, "rate_limit": "none"})
-        assert r.status_code == 202, r.text  # q is checked by a background job: wait until active
-        cid = r.json()["id"]
-        deadline = time.monotonic() + 120
-        while httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["status"] == "calibrating":
-            assert time.monotonic() < deadline, "the campaign never became active"
-            time.sleep(0.1)
-        assert httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["status"] == "active"
+        cid = _active_campaign(base, "crash")
         url = f"{base}/v1/campaigns/{cid}/reports"
         rng = np.random.default_rng(2024)
         lock = threading.Lock()
@@ -190,15 +196,7 @@ def test_kill_9_under_concurrent_one_report_requests_loses_no_acknowledged_repor
     proc = _start(db, port, log)
     base = f"http://127.0.0.1:{port}"
     try:
-        r = httpx.post(f"{base}/v1/campaigns", headers=AUTH, timeout=60,
-                       json={"name": "crash-1", "bits": BITS, "epsilon": 2.0, "crowd_size": CROWD, "q": 0.45,
-                             "eta": 0.5, "rate_limit": "none"})
-        assert r.status_code == 202, r.text
-        cid = r.json()["id"]
-        deadline = time.monotonic() + 120
-        while httpx.get(f"{base}/v1/campaigns/{cid}", timeout=10).json()["status"] == "calibrating":
-            assert time.monotonic() < deadline, "the campaign never became active"
-            time.sleep(0.1)
+        cid = _active_campaign(base, "crash-1")
         url = f"{base}/v1/campaigns/{cid}/reports"
         lock = threading.Lock()
         acknowledged: list[tuple[str, list[int]]] = []
