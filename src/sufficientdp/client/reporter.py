@@ -57,7 +57,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -121,6 +121,22 @@ class ReportLimitError(SufficientDPError):
     """This Reporter already reported (its k reports, hence its k tokens, are used) or has a submission pending."""
 
 
+
+def _dyadic(data: Mapping[str, Any], name: str, precision: int, *, what: str) -> DyadicProbability:
+    """The campaign's ``{name}_numerator / 2**precision``, checked, and equal to ``{name}`` where that is given."""
+    numerator = data[f"{name}_numerator"]
+    if isinstance(numerator, bool) or not isinstance(numerator, int):
+        raise ParameterError(f"campaign.{name}_numerator must be {what}; got {numerator!r:.80}")
+    try:
+        flip = DyadicProbability(numerator=numerator, precision=precision)
+    except ParameterError as exc:
+        raise ParameterError(f"campaign.{name}_numerator: {exc}") from None
+    value = data.get(name)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value != flip.value):
+        raise ParameterError(f"campaign.{name} must equal {name}_numerator / 2**precision = {flip.value!r} "
+                             f"({name}_numerator={numerator}, precision={precision}); got {value!r:.80}")
+    return flip
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CampaignInfo:
     """What a client needs to know about a campaign (parsed from ``GET /v1/campaigns/{id}``).
@@ -180,18 +196,7 @@ class CampaignInfo:
             raise ParameterError(f"campaign.id must be 32 hex characters; got {cid!r:.80}")
         bits = check_int("campaign.bits", data["bits"], minimum=1)
         precision = check_int("campaign.precision", data["precision"], minimum=2, maximum=64)
-        numerator = data["q_numerator"]
-        if isinstance(numerator, bool) or not isinstance(numerator, int):
-            raise ParameterError(f"campaign.q_numerator must be an int; got {numerator!r:.80}")
-        try:
-            flip = DyadicProbability(numerator=numerator, precision=precision)
-        except ParameterError as exc:
-            raise ParameterError(f"campaign.q_numerator: {exc}") from None
-        if "q" in data:
-            q = data["q"]
-            if isinstance(q, bool) or not isinstance(q, (int, float)) or q != flip.value:
-                raise ParameterError(f"campaign.q must equal q_numerator / 2**precision = {flip.value!r} "
-                                     f"(q_numerator={numerator}, precision={precision}); got {q!r:.80}")
+        flip = _dyadic(data, "q", precision, what="an int")
         k = check_int("campaign.reports_per_person", data["reports_per_person"], minimum=1)
         rate_limit = data["rate_limit"]
         if rate_limit not in _RATE_LIMITS:
@@ -216,16 +221,7 @@ class CampaignInfo:
                                  f"{family!r:.80}")
         memo_flip = None
         if data.get("memo_q_numerator") is not None:
-            memo_num = data["memo_q_numerator"]
-            if isinstance(memo_num, bool) or not isinstance(memo_num, int):
-                raise ParameterError(f"campaign.memo_q_numerator must be an int or null; got {memo_num!r:.80}")
-            try:
-                memo_flip = DyadicProbability(numerator=memo_num, precision=precision)
-            except ParameterError as exc:
-                raise ParameterError(f"campaign.memo_q_numerator: {exc}") from None
-            if data.get("memo_q") is not None and data["memo_q"] != memo_flip.value:
-                raise ParameterError(f"campaign.memo_q must equal memo_q_numerator / 2**precision = "
-                                     f"{memo_flip.value!r}; got {data['memo_q']!r:.80}")
+            memo_flip = _dyadic(data, "memo_q", precision, what="an int or null")
             if family is None or k != 1:
                 raise ParameterError("a memoized campaign (memo_q_numerator) must name its family and have "
                                      "reports_per_person = 1")
