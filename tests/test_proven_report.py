@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
-import sys
 import time
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "proven_report.py"
+from tests.oracles.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("proven_report", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look the module up while the class body runs
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("proven_report")
 
 
 def _value(**kwargs: Any) -> dict[str, Any]:

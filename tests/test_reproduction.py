@@ -7,16 +7,15 @@ wrong, or an independent oracle (mpmath evaluation of the paper's formulas, brut
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
-import sys
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from tests.oracles.scripts import load_script
 
 from sufficientdp.calibration import calibrate, local_q, sigma_per_sqrt_n
 from sufficientdp.calibration.paper import paper_eq_6_3_q, paper_maurer_heuristic
@@ -24,7 +23,6 @@ from sufficientdp.ratio import ratio_moments
 
 mpmath = pytest.importorskip("mpmath")
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "reproduce_001.py"
 LN2 = math.log(2)
 
 
@@ -221,12 +219,7 @@ def test_calibrated_q_meets_3_12_from_both_sides() -> None:
 # --------------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("reproduce_001", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look the module up while the class body runs
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("reproduce_001")
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])

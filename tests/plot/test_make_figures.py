@@ -4,29 +4,21 @@ docs/figures/ (that is `make figures`, a few minutes)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 pytest.importorskip("matplotlib")
 
+from tests.oracles.scripts import load_script  # noqa: E402
+
 from sufficientdp import plot  # noqa: E402
 from sufficientdp.ratio.sampling import sample_privacy_ratio  # noqa: E402
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "make_figures.py"
 
 
 @pytest.fixture(scope="module")
 def mf() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_figures", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["make_figures"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("make_figures")
 
 
 def _non_empty(fig: object) -> str:
