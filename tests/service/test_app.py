@@ -31,7 +31,8 @@ with warnings.catch_warnings():
 
 from sufficientdp._errors import ParameterError  # noqa: E402
 from sufficientdp.calibration import calibrate  # noqa: E402
-from sufficientdp.collection.tokens import TokenKey, blind, new_nonce, unblind, verify  # noqa: E402
+from sufficientdp.collection import rsabssa  # noqa: E402
+from sufficientdp.collection.tokens import SCHEME_RSABSSA, TokenKey, blind, new_nonce, unblind, verify  # noqa: E402
 from sufficientdp.service.app import create_app  # noqa: E402
 from sufficientdp.service.storage import SCHEMA_VERSION  # noqa: E402
 
@@ -120,15 +121,47 @@ def hex_nonces(n: int) -> list[str]:
     return [secrets.token_hex(32) for _ in range(n)]
 
 
-def get_tokens(client: TestClient, campaign: dict[str, Any], credential: str, count: int) -> list[dict[str, str]]:
+def draft_tokens(campaign: dict[str, Any], count: int) -> tuple[list[bytes], list[tuple[int, int]]]:
+    """Fresh token messages in the campaign's scheme (the nonce for RSA-FDH, prefix || nonce for RSABSSA) and their
+    (blinded, unblinder) pairs."""
     key = TokenKey.from_dict(campaign["token_key"])
-    nonces = [new_nonce() for _ in range(count)]
-    blinded = [blind(key, n) for n in nonces]
+    msgs, blinded = [], []
+    for _ in range(count):
+        nonce = new_nonce()
+        if campaign["token_scheme"] == SCHEME_RSABSSA:
+            msg = rsabssa.prepare(nonce)
+            b, inv = rsabssa.blind(key, msg)
+            blinded.append((int.from_bytes(b, "big"), inv))
+        else:
+            msg = nonce
+            blinded.append(blind(key, nonce))
+        msgs.append(msg)
+    return msgs, blinded
+
+
+def finish_tokens(campaign: dict[str, Any], msgs: list[bytes], blinded: list[tuple[int, int]],
+                  signatures: list[str]) -> list[dict[str, str]]:
+    """The wire tokens from the blind signatures (each checked: RSABSSA finalize verifies, RSA-FDH here)."""
+    key = TokenKey.from_dict(campaign["token_key"])
+    out = []
+    for msg, (_, u), s in zip(msgs, blinded, signatures, strict=True):
+        if campaign["token_scheme"] == SCHEME_RSABSSA:
+            final = rsabssa.finalize(key, msg, int(s, 16).to_bytes(key.byte_length, "big"), u)
+            prefix, nonce = msg[:rsabssa.PREFIX_BYTES], msg[rsabssa.PREFIX_BYTES:]
+            out.append({"nonce": nonce.hex(), "prefix": prefix.hex(), "signature": final.hex()})
+        else:
+            signature = unblind(key, int(s, 16), u)
+            assert verify(key, msg, signature)
+            out.append({"nonce": msg.hex(), "signature": format(signature, "x")})
+    return out
+
+
+def get_tokens(client: TestClient, campaign: dict[str, Any], credential: str, count: int) -> list[dict[str, str]]:
+    msgs, blinded = draft_tokens(campaign, count)
     r = client.post(f"/v1/campaigns/{campaign['id']}/tokens",
                     json={"credential": credential, "blinded": [format(b, "x") for b, _ in blinded]})
     assert r.status_code == 200, r.text
-    sigs = [unblind(key, int(s, 16), u) for s, (_, u) in zip(r.json()["signatures"], blinded, strict=True)]
-    return [{"nonce": n.hex(), "signature": format(s, "x")} for n, s in zip(nonces, sigs, strict=True)]
+    return finish_tokens(campaign, msgs, blinded, r.json()["signatures"])
 
 
 # ---------------------------------------------------------------------------------------------------- campaigns
@@ -160,6 +193,7 @@ def test_create_campaign_with_given_q(client: TestClient) -> None:
 def test_create_campaign_with_tokens_publishes_a_2048_bit_key(token_campaign: dict[str, Any]) -> None:
     key = TokenKey.from_dict(token_campaign["token_key"])
     assert key.n.bit_length() == 2048 and key.e == 65537
+    assert token_campaign["token_scheme"] == "rsabssa-sha384-pss-randomized"  # the default of new campaigns
 
 
 def test_create_campaign_calibrates_when_q_is_null(client: TestClient) -> None:
@@ -443,12 +477,14 @@ def test_token_errors_store_nothing(client: TestClient, token_campaign: dict[str
     url = f"/v1/campaigns/{cid}/reports"
     before = pending(client, cid)
     assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]]}), 403, "invalid_token", "tokens")
-    forged = {"nonce": secrets.token_hex(32), "signature": "abc123"}
+    forged = {"nonce": secrets.token_hex(32), "prefix": secrets.token_hex(32), "signature": "abc123"}
     good = get_tokens(client, token_campaign, "dave", 1)[0]
     assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]] * 2, "tokens": [good, forged]}), 403,
                  "invalid_token", "tokens[1]")
-    # A signature for another nonce is invalid too.
-    swapped = {"nonce": secrets.token_hex(32), "signature": good["signature"]}
+    # A signature for another nonce, or with another prefix, is invalid too.
+    assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]], "tokens": [
+        {**good, "prefix": secrets.token_hex(32)}]}), 403, "invalid_token", "tokens[0]")
+    swapped = {**good, "nonce": secrets.token_hex(32)}
     assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]], "tokens": [swapped]}), 403, "invalid_token")
     assert_error(client.post(url, json={"reports": [[0, 1, 1, 0]], "tokens": [{**good, "signature": "xyz"}]}), 403,
                  "invalid_token", "tokens[0].signature")
@@ -494,11 +530,10 @@ def test_invalid_token_requests(client: TestClient, token_campaign: dict[str, An
 
 
 def token_request(campaign: dict[str, Any], count: int) -> tuple[list[bytes], list[tuple[int, int]], list[str]]:
-    """Fresh nonces, their (blinded, unblinder) pairs and the wire form of the blinded list."""
-    key = TokenKey.from_dict(campaign["token_key"])
-    nonces = [new_nonce() for _ in range(count)]
-    blinded = [blind(key, n) for n in nonces]
-    return nonces, blinded, [format(b, "x") for b, _ in blinded]
+    """Fresh token messages (:func:`draft_tokens`), their (blinded, unblinder) pairs and the wire form of the
+    blinded list."""
+    msgs, blinded = draft_tokens(campaign, count)
+    return msgs, blinded, [format(b, "x") for b, _ in blinded]
 
 
 def table_dump(storage: Any) -> dict[str, set[tuple[Any, ...]]]:
@@ -519,7 +554,6 @@ def credential_mac(storage: Any, campaign_id: str, credential: str) -> bytes:
 def test_identical_token_retry_gets_the_same_signatures(app: Any, client: TestClient,
                                                         token_campaign: dict[str, Any]) -> None:
     cid = token_campaign["id"]
-    key = TokenKey.from_dict(token_campaign["token_key"])
     url = f"/v1/campaigns/{cid}/tokens"
     credential = "frank-" + secrets.token_hex(8)
     nonces, blinded, wire = token_request(token_campaign, 2)
@@ -533,11 +567,7 @@ def test_identical_token_retry_gets_the_same_signatures(app: Any, client: TestCl
     assert client.post(url, json={"credential": credential, "blinded": ["00" + w.upper() for w in wire]}).content \
         == first.content
     assert table_dump(app.state.storage) == before
-    tokens = []
-    for nonce, (_, unblinder), s in zip(nonces, blinded, again.json()["signatures"], strict=True):
-        signature = unblind(key, int(s, 16), unblinder)
-        assert verify(key, nonce, signature)
-        tokens.append({"nonce": nonce.hex(), "signature": format(signature, "x")})
+    tokens = finish_tokens(token_campaign, nonces, blinded, again.json()["signatures"])
     r = client.post(f"/v1/campaigns/{cid}/reports",
                     json={"reports": [[0, 1, 1, 0], [1, 0, 0, 1]], "tokens": tokens})
     assert r.json() == {"accepted": 2, "duplicates": 0}

@@ -323,7 +323,7 @@ def test_a_version_2_database_is_migrated_and_its_campaigns_stay_active(tmp_path
         got = client.get(f"/v1/campaigns/{legacy['id']}").json()
         assert got == {**legacy, "status": "active", "error": None, "pending_reports": 0, "released_reports": 0,
                        "releases": 0, "family": None, "memo_q": None, "memo_q_numerator": None, "q_release": None,
-                       "lifetime": None}  # fields added later (issue 14) are served as null
+                       "lifetime": None, "token_scheme": None}  # fields added later are served as null
         r = client.post(f"/v1/campaigns/{legacy['id']}/reports", json={"reports": [[1, 0], [0, 1]]})
         assert r.status_code == 200
         assert client.post(f"/v1/campaigns/{legacy['id']}/releases").status_code == 201

@@ -7,7 +7,10 @@ A :class:`Reporter` stands for one person in one campaign. It
 2. randomizes the value k times *on the device* with the project's :class:`~sufficientdp.Randomizer` (CSPRNG by
    default), so the raw value never leaves the device;
 3. when the campaign is rate-limited by tokens, obtains k blind-signature tokens in one request authenticated by
-   the credential (``POST .../tokens``; see :mod:`sufficientdp.collection.tokens`), unblinds and verifies them.
+   the credential (``POST .../tokens``), unblinds and verifies them, in the campaign's ``token_scheme``: RFC 9474
+   RSABSSA-SHA384-PSS-Randomized (:mod:`sufficientdp.collection.rsabssa`; each token carries the 32-byte message
+   prefix the client drew) for ``"rsabssa-sha384-pss-randomized"``, RSA-FDH (:mod:`sufficientdp.collection.tokens`)
+   for ``"rsa-fdh-sha256"`` or a collector that publishes no scheme (it predates RSABSSA).
    The nonces, blinding factors and request body are drawn once and kept until the signatures arrive: every retry
    (connection errors, 5xx, 429, or a later call after all retries failed) resends the *identical* blinded list,
    which the collector answers again with the same signatures if its first answer was lost;
@@ -56,6 +59,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -69,8 +73,18 @@ from numpy.typing import ArrayLike
 from .._errors import DataError, ParameterError, SufficientDPError
 from .._numerics.dyadic import DyadicProbability
 from .._validation import check_int, check_positive_finite
+from ..collection import rsabssa
 from ..collection.ledger import Decision
-from ..collection.tokens import TokenKey, blind, new_nonce, unblind, verify
+from ..collection.tokens import (
+    SCHEME_RSA_FDH,
+    SCHEME_RSABSSA,
+    TOKEN_SCHEMES,
+    TokenKey,
+    blind,
+    new_nonce,
+    unblind,
+    verify,
+)
 from ..parameters import RandomizationParams
 from ..randomization._sources import RandomSource, as_source
 from ..randomization.randomizer import Randomizer, check_domain
@@ -148,6 +162,9 @@ class CampaignInfo:
         reports_per_person: k.
         rate_limit: ``"tokens"`` or ``"none"``.
         token_key: the public token key when ``rate_limit == "tokens"``, else ``None``.
+        token_scheme: the tokens' blind-signature scheme when ``rate_limit == "tokens"`` (one of
+            :data:`~sufficientdp.collection.tokens.TOKEN_SCHEMES`; ``"rsa-fdh-sha256"`` when the collector publishes
+            none, as collectors before RSABSSA did), else ``None``.
         epsilon: the campaign's privacy level, or ``None`` if the collector did not publish it.
         eta_at_q: the campaign's bound on ``P[L > epsilon]`` at its q (the per-release guarantee with
             ``epsilon``), or ``None`` if not published.
@@ -162,6 +179,7 @@ class CampaignInfo:
     reports_per_person: int
     rate_limit: str
     token_key: TokenKey | None
+    token_scheme: str | None = None
     epsilon: float | None = None
     eta_at_q: float | None = None
     family: str | None = None
@@ -202,10 +220,15 @@ class CampaignInfo:
         if rate_limit not in _RATE_LIMITS:
             raise ParameterError(f"campaign.rate_limit must be one of {_RATE_LIMITS}; got {rate_limit!r:.80}")
         token_key = None
+        token_scheme = None
         if rate_limit == "tokens":
             if data.get("token_key") is None:
                 raise ParameterError("campaign.token_key must be given when rate_limit is 'tokens'; got null")
             token_key = TokenKey.from_dict(data["token_key"])
+            token_scheme = data.get("token_scheme") or SCHEME_RSA_FDH
+            if token_scheme not in TOKEN_SCHEMES:
+                raise ParameterError(f"campaign.token_scheme must be one of {TOKEN_SCHEMES} or null; got "
+                                     f"{token_scheme!r:.80}")
         epsilon = data.get("epsilon")
         if epsilon is not None and (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float))
                                     or not 0 < epsilon <= 50):
@@ -226,6 +249,7 @@ class CampaignInfo:
                 raise ParameterError("a memoized campaign (memo_q_numerator) must name its family and have "
                                      "reports_per_person = 1")
         return cls(id=cid, bits=bits, flip=flip, reports_per_person=k, rate_limit=rate_limit, token_key=token_key,
+                   token_scheme=token_scheme,
                    epsilon=None if epsilon is None else float(epsilon),
                    eta_at_q=None if eta_at_q is None else float(eta_at_q), family=family, memo_flip=memo_flip)
 
@@ -431,10 +455,12 @@ class Reporter:
         self._sleep: Callable[[float], None] = time.sleep
         self._jitter = random.SystemRandom()
         self.campaign: CampaignInfo | None = None
-        self._tokens: list[tuple[bytes, int]] | None = None  # (nonce, signature), obtained once
-        # (nonces, (blinded, unblinder) pairs, request body) of a token request not yet answered: reused verbatim
-        # by every retry, dropped once the signatures are verified.
-        self._token_request: tuple[list[bytes], list[tuple[int, int]], dict[str, Any]] | None = None
+        # (nonce, RSABSSA message prefix or None, signature), obtained once
+        self._tokens: list[tuple[bytes, bytes | None, int]] | None = None
+        # (nonces, prefixes, (blinded, unblinder) pairs, request body) of a token request not yet answered: reused
+        # verbatim by every retry, dropped once the signatures are verified.
+        self._token_request: tuple[list[bytes], list[bytes | None], list[tuple[int, int]],
+                                   dict[str, Any]] | None = None
         self._pending: list[dict[str, Any]] | None = None  # request bodies of the randomized reports
         self._next = 0  # index of the next body to submit
         self._accepted = self._duplicates = self._requests = 0
@@ -634,10 +660,19 @@ class Reporter:
         k = info.reports_per_person
         if self._token_request is None:
             nonces = [new_nonce() for _ in range(k)]
-            blinded = [blind(key, nonce) for nonce in nonces]
+            prefixes: list[bytes | None]
+            if info.token_scheme == SCHEME_RSABSSA:  # RFC 9474: blind PSS-encoded prefix || nonce
+                prefixes = [secrets.token_bytes(rsabssa.PREFIX_BYTES) for _ in range(k)]
+                blinded = []
+                for nonce, prefix in zip(nonces, prefixes, strict=True):
+                    msg, inv = rsabssa.blind(key, rsabssa.prepare(nonce, prefix=prefix))
+                    blinded.append((int.from_bytes(msg, "big"), inv))
+            else:
+                prefixes = [None] * k
+                blinded = [blind(key, nonce) for nonce in nonces]
             body = {"credential": self._credential, "blinded": [format(b, "x") for b, _ in blinded]}
-            self._token_request = (nonces, blinded, body)
-        nonces, blinded, body = self._token_request
+            self._token_request = (nonces, prefixes, blinded, body)
+        nonces, prefixes, blinded, body = self._token_request
         data = self._send("POST", self._url("/tokens"), body, anonymous=False)
         try:
             sigs = [int(s, 16) for s in data["signatures"]]
@@ -647,12 +682,22 @@ class Reporter:
         if len(sigs) != k:
             raise CollectorError(f"the collector returned {len(sigs)} signatures for {k} blinded nonces",
                                  code="bad_response")
-        tokens = []
-        for nonce, (_, unblinder), sig in zip(nonces, blinded, sigs, strict=True):
-            if not (0 < sig < key.n) or not verify(key, nonce, signature := unblind(key, sig, unblinder)):
-                raise CollectorError("the collector returned a signature that does not verify under the "
-                                     "campaign's token key", code="invalid_signature")
-            tokens.append((nonce, signature))
+        tokens: list[tuple[bytes, bytes | None, int]] = []
+        bad = CollectorError("the collector returned a signature that does not verify under the campaign's token "
+                             "key", code="invalid_signature")
+        for nonce, prefix, (_, unblinder), sig in zip(nonces, prefixes, blinded, sigs, strict=True):
+            if not 0 < sig < key.n:
+                raise bad
+            if prefix is None:
+                if not verify(key, nonce, signature := unblind(key, sig, unblinder)):
+                    raise bad
+            else:
+                try:  # finalize = unblind, then RSASSA-PSS verification of prefix || nonce
+                    final = rsabssa.finalize(key, prefix + nonce, sig.to_bytes(key.byte_length, "big"), unblinder)
+                except ParameterError:
+                    raise bad from None
+                signature = int.from_bytes(final, "big")
+            tokens.append((nonce, prefix, signature))
         self._tokens = tokens
         self._token_request = None  # the blinding factors are no longer needed
         return k
@@ -707,8 +752,11 @@ class Reporter:
         for i, row in enumerate(rows.tolist()):
             body: dict[str, Any] = {"reports": [row]}
             if self._tokens is not None:
-                nonce, signature = self._tokens[i]
-                body["tokens"] = [{"nonce": nonce.hex(), "signature": format(signature, "x")}]
+                nonce, prefix, signature = self._tokens[i]
+                token = {"nonce": nonce.hex(), "signature": format(signature, "x")}
+                if prefix is not None:
+                    token["prefix"] = prefix.hex()
+                body["tokens"] = [token]
             else:
                 body["nonces"] = [new_nonce().hex()]
             bodies.append(body)

@@ -51,6 +51,9 @@ from .._errors import ParameterError
 
 __all__ = [
     "NONCE_BYTES",
+    "SCHEME_RSABSSA",
+    "SCHEME_RSA_FDH",
+    "TOKEN_SCHEMES",
     "TokenKey",
     "TokenSigner",
     "blind",
@@ -63,6 +66,14 @@ __all__ = [
 
 #: Length in bytes of a token nonce (64 hex characters on the wire).
 NONCE_BYTES: Final = 32
+#: A campaign's ``token_scheme``: RFC 9474 RSABSSA-SHA384-PSS-Randomized (:mod:`sufficientdp.collection.rsabssa`),
+#: the scheme of new campaigns.
+SCHEME_RSABSSA: Final = "rsabssa-sha384-pss-randomized"
+#: A campaign's ``token_scheme``: this module's textbook RSA over a full-domain hash, the scheme of every campaign
+#: created before RSABSSA was wired in (migrated databases mark them so; their tokens keep verifying).
+SCHEME_RSA_FDH: Final = "rsa-fdh-sha256"
+#: Every token scheme a collector and the client know.
+TOKEN_SCHEMES: Final = (SCHEME_RSABSSA, SCHEME_RSA_FDH)
 _MIN_GENERATED_BITS: Final = 2048
 _MAX_GENERATED_BITS: Final = 8192
 #: ``token_key.n`` on the wire: lowercase hex, no ``0x`` prefix, no sign, no leading zero, no separators.

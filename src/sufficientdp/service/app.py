@@ -2,8 +2,9 @@
 
 An adapter: it parses and validates requests, stores reports, and calls the core for everything that is math
 (:func:`sufficientdp.collection.campaign.plan_campaign` for calibration and the proven all-collections bound,
-:func:`sufficientdp.collection.campaign.estimate_release` for estimates, :mod:`sufficientdp.collection.tokens` for
-blind signatures). It logs no request data: no raw reports, nonces, credentials, client addresses or user agents.
+:func:`sufficientdp.collection.campaign.estimate_release` for estimates, :mod:`sufficientdp.collection.rsabssa`
+(RFC 9474 RSABSSA-SHA384-PSS-Randomized, new campaigns) and :mod:`sufficientdp.collection.tokens` (RSA-FDH,
+campaigns created before it; the campaign's ``token_scheme`` says which) for blind signatures). It logs no request data: no raw reports, nonces, credentials, client addresses or user agents.
 
 No request runs unbounded math: ``POST /v1/campaigns`` validates the fields, stores the campaign as
 ``calibrating`` and answers 202; its q is calibrated (or the given q checked) by a bounded background job
@@ -58,6 +59,7 @@ from ..collection.campaign import (
     Campaign,
     estimate_release,
 )
+from ..collection.tokens import SCHEME_RSA_FDH, SCHEME_RSABSSA
 from .errors import ServiceError, error_body
 from .jobs import (
     DEFAULT_MEMORY_LIMIT,
@@ -104,12 +106,17 @@ _ALLOWED = {
     "memo_q": "null or a number in (0, 0.5); needs q, a family and reports_per_person = 1",
     "precision": f"an integer in [2, {MAX_PRECISION}]",
     "rate_limit": "'tokens' or 'none'",
+    "token_scheme": f"null (default: '{SCHEME_RSABSSA}' for rate_limit 'tokens'), '{SCHEME_RSABSSA}' or, for "
+                    f"clients that predate it, '{SCHEME_RSA_FDH}'; null when rate_limit is 'none'",
     "credential": f"a non-empty string of at most {MAX_CREDENTIAL_LENGTH} characters",
     "blinded": f"a list of 1 to k (at most {MAX_REPORTS_PER_PERSON}) hex strings of at most {MAX_HEX_DIGITS} digits",
     "reports": f"a list of 1 to {MAX_REPORTS_PER_REQUEST} lists of L integers 0 or 1",
     "nonces": f"null or a list of at most {MAX_REPORTS_PER_REQUEST} 64-hex-character strings aligned with reports",
-    "tokens": f"null or a list of at most {MAX_REPORTS_PER_REQUEST} {{nonce, signature}} objects aligned with reports",
+    "tokens": f"null or a list of at most {MAX_REPORTS_PER_REQUEST} {{nonce, prefix, signature}} objects aligned "
+              "with reports",
     "nonce": "a string of 64 hex characters",
+    "prefix": f"a string of 64 hex characters (the 32-byte RSABSSA message prefix) for token_scheme "
+              f"'{SCHEME_RSABSSA}'; omitted (null) for '{SCHEME_RSA_FDH}'",
     "signature": f"a hex string of 1 to {MAX_HEX_DIGITS} digits",
 }
 
@@ -146,6 +153,9 @@ class CampaignIn(BaseModel):
     precision: int = Field(default=32, ge=2, le=MAX_PRECISION,
                            description="dyadic precision of q: " + _ALLOWED["precision"])
     rate_limit: Literal["tokens", "none"] = Field(default="tokens", description=_ALLOWED["rate_limit"])
+    token_scheme: Literal["rsabssa-sha384-pss-randomized", "rsa-fdh-sha256"] | None = Field(
+        default=None, description="the blind-signature scheme of the campaign's tokens (docs/rate_limiting.md): "
+                                  + _ALLOWED["token_scheme"])
     family: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_LENGTH,
                                description="the campaign family (devices account a family's campaigns in their "
                                            "privacy ledger); null: the campaign is its own family: "
@@ -198,6 +208,9 @@ class CampaignOut(BaseModel):
     notes: list[str]
     rate_limit: str
     token_key: TokenKeyOut | None
+    token_scheme: str | None = Field(default=None, description=(
+        f"'{SCHEME_RSABSSA}' (RFC 9474; tokens carry a 32-byte prefix), '{SCHEME_RSA_FDH}' (campaigns created "
+        "before RSABSSA, or by clients that predate it), or null when rate_limit is 'none'"))
     family: str | None = Field(default=None, description=(
         "the campaign family; null: the campaign is its own family. With epsilon and eta_at_q it is the "
         "per-release guarantee a device records in its privacy ledger (sufficientdp.collection.ledger)"))
@@ -241,7 +254,12 @@ class TokenIn(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid")
     nonce: _Hex64 = Field(description="64 hex characters (32 random bytes); the idempotency key")
-    signature: _HexInt = Field(description="RSA-FDH signature of the nonce, hex")
+    prefix: _Hex64 | None = Field(default=None, description=(
+        f"token_scheme '{SCHEME_RSABSSA}': the 32-byte message prefix (64 hex characters) the client drew; the "
+        f"signature is an RSASSA-PSS signature of prefix || nonce. Required for that scheme, omitted for "
+        f"'{SCHEME_RSA_FDH}'"))
+    signature: _HexInt = Field(description="the finalized signature, hex: RSASSA-PSS (SHA-384) of prefix || nonce, "
+                                           "or the RSA-FDH signature of the nonce (legacy campaigns)")
 
 
 class ReportsIn(BaseModel):
@@ -510,8 +528,10 @@ def _hex_int(text: str, name: str, *, code: str, status: int) -> int:
 
 
 def _public(spec: dict[str, Any]) -> dict[str, Any]:
-    """The stored campaign object as served (campaigns stored before schema version 3 were all active)."""
-    return {"status": "active", "error": None, **spec}
+    """The stored campaign object as served (campaigns stored before schema version 3 were all active; before
+    version 4 every token campaign used RSA-FDH tokens: the migration writes it, and this default agrees)."""
+    return {"status": "active", "error": None,
+            "token_scheme": SCHEME_RSA_FDH if spec.get("rate_limit") == "tokens" else None, **spec}
 
 
 def _finished(spec: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
@@ -768,10 +788,18 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
     def create_campaign(body: CampaignIn, response: Response) -> dict[str, Any]:
         """Create a campaign: 202 with status 'calibrating' (poll the Location); a background job calibrates q
         (q = null) or checks the given q, and the campaign becomes 'active' or 'failed'."""
+        requested = body.model_dump()
+        token_scheme = requested.pop("token_scheme")
         try:
-            campaign = Campaign(**body.model_dump())
+            campaign = Campaign(**requested)
         except ParameterError as exc:
             raise ServiceError(422, "invalid_parameter", _clip(str(exc)), _param_of(str(exc))) from None
+        if campaign.rate_limit != "tokens" and token_scheme is not None:
+            raise ServiceError(422, "invalid_parameter", f"token_scheme must be null when rate_limit is "
+                               f"'{campaign.rate_limit}' (the campaign issues no tokens); got {token_scheme!r}",
+                               "token_scheme")
+        if campaign.rate_limit == "tokens" and token_scheme is None:
+            token_scheme = SCHEME_RSABSSA
         if campaign.q is not None:  # cheap: a given q that cannot be a dyadic q below 1/2 is refused now
             try:
                 DyadicProbability.from_float(campaign.q, precision=campaign.precision, rounding="up")
@@ -801,7 +829,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         spec: dict[str, Any] = {
             "id": campaign_id, "status": "calibrating", "error": None, **fields, "q": None, "q_numerator": None,
             "eta_at_q": None, "calibrated": campaign.q is None, "guarantee": None, "notes": [],
-            "token_key": token_key}
+            "token_key": token_key, "token_scheme": token_scheme}
 
         def forget_key() -> None:  # nothing was stored
             with signers_lock:
@@ -970,13 +998,15 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         if spec["rate_limit"] == "tokens":
             if body.tokens is None:
                 raise ServiceError(403, "invalid_token", "tokens are required by this campaign (rate_limit "
-                                   "'tokens'): one {nonce, signature} per report", "tokens")
+                                   "'tokens'): one {nonce, prefix, signature} per report", "tokens")
             if len(body.tokens) != m:
                 raise ServiceError(400, "invalid_report", f"tokens must be aligned with reports ({m}); got "
                                    f"{len(body.tokens)}", "tokens")
+            from ..collection import rsabssa
             from ..collection.tokens import TokenKey, verify
 
             key = TokenKey.from_dict(spec["token_key"])
+            scheme = spec["token_scheme"]
             token_nonces: list[bytes | None] = []
             for i, tok in enumerate(body.tokens):
                 if not _HEX64.fullmatch(tok.nonce):
@@ -987,8 +1017,22 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
                     raise ServiceError(400, "invalid_report",
                                        f"nonces[{i}] must equal tokens[{i}].nonce when both are given",
                                        f"nonces[{i}]")
+                if scheme == SCHEME_RSABSSA and (tok.prefix is None or not _HEX64.fullmatch(tok.prefix)):
+                    raise ServiceError(400, "invalid_report", f"tokens[{i}].prefix must be 64 hex characters (the "
+                                       f"32-byte message prefix): campaign {campaign_id} uses token_scheme "
+                                       f"'{scheme}'; got {_show(tok.prefix)}", f"tokens[{i}].prefix")
+                if scheme != SCHEME_RSABSSA and tok.prefix is not None:
+                    raise ServiceError(400, "invalid_report", f"tokens[{i}].prefix must be omitted: campaign "
+                                       f"{campaign_id} uses token_scheme '{scheme}', whose tokens have no message "
+                                       "prefix", f"tokens[{i}].prefix")
                 sig = _hex_int(tok.signature, f"tokens[{i}].signature", code="invalid_token", status=403)
-                if not verify(key, nonce, sig):
+                if scheme == SCHEME_RSABSSA:
+                    assert tok.prefix is not None  # checked above
+                    valid = 0 < sig < key.n and rsabssa.verify(key, bytes.fromhex(tok.prefix) + nonce,
+                                                               sig.to_bytes(key.byte_length, "big"))
+                else:
+                    valid = verify(key, nonce, sig)
+                if not valid:
                     raise ServiceError(403, "invalid_token", f"tokens[{i}] is not a valid token of campaign "
                                        f"{campaign_id}; nothing was stored", f"tokens[{i}]")
                 token_nonces.append(nonce)

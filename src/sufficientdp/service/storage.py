@@ -22,9 +22,13 @@ Schema (the same on both back ends; ``BLOB`` is ``BYTEA`` in PostgreSQL):
   (:mod:`sufficientdp.service.jobs`).
 
 Schema versions: 1 (no ``issued.blinded_digest``), 2 (no ``jobs`` table; every campaign was created active), 3
-(current). Opening an older database adds what is missing (``ALTER TABLE`` / ``CREATE TABLE``, in the schema
-transaction); a database of a newer version than this code knows is refused (an older sufficientdp would serve a
-calibrating campaign, which has no q yet, as if it were active).
+(campaign objects have no ``token_scheme``: every token campaign used RSA-FDH tokens), 4 (current). Opening an
+older database adds what is missing (``ALTER TABLE`` / ``CREATE TABLE``, in the schema transaction) and, from
+version 3, writes ``"token_scheme": "rsa-fdh-sha256"`` into the stored object of every token campaign (the tokens it
+issued keep verifying; a campaign without tokens is served with a null ``token_scheme`` and is not rewritten);
+nothing else of a campaign, and no report, spent nonce or issuance, is touched. A database of a newer version than this code knows is refused (an older sufficientdp would
+serve a calibrating campaign, which has no q yet, as if it were active, and would verify RSABSSA tokens as RSA-FDH
+ones).
 
 Durability: every request's writes are committed before the response is sent. Reports go through a group commit
 (:meth:`Storage.submit_grouped`): one writer thread takes every request queued meanwhile into one transaction, each
@@ -61,6 +65,7 @@ import numpy as np
 
 from .._errors import ParameterError
 from ..aggregation.tally import Tally, tally_packed
+from ..collection.tokens import SCHEME_RSA_FDH
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -76,7 +81,7 @@ __all__ = [
 ]
 
 #: Version of the schema this code writes (stored in ``settings``); see the module docstring for the history.
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 _FETCH_ROWS: Final = 1 << 16
 #: Most requests the group-commit writer puts in one transaction.
 GROUP_COMMIT_MAX_REQUESTS: Final = 512
@@ -105,6 +110,7 @@ _SCHEMA: Final = (
 _MIGRATIONS: Final[dict[int, tuple[str, ...]]] = {
     1: ("ALTER TABLE issued ADD COLUMN blinded_digest BLOB",),
     2: (),  # the jobs table: created by the CREATE TABLE IF NOT EXISTS statements of _SCHEMA
+    3: (),  # token_scheme in the campaign objects: written by Storage._mark_token_schemes (a data migration)
 }
 _DIGEST_CONTEXT: Final = b"sufficientdp/tokens/blinded-list/v1\x00"
 
@@ -303,11 +309,29 @@ class Storage:
             for v in range(version, SCHEMA_VERSION):
                 for stmt in _MIGRATIONS[v]:
                     self._x(cur, self._ddl(stmt))
+                if v == 3:
+                    self._mark_token_schemes(cur)
             self._x(cur, "UPDATE settings SET value = ? WHERE key = ?",
                     (str(SCHEMA_VERSION).encode(), "schema_version"))
 
     def _ddl(self, stmt: str) -> str:
         return stmt
+
+    def _mark_token_schemes(self, cur: Any) -> None:
+        """Migration 3 -> 4: every stored token campaign without a ``token_scheme`` is marked RSA-FDH.
+
+        A campaign of version 3 or older that uses tokens issued RSA-FDH tokens (the only scheme then), so it is
+        marked ``"rsa-fdh-sha256"`` and keeps verifying them. Only the ``spec`` column of those rows changes (in
+        the schema transaction); the key, reports, spent nonces, issuances and every other campaign stay as they
+        are.
+        """
+        rows = self._x(cur, "SELECT id, spec FROM campaigns").fetchall()
+        for campaign_id, text in rows:
+            spec = json.loads(text)
+            if not isinstance(spec, dict) or "token_scheme" in spec or spec.get("rate_limit") != "tokens":
+                continue
+            spec["token_scheme"] = SCHEME_RSA_FDH
+            self._x(cur, "UPDATE campaigns SET spec = ? WHERE id = ?", (json.dumps(spec), campaign_id))
 
     def close(self) -> None:
         """Commit the requests queued for the group-commit writer and stop it, then close every connection (one
