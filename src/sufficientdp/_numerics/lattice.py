@@ -51,7 +51,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import fft as _fft
-from scipy.special import logsumexp
 
 __all__ = ["ALPHA", "DROP", "HEAVY_RATE", "TailBracket", "compound_tail_bracket"]
 
@@ -67,6 +66,13 @@ _MIN_CELLS = 2 ** 10
 _WORKERS = 2  # threads per FFT (scipy.fft)
 
 
+def log_sum_exp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log(sum(exp(a), axis=1))`` for a 2-d array of finite values (scipy's logsumexp without its array-API
+    overhead, which dominated the many small calls here)."""
+    top = np.max(a, axis=1)
+    return np.asarray(top + np.log(np.sum(np.exp(a - top[:, None]), axis=1)), dtype=float)
+
+
 @dataclass(frozen=True, slots=True)
 class TailBracket:
     """``lower[i] <= P[S > t_i] <= upper[i]`` for the thresholds given, with how it was computed."""
@@ -79,7 +85,7 @@ class TailBracket:
 
 
 def _window_ends(n: int, k: NDArray[np.float64], logpi: NDArray[np.float64], log_gamma: float, log_1mg: float,
-                 k_sd: float, log_alpha: float, fewer: int = 0) -> tuple[float, float]:
+                 k_sd: float, log_alpha: float, fewer: int = 0, grid: int = 300) -> tuple[float, float]:
     """Integers ``a_lo <= a_hi`` with Chernoff ``P[K > a_hi] <= ALPHA`` and ``P[K < a_lo] <= ALPHA``.
 
     For every ``theta > 0``, ``P[K >= a] <= exp(n Lambda(theta) - theta a)`` with ``Lambda`` the log moment
@@ -90,11 +96,11 @@ def _window_ends(n: int, k: NDArray[np.float64], logpi: NDArray[np.float64], log
     With ``fewer = r`` the window holds for every number of people ``m`` in ``n - r .. n`` at once: for each theta,
     ``m Lambda(theta) <= n Lambda(theta) + r max(0, -Lambda(theta))``.
     """
-    thetas = np.geomspace(1e-9, 1e4, 300) / k_sd
+    thetas = np.geomspace(1e-9, 1e4, grid) / k_sd
     ends = []
     for sign in (1.0, -1.0):
         th = sign * thetas
-        inner = log_gamma + logsumexp(th[:, None] * k[None, :] + logpi[None, :], axis=1)
+        inner = log_gamma + log_sum_exp_rows(th[:, None] * k[None, :] + logpi[None, :])
         lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
         cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
         with np.errstate(invalid="ignore"):

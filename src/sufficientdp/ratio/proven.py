@@ -17,8 +17,12 @@ show the blanket is the best decomposition), specialised to bit-vector randomize
    closed under post-processing, so ``delta_real(e') <= delta_PQ(e')`` for every ``e'`` and every pair.
 3. **Exact form of delta_PQ.** With ``g(y) = (R(x)(y) - e**e' R(x')(y)) / omega(y)`` the privacy-loss event is
    ``{sum over the B + 1 reports of g > 0}``, so ``delta_PQ(e') = E_{Y~omega}[g(Y) P[S > -g(Y)]]`` with
-   ``S = sum_{i < N} W_i``, ``W_i = g(blanket report)`` with probability gamma and 0 otherwise: a compound sum,
-   bracketed rigorously by :func:`sufficientdp._numerics.lattice.compound_tail_bracket`.
+   ``S = sum_{i < N} W_i``, ``W_i = g(blanket report)`` with probability gamma and 0 otherwise. By
+   exchangeability (add the special person as an N-th summand) this is ``E[(S_N)_+] / (N gamma)``: one smooth
+   functional of a compound sum, bounded above by randomized lattice rounding
+   (:func:`sufficientdp._numerics.positive_part.compound_positive_part_upper`; no rounding allowance, Jensen).
+   The threshold form, bracketed by :func:`sufficientdp._numerics.lattice.compound_tail_bracket`, serves the
+   k-report composition, which needs the loss tail at many points.
 4. **From delta to eta.** eta is *not* closed under post-processing, so it goes through delta: for the real pair
    ``delta(e') >= eta(e) (1 - e**(e' - e))`` for ``e' < e``, hence
    ``eta_real(e) <= inf_{e' < e} delta_PQ(e') / (1 - e**(e' - e))``. (This is the best bound the delta curve
@@ -52,6 +56,7 @@ from scipy.special import gammaln, logsumexp
 
 from .._errors import ParameterError
 from .._numerics.lattice import compound_tail_bracket
+from .._numerics.positive_part import compound_positive_part_upper
 from .._validation import check_epsilon, check_int, check_open_interval
 from .result import TailResult
 
@@ -223,16 +228,24 @@ def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prim
                   resolution: float = DEFAULT_RESOLUTION) -> float:
     """Rigorous upper bound on ``delta_PQ(e')`` of the blanket dominating pair of one pair type.
 
-    ``delta = sum_c (P_c - e**e' Q_c) P[S > -g_c]`` (module docstring, step 3): classes with ``g_c > 0`` use the
-    upper end of the bracket on ``P[S > -g_c]``, classes with ``g_c < 0`` its lower end.
+    Positive-part form (docs/proofs/blanket.md, step 3'): with ``g(y) = (R(x)(y) - e**e' R(x')(y)) / omega(y)``,
+    ``delta_PQ(e') = E[g(Y) 1{S_{N-1} + g(Y) > 0}] = E[(S_N)_+] / (N gamma)`` where ``S_N`` sums ``g`` over the
+    blanket draws of all N people (exchangeability). ``E[(S_N)_+]`` is bounded above with randomized lattice
+    rounding, which needs no rounding allowance (:func:`sufficientdp._numerics.positive_part.
+    compound_positive_part_upper`); ``resolution`` is the relative rounding slack aimed at.
     """
-    weight = np.exp(pair.log_p) - np.exp(pair.log_q + epsilon_prime)  # P_c - e^e' Q_c, of the sign of g_c
-    tail_lo, tail_up = _event_tails(pair, log_gamma=log_gamma, others=others, shift=epsilon_prime,
-                                    resolution=resolution)
-    pos = weight > 0
-    delta = float(np.sum(weight[pos] * tail_up[pos]) + np.sum(weight[~pos] * tail_lo[~pos]))
-    scale = float(np.sum(np.abs(weight)))
-    return max(0.0, delta + _REL_SAFETY * scale + 1e-300)
+    lo = pair.log_omega - float(logsumexp(pair.log_omega))  # log omega, normalised
+    weight = np.exp(pair.log_p) - np.exp(pair.log_q + epsilon_prime)  # P_c - e^e' Q_c
+    safety = _REL_SAFETY * float(np.sum(np.abs(weight))) + 1e-300
+    gamma = min(math.exp(log_gamma), 1.0)
+    n = others + 1
+    if gamma * n == 0.0:  # no blanket: the local pair itself (the blanket pair is a post-processing of it)
+        return float(np.sum(np.maximum(weight, 0.0))) + safety
+    g = np.exp(pair.log_p - lo) - np.exp(pair.log_q + epsilon_prime - lo)
+    bound = compound_positive_part_upper(g, np.exp(lo), gamma=gamma, n=n, rtol=resolution,
+                                         max_cells=_cells_for(resolution))
+    local = float(np.sum(np.maximum(weight, 0.0)))  # delta_PQ <= the local pair's delta (post-processing)
+    return max(0.0, min(bound.upper / (n * gamma), local)) + safety
 
 
 _PLD_POINTS = 40  # points where the dominating pair's loss tail is bracketed (k > 1)
@@ -474,7 +487,14 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     elif epsilon_prime_hint is not None and epsilon_prime_hint < epsilon:
         eps_p = epsilon_prime_hint
     else:  # where e' lies, from the type of largest distance (a guess; the leading type is searched below)
-        eps_p = _search_epsilon_prime(_widest(types), eta_of, epsilon=epsilon, tiers=[coarse])[0]
+        eps_p, wide_val = _search_epsilon_prime(_widest(types), eta_of, epsilon=epsilon, tiers=[coarse])
+        if wide_val >= 1.0:  # one type's bound is already trivial, so the maximum is (eta <= 1): stop here
+            wide = _widest(types)
+            if progress is not None:
+                progress(total, total)
+            return Evaluation(1.0, wide_val * -math.expm1(eps_p - epsilon), eps_p, wide.name,
+                              ((wide.name, 1.0),), log_gamma, dom,
+                              tuple(notes + ["the bound is trivial (eta <= 1) already for the widest pair type"]))
     # best[name] = (bound on eta, e', delta at e', tier index) — the smallest valid bound found for the type
     best: dict[str, tuple[float, float, float, int]] = {}
 

@@ -1,0 +1,286 @@
+"""A rigorous upper bound on ``E[(S)_+]`` for a compound sum, by *randomized* lattice rounding and one FFT power.
+
+The sum is ``S = W_1 + ... + W_n`` with ``W_i`` iid, ``W = 0`` with probability ``1 - gamma`` and ``W = V`` with
+probability ``gamma``, ``V`` taking finitely many real values ``v_c`` with probabilities ``pi_c`` (the setting of
+:mod:`sufficientdp._numerics.lattice`). The privacy-blanket bound needs ``E[(S)_+]`` (docs/proofs/blanket.md,
+"positive-part form"); unlike a tail probability at many thresholds, it is a single smooth functional, and it has
+an upper bound with **no rounding error term** at all:
+
+1. **Randomized rounding.** Write ``v = h (k + f)`` with ``k = floor(v / h)`` and ``0 <= f < 1``, and replace each
+   draw of ``v`` by ``h (k + 1)`` with probability ``f`` and ``h k`` otherwise. The rounded draw ``V'`` has
+   ``E[V' | V] = V``, so the rounded sum ``S'`` has ``E[S' | S] = S`` and, ``x -> x_+`` being convex, Jensen's
+   inequality gives ``E[(S')_+] = E[E[(S')_+ | S]] >= E[(E[S' | S])_+] = E[(S)_+]``. The slack is second order in
+   ``h`` (about half the rounding variance times the density of ``S`` at 0).
+2. **Heavy atoms.** The largest ``|v|`` are split off as in :mod:`~sufficientdp._numerics.lattice` (expected number
+   of people drawing one ``lambda <= HEAVY_RATE``) and enumerated exactly for ``H = r = 0 .. h_max`` heavy people;
+   nothing is pruned. The rest, ``E[(S)_+; H > h_max]``, is at most ``E[sum_i (W_i)_+; H > h_max] <= n E[(W)_+]
+   P[H_{-1} >= h_max] <= n gamma E[V_+] lambda**h_max / h_max!`` (person i's own draw is independent of the others'
+   heavy count ``H_{-1}``, and ``H > h_max`` needs ``H_{-1} >= h_max``).
+3. **Window.** The lattice variable ``K`` lives on ``M`` cyclic cells covering ``[a_lo, a_lo + M)``. The computed
+   cells are the wrapped law, each at least the true in-window probability, so the computed ``sum (h k + c)_+``
+   over the window is at least the true in-window part. The parts outside: above the window,
+   ``(hK + c)_+ <= h (K - a_hi)_+ + (h a_hi + c)_+`` on ``{K > a_hi}``, and for every ``theta > 0``
+   ``E[(K - a)_+] <= exp(-theta a) E[exp(theta K)] / (e theta)`` (from ``x_+ <= exp(theta x) / (e theta)``) and
+   ``P[K > a] <= exp(-theta a) E[exp(theta K)]``, with the exact moment generating function, each minimised on a
+   grid of theta; below the window, at most ``(h a_lo + c)_+ ALPHA``.
+4. **Floating point.** As in :mod:`~sufficientdp._numerics.lattice` (step 3 there, a float-error *model*): every
+   sum of computed cells is off by at most ``fft_err``, so a sum weighted by values in ``[0, X]`` by at most
+   ``2 X fft_err``; negative cells are clipped to 0 (which only raises the result).
+
+The lattice step is refined (cells doubled) until the estimated rounding slack is below ``rtol`` of the result or
+``max_cells`` is reached; every result is a valid upper bound, the refinement only tightens it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import fft as _fft
+
+from .lattice import ALPHA, HEAVY_RATE, _window_ends, log_sum_exp_rows
+
+__all__ = ["PositivePartBound", "compound_positive_part_upper"]
+
+_U = 2.0 ** -53
+_MIN_CELLS = 2 ** 10
+_MAX_HEAVY = 48  # heavy atoms at most (any choice is valid; more only narrow the window, at a combinatorial cost)
+_HEAVY_ATOMS = 400_000  # largest number of heavy-sum atoms (no pruning: above it, no heavy split)
+_TAIL_POWER = 1e-9  # first lambda**h_max / h_max! of the heavy enumeration (step 2); lowered while it matters
+_WORKERS = 1
+_THETAS = 56  # grid of Chernoff parameters (a coarser grid only widens the window or the allowance)
+
+
+def _dot(a: NDArray[Any], b: NDArray[Any]) -> float:
+    """``sum(a * b)`` without BLAS (whose threads cost milliseconds per small product on a busy machine)."""
+    return float(np.sum(a * b))
+
+
+@dataclass(frozen=True, slots=True)
+class PositivePartBound:
+    """``upper >= E[(S)_+]``, with the lattice used, the allowances added and the estimated rounding slack."""
+
+    upper: float
+    cells: int
+    step: float
+    allowance: float
+    slack_estimate: float
+
+
+def _heavy_laws(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, tail_power: float
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], float,
+                           list[tuple[NDArray[np.float64], NDArray[np.float64]]], float] | None:
+    """Light law, the exact laws of the heavy sums for ``r = 0 .. h_max`` and the bound of step 2 (unpruned).
+
+    The heavy atoms are the largest ``|v|`` while ``lambda = n gamma pi(heavy)`` stays below a rate; the rate is
+    lowered (fewer heavy atoms, fewer counts to enumerate) until the enumeration fits :data:`_HEAVY_ATOMS`.
+    """
+    order = np.argsort(-np.abs(v), kind="stable")
+    lam = np.cumsum(pi[order]) * (n * gamma)
+    for rate in (HEAVY_RATE, HEAVY_RATE * 1e-1, HEAVY_RATE * 1e-2, HEAVY_RATE * 1e-3):
+        k = min(int(np.searchsorted(lam, rate, side="right")), _MAX_HEAVY)
+        if k == 0 or k >= v.size or float(np.abs(v[order[k]])) > 0.5 * float(np.abs(v[order[0]])):
+            return None
+        out = _enumerate_heavy(v, pi, gamma, n, order, k, tail_power)
+        if out is not None:
+            return out
+    return None
+
+
+def _enumerate_heavy(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int,
+                     order: NDArray[np.intp], k: int, tail_power: float
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], float,
+                                list[tuple[NDArray[np.float64], NDArray[np.float64]]], float] | None:
+    hv, hp = v[order[:k]], pi[order[:k]]
+    lv, lp = v[order[k:]], pi[order[k:]]
+    pi_h = float(hp.sum())
+    p = gamma * pi_h
+    lam_h = n * p
+    h_max = 0
+    while lam_h ** h_max / math.factorial(h_max) > tail_power:
+        h_max += 1
+    gamma_l = gamma * (1.0 - pi_h) / (1.0 - p)
+    lp = lp / lp.sum()
+    hq = hp / pi_h
+    laws: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
+    ys, ps = np.zeros(1), np.ones(1)
+    for r in range(h_max + 1):
+        if r:
+            if ys.size * hv.size > 8 * _HEAVY_ATOMS:
+                return None
+            ys = (ys[:, None] + hv[None, :]).ravel()
+            ps = (ps[:, None] * hq[None, :]).ravel()
+            uniq, inv = np.unique(ys, return_inverse=True)
+            ys, ps = uniq.astype(float), np.bincount(inv.ravel(), weights=ps).astype(float)
+            if ys.size > _HEAVY_ATOMS:
+                return None
+        log_pr = (sum(math.log(n - i) for i in range(r)) - math.lgamma(r + 1) + r * math.log(p)
+                  + (n - r) * math.log1p(-p))
+        laws.append((ys.copy(), ps * math.exp(log_pr)))
+    tail = n * gamma * float(pi @ np.maximum(v, 0.0)) * lam_h ** h_max / math.factorial(h_max)
+    return lv, lp, gamma_l, laws, tail
+
+
+def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike, *, gamma: float, n: int,
+                                 rtol: float = 1e-3, max_cells: int = 2 ** 20) -> PositivePartBound:
+    """Rigorous upper bound on ``E[(S)_+]``, ``S`` the sum of ``n`` iid copies of ``W`` (module docstring).
+
+    Args:
+        values, probs: the atoms of ``V`` (finite reals) and their probabilities (non-negative, positive sum).
+        gamma: probability in [0, 1] that a person contributes ``V``.
+        n: number of people (>= 0).
+        rtol: target rounding slack relative to the result (the lattice is refined until the estimate is below).
+        max_cells: largest lattice (a power of two).
+    """
+    v = np.asarray(values, dtype=float)
+    pi = np.asarray(probs, dtype=float)
+    if v.shape != pi.shape or v.ndim != 1 or v.size == 0:
+        raise ValueError("values and probs must be 1-d arrays of the same non-zero length")
+    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(pi)) and np.all(pi >= 0) and pi.sum() > 0):
+        raise ValueError("values must be finite and probs non-negative with a positive sum")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1]; got {gamma!r}")
+    pi = pi / pi.sum()
+    keep = pi > 0
+    v, pi = v[keep], pi[keep]
+    scale = float(np.max(np.abs(v)))
+    if n == 0 or gamma == 0.0 or scale == 0.0:
+        return PositivePartBound(0.0, 1, 0.0, 0.0, 0.0)
+    if n == 1:  # E[(W)_+] exactly
+        return PositivePartBound(gamma * float(pi @ np.maximum(v, 0.0)), 1, 0.0, 0.0, 0.0)
+    v = v / scale
+    if gamma == 1.0 and float(np.max(v)) == float(np.min(v)):  # S = n v surely
+        return PositivePartBound(max(0.0, n * float(v[0])) * scale, 1, 0.0, 0.0, 0.0)
+    tail_power = _TAIL_POWER
+    while True:
+        best = _bound(v, pi, gamma, n, rtol, max_cells, tail_power)
+        # the heavy enumeration's remainder (step 2) should be negligible; if not, enumerate more counts
+        if best.slack_estimate < 0.0 or tail_power < 1e-30:
+            break
+        if best.allowance_tail <= 0.1 * rtol * best.upper:
+            break
+        tail_power *= 1e-4
+    return PositivePartBound(best.upper * scale, best.cells, best.step * scale, best.allowance * scale,
+                             best.slack_estimate * scale)
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    upper: float
+    cells: int
+    step: float
+    allowance: float
+    slack_estimate: float
+    allowance_tail: float
+
+
+def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, rtol: float, max_cells: int,
+           tail_power: float) -> _Run:
+    """The bound with the heavy counts enumerated to ``lambda**h_max / h_max! <= tail_power`` (scaled units)."""
+    heavy = _heavy_laws(v, pi, gamma, n, tail_power) if gamma < 1.0 else None
+    if heavy is None:
+        lv, lp, gamma_l, laws, tail = v, pi, gamma, [(np.zeros(1), np.ones(1))], 0.0
+    else:
+        lv, lp, gamma_l, laws, tail = heavy
+    h_max = len(laws) - 1
+    log_gamma = math.log(gamma_l)
+    log_1mg = math.log1p(-gamma_l) if gamma_l < 1.0 else -math.inf
+    sd = math.sqrt(max(n * (gamma_l * _dot(lp, lv * lv) - (gamma_l * _dot(lp, lv)) ** 2), 1e-300))
+
+    def fit(h: float, cells: int) -> tuple[float, NDArray[np.float64], NDArray[np.float64], float, float, float]:
+        """A step near h whose Chernoff window fits the cells (the window's width in cells scales like 1/h)."""
+        for _ in range(80):
+            kf = np.floor(lv / h)
+            f = lv / h - kf
+            kv = np.concatenate([kf, kf + 1.0])
+            kp = np.concatenate([lp * (1.0 - f), lp * f])
+            pos = kp > 0
+            kv, kp = kv[pos], kp[pos]
+            k_sd = math.sqrt(max(n * (gamma_l * _dot(kp, kv * kv) - (gamma_l * _dot(kp, kv)) ** 2), 1.0))
+            a_lo, a_hi = _window_ends(n, kv, np.log(kp), log_gamma, log_1mg, k_sd, math.log(ALPHA), fewer=h_max,
+                                        grid=_THETAS)
+            width = a_hi - a_lo + 1
+            if width > cells:
+                h *= 1.02 * width / cells
+            elif width < 0.7 * cells and h * width > 1e-300 and kf.size and float(np.max(np.abs(kf))) > 4:
+                h *= max(width / cells, 0.25) * 1.01
+            else:
+                return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f))
+        return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f))
+
+    cells = _MIN_CELLS
+    h = 16.0 * sd / cells
+    best: _Run | None = None
+    while True:
+        h, kv, kp, a_lo, a_hi, mean_ff = fit(h, cells)
+        res = _evaluate(kv, kp, gamma_l, n, h, cells, a_lo, a_hi, laws, tail, log_gamma, log_1mg, mean_ff)
+        run = _Run(res.upper, res.cells, res.step, res.allowance, res.slack_estimate, tail)
+        # stop when the slack estimate is small, or when refining no longer helps (the slack is O(h**2): the
+        # improvement of the last refinement bounds what is left, up to a constant)
+        stalled = best is not None and best.upper - run.upper <= rtol * run.upper
+        if best is None or run.upper < best.upper:
+            best = run
+        if res.slack_estimate <= rtol * res.upper or stalled or cells >= max_cells:
+            break
+        # the slack scales like h**2: jump towards the lattice that should meet rtol (one or two doublings)
+        need = 0.5 * math.log2(max(res.slack_estimate / (rtol * max(res.upper, 1e-300)), 1.0))
+        factor = 1 << min(2, max(1, int(math.ceil(need))))
+        factor = min(factor, max_cells // cells)
+        cells *= factor
+        h /= factor
+    return best
+
+
+def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, n: int, h: float, cells: int,
+              a_lo: float, a_hi: float, laws: list[tuple[NDArray[np.float64], NDArray[np.float64]]], tail: float,
+              log_gamma: float, log_1mg: float, mean_ff: float) -> PositivePartBound:
+    """Steps 1-4 of the module docstring on one lattice (values in units of the largest |v|)."""
+    h_max = len(laws) - 1
+    pmf = np.bincount(np.mod(kv.astype(np.int64), cells), weights=kp, minlength=cells)
+    fhat = _fft.rfft(pmf, workers=_WORKERS)
+    phi = 1.0 + gamma_l * (fhat - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        g = np.exp((n - h_max) * np.log1p(gamma_l * (fhat - 1.0)))
+    g = np.where(np.isfinite(g), g, 0.0)
+    powers = [g]
+    for _ in range(h_max):
+        powers.append(powers[-1] * phi)
+    powers.reverse()
+    fft_err = math.sqrt(cells) * _U * (8.0 * math.log2(cells) + 16.0) * (
+        n * gamma_l * math.sqrt(_dot(pmf, pmf)) + 1.0)
+    k_sd = math.sqrt(max(n * (gamma_l * _dot(kp, kv * kv) - (gamma_l * _dot(kp, kv)) ** 2), 1.0))
+    thetas = np.geomspace(1e-9, 1e4, _THETAS) / k_sd
+    inner = log_gamma + log_sum_exp_rows(thetas[:, None] * kv[None, :] + np.log(kp)[None, :])
+    lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)  # log E[exp(theta k)], one person
+    kk = a_lo + np.arange(cells, dtype=float)
+    total = 0.0
+    allowance = tail
+    density0 = 0.0
+    for r in range(h_max + 1):
+        m = n - r
+        law = np.roll(_fft.irfft(powers[r], cells, workers=_WORKERS), -(int(a_lo) % cells))
+        law = np.maximum(law, 0.0)
+        s0 = np.concatenate([np.cumsum(law[::-1])[::-1], [0.0]])
+        s1 = np.concatenate([np.cumsum((law * kk)[::-1])[::-1], [0.0]])
+        ys, ws = laws[r]
+        # E[(hK + y)_+] over the window: cells with h k + y > 0, i.e. k >= floor(-y / h) + 1
+        i = np.clip(np.floor(-ys / h) + 1.0 - a_lo, 0, cells).astype(np.int64)
+        total += _dot(ws, h * s1[i] + ys * s0[i])
+        top = np.maximum(h * a_hi + ys, 0.0)  # the largest (hk + y)_+ in the window
+        w_top = _dot(ws, top)
+        allowance += 2.0 * fft_err * w_top + ALPHA * _dot(ws, np.maximum(h * a_lo + ys, 0.0))
+        # above the window (step 3): (hK + y)_+ <= h (K - a_hi)_+ + (h a_hi + y)_+ on {K > a_hi}, with
+        # E[(K - a)_+] <= e^{-theta a} E[e^{theta K}] / (e theta) and P[K > a] <= e^{-theta a} E[e^{theta K}]
+        if a_hi < m * max(0.0, float(np.max(kv))):  # else the window reaches the top of the support
+            log_chern = m * lam - thetas * a_hi
+            above = h * float(np.exp(np.min(log_chern - 1.0 - np.log(thetas))))
+            allowance += float(np.sum(ws)) * above + w_top * float(np.exp(np.min(log_chern)))
+        # density of hK + y at 0 (per unit), for the slack estimate
+        j = np.clip(np.floor(-ys / h) - a_lo, 0, cells - 1).astype(np.int64)
+        density0 += _dot(ws, law[j]) / h
+    var_round = n * gamma_l * mean_ff * h * h
+    slack = 0.5 * var_round * density0
+    return PositivePartBound(total + allowance, cells, h, allowance, slack)

@@ -1,0 +1,135 @@
+"""The positive-part bound ``E[(S)_+]`` (sufficientdp._numerics.positive_part) and the blanket delta built on it,
+against independent truth:
+
+* exact ``E[(S)_+]`` by dictionary convolution of the atoms (small n) and by numpy convolution on an integer
+  lattice (n = 400, and n = 60 with rare heavy atoms);
+* the identity ``delta_PQ(e') = E[(S_N)_+] / (N gamma)`` against the exact-rational enumeration of the blanket pair
+  (tests/oracles/blanket.py) is in tests/ratio/test_proven.py; here the bound is placed inside the rigorous
+  two-sided bracket of the threshold form (``compound_tail_bracket`` on every report class) at the paper's sizes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from sufficientdp._numerics import positive_part
+from sufficientdp._numerics.lattice import compound_tail_bracket
+from sufficientdp._numerics.positive_part import compound_positive_part_upper
+from sufficientdp.ratio.proven import Domain, blanket_delta, blanket_mass, pair_types
+
+
+def _exact_positive_part(values: np.ndarray, probs: np.ndarray, gamma: float, n: int) -> float:
+    dist = {0.0: 1.0}
+    atoms = [(0.0, 1.0 - gamma)] + [(float(v), gamma * float(p)) for v, p in zip(values, probs, strict=True)]
+    for _ in range(n):
+        nxt: dict[float, float] = {}
+        for s, ps in dist.items():
+            for a, pa in atoms:
+                key = round(s + a, 12)
+                nxt[key] = nxt.get(key, 0.0) + ps * pa
+        dist = nxt
+    return sum(p * max(s, 0.0) for s, p in dist.items())
+
+
+def _integer_law(values: np.ndarray, probs: np.ndarray, gamma: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = int(min(0, values.min())), int(max(0, values.max()))
+    small = np.zeros(hi - lo + 1)
+    for v, p in zip(values, probs, strict=True):
+        small[int(v) - lo] += gamma * p
+    small[-lo] += 1 - gamma
+    law = np.ones(1)
+    for _ in range(n):
+        law = np.convolve(law, small)
+    return np.arange(law.size) + lo * n, law
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_bound_is_above_and_near_exact_small(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 5))
+    values = rng.normal(size=m) * rng.choice([1.0, 10.0]) - rng.choice([0.0, 1.0])
+    probs = rng.random(m)
+    probs /= probs.sum()
+    gamma = float(rng.choice([0.05, 0.3, 1.0]))
+    n = int(rng.integers(1, 8))
+    exact = _exact_positive_part(values, probs, gamma, n)
+    b = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
+    assert exact <= b.upper * (1 + 1e-12) + 1e-15
+    assert b.upper <= exact * (1 + 2e-3) + 1e-9 * float(np.max(np.abs(values)))
+
+
+def test_bound_many_people_integer_lattice() -> None:
+    # n = 400 people, mean -0.2 per person: E[S_+] is a tail expectation (S > 0 about 3 sd above the mean).
+    values = np.array([-7.0, -1.0, 2.0, 5.0, 30.0])
+    probs = np.array([0.1, 0.4, 0.3, 0.18, 0.02])
+    for gamma, n in ((0.2, 400), (0.05, 300), (1.0, 50)):
+        support, law = _integer_law(values, probs, gamma, n)
+        exact = float(law @ np.maximum(support, 0.0))
+        b = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
+        assert exact <= b.upper * (1 + 1e-10)
+        assert b.upper <= exact * (1 + 2e-3)
+
+
+@pytest.mark.parametrize("rare", [2e-5, 4e-5])
+def test_bound_with_rare_heavy_atoms(rare: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A rare atom 60x the others is enumerated exactly (heavy split), the rest on the lattice; the exact law is an
+    # integer convolution power. Without the split (HEAVY_RATE = 0) the bound is the same, on a wider window.
+    values = np.array([-7.0, -1.0, 2.0, 5.0, 300.0, -250.0])
+    probs = np.array([0.1, 0.4, 0.3, 0.2 - 2 * rare, rare, rare])
+    gamma, n = 0.2, 60
+    support, law = _integer_law(values, probs, gamma, n)
+    exact = float(law @ np.maximum(support, 0.0))
+    b = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
+    assert exact <= b.upper * (1 + 1e-10)
+    assert b.upper <= exact * (1 + 2e-3)
+    monkeypatch.setattr(positive_part, "HEAVY_RATE", 0.0)
+    plain = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
+    assert exact <= plain.upper * (1 + 1e-10)
+    assert plain.upper <= exact * (1 + 2e-3)
+
+
+def test_degenerate_cases() -> None:
+    assert compound_positive_part_upper([1.0], [1.0], gamma=0.0, n=10).upper == 0.0
+    assert compound_positive_part_upper([2.0, -1.0], [0.5, 0.5], gamma=0.5, n=1).upper == pytest.approx(0.5)
+    assert compound_positive_part_upper([2.0, -1.0], [0.5, 0.5], gamma=0.5, n=0).upper == 0.0
+    with pytest.raises(ValueError, match="gamma"):
+        compound_positive_part_upper([1.0], [1.0], gamma=1.5, n=3)
+    with pytest.raises(ValueError, match="finite"):
+        compound_positive_part_upper([math.inf], [1.0], gamma=0.5, n=3)
+
+
+def _threshold_bracket(pt, log_gamma: float, others: int, eps: float) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """delta_PQ(e') = sum_c (P_c - e^e' Q_c) P[S_{N-1} > -g_c], bracketed two-sidedly by the threshold form."""
+    lo = pt.log_omega
+    weight = np.exp(pt.log_p) - np.exp(pt.log_q + eps)
+    g = np.exp(pt.log_p - lo) - np.exp(pt.log_q + eps - lo)
+    g = g / np.max(np.abs(g))
+    br = compound_tail_bracket(g, np.exp(lo - logsumexp(lo)), gamma=math.exp(log_gamma), n=others, thresholds=-g,
+                               resolution=1e-4, max_cells=2 ** 21)
+    pos = weight > 0
+    up = float(np.sum(weight[pos] * br.upper[pos]) + np.sum(weight[~pos] * br.lower[~pos]))
+    low = float(np.sum(weight[pos] * br.lower[pos]) + np.sum(weight[~pos] * br.upper[~pos]))
+    return low, up
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("bits", "population", "q", "eps", "names"), [
+    (40, 10**7, 0.3756, 1.8168, ("j=40", "j=30", "j=12")),
+    (16, 10**5, 0.3314, 0.8, ("j=16", "j=7")),
+    (5, 1000, 0.3045, 0.55, ("j=5", "j=2")),
+])
+def test_blanket_delta_inside_threshold_bracket(bits: int, population: int, q: float, eps: float,
+                                                names: tuple[str, ...]) -> None:
+    # Two independent rigorous computations of the same delta: the positive-part upper bound must not be below
+    # the threshold form's lower end (else one of them is wrong), and it is the tighter upper bound.
+    dom = Domain(bits=bits)
+    log_gamma = blanket_mass(dom, q)
+    types = {t.name: t for t in pair_types(dom, q)}
+    for name in names:
+        low, up = _threshold_bracket(types[name], log_gamma, population - 1, eps)
+        ours = blanket_delta(types[name], log_gamma=log_gamma, others=population - 1, epsilon_prime=eps)
+        assert low <= ours <= up * (1 + 1e-9), (name, low, ours, up)
