@@ -62,6 +62,14 @@ def test_tiny_key_matches_textbook_numbers() -> None:
         assert signer.sign_blinded(m) == pow(m, D, N)
 
 
+def test_blinded_crt_signing_equals_plain_exponentiation_for_every_value() -> None:
+    # The CRT with exponent blinding (d_p + r (p - 1), fresh r) and base blinding is x**d mod n for every x in
+    # (0, n), the multiples of p and of q included (there the blinded exponent relies on d_p, d_q > 0).
+    signer = TokenSigner.from_primes(P, Q, e=E)
+    assert [signer.sign_blinded(m) for m in range(1, N)] == [pow(m, D, N) for m in range(1, N)]
+    assert [signer._raw_sign(m) for m in range(0, N, P)] == [pow(m, D, N) for m in range(0, N, P)]
+
+
 def test_full_domain_hash_matches_independent_mgf1() -> None:
     for i in range(20):
         x = _nonce(i)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import json
 import math
 import re
 import secrets
@@ -680,6 +681,58 @@ def test_schema_version_1_is_migrated(app: Any, client: TestClient, token_campai
     finally:
         set_version(current)
         storage.init_schema()
+
+
+def test_schema_version_3_token_campaigns_are_marked_rsa_fdh(app: Any, client: TestClient, db_url: str) -> None:
+    """Migration 3 -> 4 on this back end (SQLite here, PostgreSQL in test_postgres.py): a token campaign stored
+    without ``token_scheme`` (as version 3 stored them) is marked ``rsa-fdh-sha256``; no other row changes; a
+    collector opened on the migrated database accepts its unspent RSA-FDH token once."""
+    storage = app.state.storage
+    legacy = "rsa-fdh-sha256"
+    c = new_campaign(client, rate_limit="tokens", token_scheme=legacy, reports_per_person=2, crowd_size=5, q=0.45,
+                     eta=0.5)
+    cid = c["id"]
+    tokens = get_tokens(client, c, "mig-" + secrets.token_hex(8), 2)
+    url = f"/v1/campaigns/{cid}/reports"
+    assert client.post(url, json={"reports": [[0, 1, 0, 1]], "tokens": tokens[:1]}).json() == \
+        {"accepted": 1, "duplicates": 0}
+
+    def stored() -> dict[str, Any]:
+        with storage._tx(write=False) as cur:
+            return dict(json.loads(storage._x(cur, "SELECT spec FROM campaigns WHERE id = ?", (cid,)).fetchone()[0]))
+
+    def set_version(v: bytes) -> None:
+        with storage._tx() as cur:
+            storage._x(cur, "UPDATE settings SET value = ? WHERE key = 'schema_version'", (v,))
+
+    spec = stored()
+    assert spec.pop("token_scheme") == legacy
+    with storage._tx() as cur:  # the campaign as version 3 stored it, in a version-3 database
+        storage._x(cur, "UPDATE campaigns SET spec = ? WHERE id = ?", (json.dumps(spec), cid))
+    set_version(b"3")
+    try:
+        before = table_dump(storage)
+        storage.init_schema()
+        after = table_dump(storage)
+        assert {t for t in after if after[t] != before[t]} == {"campaigns", "settings"}
+        assert after["settings"] - before["settings"] == {("schema_version", str(SCHEMA_VERSION).encode())}
+        gone, new = before["campaigns"] - after["campaigns"], after["campaigns"] - before["campaigns"]
+        assert [r[0] for r in gone] == [r[0] for r in new] == [cid] and list(new)[0][2] == list(gone)[0][2]
+        assert stored() == {**spec, "token_scheme": legacy}
+    finally:
+        set_version(str(SCHEMA_VERSION).encode())
+    fresh = create_app(db_url, admin_token=ADMIN)  # a collector that never saw the campaign before
+    try:
+        tc = TestClient(fresh)
+        assert tc.get(f"/v1/campaigns/{cid}").json()["token_scheme"] == legacy
+        body = {"reports": [[1, 0, 1, 0]], "tokens": tokens[1:]}
+        assert tc.post(url, json=body).json() == {"accepted": 1, "duplicates": 0}
+        assert tc.post(url, json=body).json() == {"accepted": 0, "duplicates": 1}
+        assert tc.post(url, json={"reports": [[1, 0, 1, 0]], "tokens": tokens[:1]}).json() == \
+            {"accepted": 0, "duplicates": 1}
+    finally:
+        fresh.state.jobs.close()
+        fresh.state.storage.close()
 
 
 def test_readonly_reader_and_numpy_tally_of_the_live_database(app: Any, client: TestClient, db_url: str) -> None:

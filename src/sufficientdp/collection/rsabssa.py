@@ -1,8 +1,10 @@
 """RFC 9474 RSA blind signatures, variant RSABSSA-SHA384-PSS-Randomized: the standard encoding of blind tokens.
 
-The campaigns' rate-limiting tokens (:mod:`sufficientdp.collection.tokens`) are still textbook RSA over a
-full-domain hash; this module is the standard protocol they are to migrate to (the wire format and the client
-change together; see docs/rate_limiting.md). It is checked against the RFC's published test vectors
+The token scheme of new campaigns (campaign field ``token_scheme`` = ``"rsabssa-sha384-pss-randomized"``): the
+collector verifies with :func:`verify`, the client :class:`~sufficientdp.client.Reporter` runs :func:`prepare`,
+:func:`blind` and :func:`finalize` with the token nonce as ``msg`` and sends the 32-byte prefix with the token.
+Campaigns created before it keep the textbook RSA-FDH tokens of :mod:`sufficientdp.collection.tokens`
+(``"rsa-fdh-sha256"``; docs/rate_limiting.md). It is checked against the RFC's published test vectors
 (tests/collection/test_rsabssa.py, RFC 9474 Appendix A).
 
 The protocol (RFC 9474, Section 4), with SHA-384, MGF1-SHA-384 and a 48-byte salt (RSASSA-PSS, RFC 8017):
@@ -19,9 +21,10 @@ The protocol (RFC 9474, Section 4), with SHA-384, MGF1-SHA-384 and a 48-byte sal
   RSA-PSS signature.
 
 Timing: the signer's exponentiation runs on Python integers, which are not constant-time. Base blinding with a
-fresh unit each time (:meth:`TokenSigner.sign_blinded`) decorrelates the timing from the value the client sent;
-it does not make the CRT steps constant-time. ``cryptography`` offers no raw RSA private operation, so the signing
-itself cannot be delegated to it; the verification is.
+fresh unit and CRT exponents blinded with fresh multiples of ``p - 1`` and ``q - 1`` each time
+(:meth:`TokenSigner.sign_blinded`) decorrelate the timing from the value the client sent and from any one fixed
+exponent pattern; they do not make the arithmetic constant-time. ``cryptography`` offers no raw RSA private
+operation (RSASP1 without padding), so the signing itself cannot be delegated to it; the verification is.
 
 References:
     F. Denis, F. Jacobs, C. A. Wood, "RSA Blind Signatures", RFC 9474 (2023), Sections 4 and 5 and Appendix A.

@@ -319,9 +319,11 @@ class TokenSigner:
     """The private token key of a campaign; signs blinded values.
 
     Build one with :meth:`generate` (a fresh 2048-bit key from ``cryptography``), :meth:`from_pem`, or
-    :meth:`from_primes` (known primes; tests with tiny keys). Signing uses the CRT, hides the exponent's timing
-    behind base blinding (``(b * u**e)**d * u**-1``, fresh ``u`` each time), and checks its own result before
-    returning it.
+    :meth:`from_primes` (known primes; tests with tiny keys). Signing uses the CRT with blinded CRT exponents
+    (``d_p + r (p - 1)``, fresh ``r`` each time), blinds the base (``(b * u**e)**d * u**-1``, fresh ``u`` each
+    time), and checks its own result before returning it (a fault in one CRT half would otherwise reveal a factor of
+    n to the requester, who knows ``b``). Python integer arithmetic is not constant-time; see
+    docs/rate_limiting.md ("Timing and faults").
 
     Example:
         >>> signer = TokenSigner.from_primes(61, 53, e=17)
@@ -443,10 +445,16 @@ class TokenSigner:
         return cls._from_cryptography(private)
 
     def _raw_sign(self, x: int) -> int:
-        """``x**d mod n`` by the CRT (Garner's recombination)."""
+        """``x**d mod n`` by the CRT (Garner's recombination), with blinded CRT exponents.
+
+        Each half uses ``d_p + r (p - 1)`` with a fresh 64-bit ``r >= 1`` (likewise for q): the same residue
+        (Fermat for ``x`` prime to p; ``x = 0 mod p`` gives 0 either way, ``d_p`` being odd hence positive), but
+        a different exponent bit pattern at every call, so timing or cache traces of many signatures do not
+        average over one fixed exponent.
+        """
         p, q = self._p, self._q
-        sp = pow(x % p, self._dp, p)
-        sq = pow(x % q, self._dq, q)
+        sp = pow(x % p, self._dp + (1 + secrets.randbits(64)) * (p - 1), p)
+        sq = pow(x % q, self._dq + (1 + secrets.randbits(64)) * (q - 1), q)
         h = self._q_inv * (sp - sq) % p
         return sq + h * q
 
