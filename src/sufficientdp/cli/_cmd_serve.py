@@ -2,7 +2,8 @@
 
 uvicorn's access log is off (it would log client addresses and paths); only start-up and errors are logged.
 A request's headers, then its body, must each arrive within ``--read-timeout`` seconds (else the connection is
-closed, or 408 for a late body); on SIGTERM or Ctrl-C the server
+closed, or 408 for a late body); with ``--max-connections-per-client N`` one peer address may hold at most N
+connections at once (one more gets 503 ``too_many_connections``; default 0: no limit); on SIGTERM or Ctrl-C the server
 stops accepting, gives requests in flight at most :data:`SHUTDOWN_GRACE` seconds, stops the calibration jobs and
 closes the database (SQLite: WAL checkpointed and truncated).
 """
@@ -45,6 +46,19 @@ def _seconds(text: str) -> float:
     return v
 
 
+def _connections(text: str) -> int:
+    from ..service.server import MAX_CONNECTIONS_PER_CLIENT
+
+    allowed = f"an integer in [0, {MAX_CONNECTIONS_PER_CLIENT}] (0: no limit)"
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"max-connections-per-client must be {allowed}; got {text!r}") from None
+    if not 0 <= v <= MAX_CONNECTIONS_PER_CLIENT:
+        raise argparse.ArgumentTypeError(f"max-connections-per-client must be {allowed}; got {text}")
+    return v
+
+
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``serve`` command."""
     from .main import _positive_int
@@ -59,6 +73,10 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--read-timeout", type=_seconds, default=30.0,
                    help="seconds within which a request's headers, then its body, must arrive (default 30; a "
                         "late body gets 408, late headers a closed connection)")
+    p.add_argument("--max-connections-per-client", type=_connections, default=0,
+                   help="most connections one client address may hold open at once; one more gets 503 "
+                        "too_many_connections (default 0: no limit; behind a reverse proxy every connection comes "
+                        "from the proxy, so limit there instead)")
     p.add_argument("--log-level", choices=("critical", "error", "warning", "info"), default="info",
                    help="server log level (the access log is always off)")
     common(p)
@@ -91,7 +109,8 @@ def _cmd(args: argparse.Namespace) -> int:
         print(f"sufficientdp collector on {url} (OpenAPI at /openapi.json); admin calls {state}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level,
                 server_header=False, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE,
-                timeout_graceful_shutdown=SHUTDOWN_GRACE, http=header_deadline_protocol(args.read_timeout))
+                timeout_graceful_shutdown=SHUTDOWN_GRACE, http=header_deadline_protocol(
+                    args.read_timeout, max_connections_per_client=args.max_connections_per_client or None))
     return 0
 
 

@@ -1,21 +1,42 @@
-"""uvicorn settings of the collector (``sufficientdp serve``): a deadline for request headers.
+"""uvicorn settings of the collector (``sufficientdp serve``): a deadline for request headers and an optional limit
+on each client's concurrent connections.
 
 uvicorn closes idle keep-alive connections, but a new connection that sends nothing, or trickles its request
 headers a byte at a time (slowloris), is kept open forever. :func:`header_deadline_protocol` returns uvicorn's
 HTTP/1.1 protocol (httptools when installed, else h11) with one addition: the request headers must be complete within ``seconds`` of the connection being
 made or of the previous response; otherwise the connection is closed. The body has its own deadline in the app
 (``read_timeout``: 408 ``request_timeout``).
+
+With ``max_connections_per_client``, a connection from an address that already holds that many open connections
+is answered at once with 503 ``too_many_connections`` (JSON, ``Retry-After: 1``, ``Connection: close``) and
+closed, before anything of its request is read. The address is the TCP peer's: behind a reverse proxy every
+connection comes from the proxy, so leave the limit off there (the default) and limit connections in the proxy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
-__all__ = ["header_deadline_protocol"]
+from .errors import error_body
+
+__all__ = ["MAX_CONNECTIONS_PER_CLIENT", "header_deadline_protocol"]
+
+#: Largest accepted value of ``max_connections_per_client``.
+MAX_CONNECTIONS_PER_CLIENT = 100_000
 
 
-def header_deadline_protocol(seconds: float, implementation: str = "auto") -> type[Any]:
+def _refusal() -> bytes:
+    body = json.dumps(error_body("too_many_connections", "this client already holds the collector's limit of "
+                                 "concurrent connections; close one and retry", None)).encode()
+    head = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+            b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n")
+    return head + body
+
+
+def header_deadline_protocol(seconds: float, implementation: str = "auto", *,
+                             max_connections_per_client: int | None = None) -> type[Any]:
     """uvicorn's HTTP/1.1 protocol class whose connections close when request headers take over ``seconds``.
 
     Pass it as ``uvicorn.Config(http=...)`` (or ``uvicorn.run(http=...)``).
@@ -24,15 +45,24 @@ def header_deadline_protocol(seconds: float, implementation: str = "auto") -> ty
         seconds: the header deadline, in (0, 3600].
         implementation: ``"httptools"`` (uvicorn's protocol over the httptools C parser: a fraction of the CPU per
             request), ``"h11"`` (pure Python) or ``"auto"`` (httptools when it is installed, else h11).
+        max_connections_per_client: most connections one peer address may hold open at once, in
+            [1, :data:`MAX_CONNECTIONS_PER_CLIENT`]; one more is answered 503 ``too_many_connections`` and closed.
+            None (default): no limit. The count is per protocol class, i.e. per server built with it.
 
     Raises:
-        ValueError: ``seconds`` or ``implementation`` out of range.
+        ValueError: ``seconds``, ``implementation`` or ``max_connections_per_client`` out of range.
         ImportError: uvicorn (the ``service`` extra) is missing, or httptools asked for and missing.
     """
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 3600:
         raise ValueError(f"seconds must be in (0, 3600]; got {seconds!r}")
     if implementation not in ("auto", "httptools", "h11"):
         raise ValueError(f"implementation must be 'auto', 'httptools' or 'h11'; got {implementation!r}")
+    limit = max_connections_per_client
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                              or not 1 <= limit <= MAX_CONNECTIONS_PER_CLIENT):
+        raise ValueError(f"max_connections_per_client must be None or an integer in [1, "
+                         f"{MAX_CONNECTIONS_PER_CLIENT}]; got {limit!r}")
+    open_by_peer: dict[str, int] = {}  # peer address -> open connections (touched on the event loop only)
     base: type[Any]
     try:
         if implementation == "h11":
@@ -48,12 +78,24 @@ def header_deadline_protocol(seconds: float, implementation: str = "auto") -> ty
         base = H11Protocol
 
     class HeaderDeadlineProtocol(base):
-        """h11 with a deadline on request headers (see :func:`header_deadline_protocol`)."""
+        """uvicorn's protocol with a deadline on request headers and an optional per-peer connection limit (see
+        :func:`header_deadline_protocol`)."""
 
         _header_deadline: asyncio.TimerHandle | None = None
+        _peer: str | None = None  # set while this connection counts against its peer's limit
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            if limit is not None:
+                peername = transport.get_extra_info("peername")
+                peer = str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
+                if peer is not None:
+                    if open_by_peer.get(peer, 0) >= limit:
+                        transport.write(_refusal())
+                        transport.close()
+                        return
+                    open_by_peer[peer] = open_by_peer.get(peer, 0) + 1
+                    self._peer = peer
             self._arm()
 
         def data_received(self, data: bytes) -> None:
@@ -68,6 +110,13 @@ def header_deadline_protocol(seconds: float, implementation: str = "auto") -> ty
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            if self._peer is not None:
+                left = open_by_peer.get(self._peer, 1) - 1
+                if left > 0:
+                    open_by_peer[self._peer] = left
+                else:
+                    open_by_peer.pop(self._peer, None)
+                self._peer = None
             super().connection_lost(exc)
 
         def _waiting_for_headers(self) -> bool:
