@@ -4,7 +4,6 @@ Computed by the code before the change; the one scan reproduces them.
 """
 
 
-import numpy as np
 import pytest
 
 from sufficientdp.accounting.shuffled import (
@@ -14,46 +13,25 @@ from sufficientdp.accounting.shuffled import (
 from sufficientdp.calibration.compare import shuffled_rr_exact_q, shuffled_rr_worst_delta
 from sufficientdp.ratio.single_bit import single_bit_worst_tail, worst_over_crowds
 
-EPS = [-0.5, 0.0, 0.3, 1.0, 2.0]
 
-
-def _ratio(d):
-    out = [d.eta(e) for e in EPS] + [d.delta(e) for e in EPS] + [d.log_eta(e) for e in EPS[:-1]]
-    out += list(d.eta_many(EPS)) + list(d.delta_many(EPS))
-    out += [d.epsilon_for(0.05), d.epsilon_for(1e-3), d.mean, d.max_ratio, d.min_ratio, float(d.log_ratios.size)]
-    t = d.tail(0.7)
-    out += [t.eta, t.eta_lower, t.eta_upper, t.delta]
-    return [float(x) for x in out]
-
-
-def _pld(p):
-    e = [0.0, 0.1, 0.5, 1.0, 3.0]
-    out = list(np.atleast_1d(p.delta(e))) + list(np.atleast_1d(p.eta(e)))
-    out += [float(p.delta(x)) for x in e] + [float(p.eta(x)) for x in e]
-    out += [float(p.epsilon_for_delta(x)) for x in (1e-6, 1e-3, 0.1)]
-    out += [
-        float(p.renyi(2.0)),
-        float(p.renyi(7.5)),
-        p.max_loss,
-        p.infinity_mass,
-        p.neg_infinity_mass,
-        float(p.losses.size),
-        float(p.probabilities.sum()),
-    ]
-    r = p.reverse()
-    out += [float(r.delta(x)) for x in e] + [float(r.eta(x)) for x in e] + [r.infinity_mass]
-    return [float(x) for x in out]
+def _pair(n, result):
+    """``(value, m)`` with m folded to ``min(m, n - 1 - m)``: the add pair at m is the remove pair at n - 1 - m, so
+    the two labels name the same pair (the old direct-convolution loop picked either by rounding noise)."""
+    value, m = result
+    return [value, min(m, n - 1 - m)]
 
 
 CASES = {
     "shuffled worst delta": lambda: [
         x
         for n, q, e in ((1, 0.25, 0.5), (12, 0.2, 0.5), (60, 0.1, 1.0), (200, 0.3, 0.2))
-        for x in shuffled_rr_worst_delta(n, q, e)
+        for x in _pair(n, shuffled_rr_worst_delta(n, q, e))
     ],
     "shuffled exact q": lambda: [
-        x for n, e, d in ((20, 1.0, 1e-3), (100, 0.5, 1e-4)) for x in shuffled_rr_exact_q(n, e, d)
+        x for n, e, d in ((20, 1.0, 1e-3), (100, 0.5, 1e-4)) for x in _pair(n, shuffled_rr_exact_q(n, e, d))
     ],
+    # docs/comparison.md, L = 1, N = 400, epsilon = 1, delta = 1e-6: q = 0.067503 (the old loop said m = 399)
+    "shuffled exact q, docs/comparison.md": lambda: _pair(400, shuffled_rr_exact_q(400, 1.0, 1e-6)),
     "shuffled profile subset": lambda: [
         float(x)
         for r in [shuffled_rr_worst_profile(n=300, q=0.2, epsilon=[0.2, 0.5, 1.0], ms=[0, 1, 5, 150, 290])]
@@ -94,6 +72,7 @@ GOLDEN = {
         1.0,
     ],
     "shuffled exact q": [0.2301862704582751, 0.0, 0.20651976062112773, 0.0],
+    "shuffled exact q, docs/comparison.md": [0.06750293073868358, 0.0],
     "shuffled profile subset": [
         0.0005572161178405259,
         9.579924200189963e-09,

@@ -475,17 +475,8 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
             continue
         pairs, where = _pairs_both_ways(n, q, float(e), m_list)
         for name in ("delta", "eta"):
-            lo = getattr(pairs, f"log_{name}_lo")
-            cands = [(float(lo[where[m]]), m, "remove") for m in m_list]
-            cands += [(float(lo[where[n - 1 - m]]), m, "add") for m in m_list]
-            top = max(c[0] for c in cands)
-            if top == _NEG_INF:
-                dirs[name].append("")
-                continue
-            # ties (1e-12 relative) keep the smallest m, "remove" first
-            v, m, d = min((c for c in cands if c[0] >= top - 1e-12), key=lambda c: (c[1], c[2] == "add"))
-            best[name][i], arg[name][i] = math.exp(v) if v > -745.2 else 0.0, m
-            dirs[name].append(d)
+            best[name][i], arg[name][i], direction = _best_scanned(pairs, where, m_list, n, name)
+            dirs[name].append(direction)
     details: dict[str, Any] = {"pairs_examined": 2 * len(m_list)}
     if counters:
         details["pairs"] = counters

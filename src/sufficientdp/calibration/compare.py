@@ -35,9 +35,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from scipy.stats import binom
-
 from .._validation import (
     check_int,
     check_nonnegative_finite,
@@ -46,6 +43,7 @@ from .._validation import (
     check_reports,
 )
 from ..accounting.amplification import BOUNDS, flip_probability_for_epsilon0, max_epsilon0
+from ..ratio.single_bit import worst_over_crowds
 from ._calibrate import DEFAULT_ETA, SCOPE, calibrate, local_q, sigma_per_sqrt_n
 
 __all__ = ["APPROACHES", "Comparison", "ComparisonRow", "compare_approaches", "shuffled_rr_exact_q",
@@ -55,7 +53,6 @@ APPROACHES = ("local-dp", "shuffle-efmrtt19", "shuffle-bbgn19", "shuffle-fmt21",
               "sufficient-dp-paper", "sufficient-dp-homogeneous", "sufficient-dp-proven")
 
 _ALLOWANCE = 1e-11
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ComparisonRow:
@@ -134,36 +131,22 @@ class Comparison:
 def shuffled_rr_worst_delta(n: int, q: float, epsilon: float) -> tuple[float, int]:
     """Worst ``delta(epsilon)`` of shuffled binary RR over all neighbouring counts (m, m+1), both directions.
 
-    The same quantity as :func:`sufficientdp.ratio.single_bit.single_bit_worst_tail` (``.delta``), computed faster
-    for a calibration loop: with ``A' = A_{n-1}(m) = Bin(m, p) + Bin(n-1-m, q)`` (direct convolution of exact
-    binomial pmfs, all terms positive), ``P_m = A' + Ber(q)`` and ``P_{m+1} = A' + Ber(p)``, and
-    ``delta = max(sum (P_m - e^eps P_{m+1})_+, sum (P_{m+1} - e^eps P_m)_+)``. ``scipy.stats.binom.pmf`` is accurate
-    to about 1e-15 relative and the convolution of positive terms adds ``n`` ulps, so with a relative error
-    ``r`` per entry the computed sum is off by at most ``r (1 + e^eps)``; the returned value adds the generous
-    ``1e-11 (1 + e^eps)`` to stay an upper bound (so targets delta below ~1e-10 are not meaningful here).
-    Cost O(n^3 / 6) multiply-adds (n = 500: a few hundredths of a second).
+    The one scan over m, :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (every pair, both directions,
+    O(n) overall), read for a calibration loop as an upper bound: the exact worst delta plus the allowance
+    ``1e-11 (1 + e^eps)`` this function has always added (so calibrated q values do not move), and never below
+    the upper end of the scan's rounding bracket (``delta_upper``). Targets delta below ~1e-10 are therefore not
+    meaningful here.
 
     Returns:
-        ``(delta_upper, argmax_m)``.
+        ``(delta_upper, worst_m)``: ``worst_m`` is the representative m of the worst pair (the add pair at m is the
+        remove pair at ``n - 1 - m``; ties keep the smallest m), 0 when every delta is 0.
     """
     n = check_int("n", n, minimum=1)
     q = check_open_interval("q", q, 0.0, 0.5)
     epsilon = check_positive_finite("epsilon", epsilon)
-    p = 1.0 - q
-    lam = math.exp(epsilon)
-    best, arg = 0.0, 0
-    for m in range(n):
-        a = binom.pmf(np.arange(m + 1), m, p)
-        b = binom.pmf(np.arange(n - m), n - 1 - m, q)
-        prev = np.convolve(a, b)  # pmf of A_{n-1}(m) on 0..n-1
-        lo = np.concatenate([prev, [0.0]])
-        hi = np.concatenate([[0.0], prev])
-        pm = p * lo + q * hi  # A' + Ber(q)
-        pm1 = q * lo + p * hi  # A' + Ber(p)
-        d = max(float(np.sum(np.maximum(pm - lam * pm1, 0.0))), float(np.sum(np.maximum(pm1 - lam * pm, 0.0))))
-        if d > best:
-            best, arg = d, m
-    return min(1.0, best + _ALLOWANCE * (1.0 + lam)), arg
+    worst = worst_over_crowds(n, q, epsilon)
+    upper = max(worst.delta + _ALLOWANCE * (1.0 + math.exp(epsilon)), worst.delta_upper)
+    return min(1.0, upper), max(worst.worst_m_delta, 0)
 
 
 def shuffled_rr_exact_q(n: int, epsilon: float, delta: float, *, rel_tol: float = 1e-6) -> tuple[float, int]:
@@ -233,7 +216,7 @@ def compare_approaches(
         reports: k >= 1 reports per person.
         beta: the paper's multiple of sd (``paper-sigma``), >= 0.
         sufficient: compute the sufficient-DP rows ``proven`` and ``homogeneous`` (slow for large L).
-        exact_max_population: compute the exact shuffled-RR row only for N up to this (O(N^3) per step).
+        exact_max_population: compute the exact shuffled-RR row only for N up to this.
         progress: optional ``progress(done, total)`` callback for the sufficient-DP searches.
 
     Returns:
@@ -292,7 +275,7 @@ def compare_approaches(
     elif population > exact_max_population:
         rows.append(_row("shuffled-rr-exact", None, kind="n/a", guarantee=exact_g,
                          notes=[f"not computed: N = {population} > exact_max_population = {exact_max_population} "
-                                "(O(N^3) per bisection step)"], **kw))
+                                "(one scan over every m per bisection step)"], **kw))
     else:
         q_ex, m_ex = shuffled_rr_exact_q(population, epsilon, delta)
         rows.append(_row("shuffled-rr-exact", q_ex, kind="exact", guarantee=exact_g,
