@@ -30,8 +30,8 @@ _LAZY = {
     "encode_one_hot": ".randomization", "encode_set": ".randomization", "pack_bits": ".randomization",
     "randomize": ".randomization", "unpack_bits": ".randomization",
     "RatioMoments": ".ratio", "ratio_moments": ".ratio",
-    "TailResult": ".ratio.result", "Kind": ".ratio.result", "Scope": ".ratio.result",
-    "Direction": ".ratio.result", "privacy_tail": ".ratio.analysis", "proven_tail": ".ratio.proven",
+    "TailResult": ".loss.result", "Kind": ".loss.result", "Scope": ".loss.result",
+    "Direction": ".loss.result", "privacy_tail": ".ratio.analysis", "proven_tail": ".ratio.proven",
 }
 
 
@@ -68,7 +68,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
     from .ratio import RatioMoments, ratio_moments
     from .ratio.analysis import privacy_tail
     from .ratio.proven import proven_tail
-    from .ratio.result import Direction, Kind, Scope, TailResult
+    from .loss.result import Direction, Kind, Scope, TailResult
 
 __all__ = [
     "BitEstimates",

@@ -154,7 +154,8 @@ def test_compose_cap() -> None:
         (lambda: PrivacyLossDistribution.from_pmfs([0.5, 0.5], [1.0]), "p and q"),
         (lambda: PrivacyLossDistribution.from_pmfs([0.5, 0.6], [0.5, 0.5]), "p must sum"),
         (lambda: PrivacyLossDistribution.from_pmfs([0.5, 0.5], [-0.5, 1.5]), "q must"),
-        (lambda: binary_randomized_response(0.3).delta(-1.0), "epsilon"),
+        (lambda: binary_randomized_response(0.3).delta(float("nan")), "epsilon"),
+        (lambda: binary_randomized_response(0.3).delta("1"), "epsilon"),
         (lambda: binary_randomized_response(0.3).eta(float("nan")), "epsilon"),
         (lambda: binary_randomized_response(0.3).epsilon_for_delta(1.5), "delta"),
         (lambda: binary_randomized_response(0.3).renyi(1.0), "alpha"),
@@ -193,3 +194,13 @@ def test_property_delta_le_eta_and_monotone(pair: tuple[list[int], list[int]], e
     assert d == pytest.approx(_hockey(p, q, eps), abs=1e-12)
     assert float(pld.delta(eps + 0.1)) <= d + 1e-15
     assert pld.infinity_mass <= d + 1e-15  # digest §1.5: delta >= P(L = inf)
+
+
+def test_negative_epsilon_is_the_hockey_stick() -> None:
+    # one type with the privacy-ratio distribution (issue 11): delta and eta take any real epsilon
+    p, q = np.array([0.7, 0.3]), np.array([0.3, 0.7])
+    pld = PrivacyLossDistribution.from_pmfs(p, q)
+    for eps in (-1.0, -0.2):
+        assert float(pld.delta(eps)) == pytest.approx(_hockey(p, q, eps), abs=1e-15)
+        assert float(pld.eta(eps)) == pytest.approx(_tail(p, q, eps), abs=1e-15)
+    np.testing.assert_allclose(pld.delta([-1.0, 0.5]), [_hockey(p, q, -1.0), _hockey(p, q, 0.5)], atol=1e-15)

@@ -3,6 +3,7 @@
 See papers/census-semantics-digest.md §1 (definitions and conversions) and §2 (mechanisms).
 """
 
+from ..loss.distribution import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution
 from .conversions import (
     RDP_CONVERSION_METHODS,
     ZCDP_CONVERSION_METHODS,
@@ -45,7 +46,6 @@ from .pbdp import (
     pbdp_holds,
     postprocessed_tail,
 )
-from .pld import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution
 from .rounds import MAX_ROUNDS, MAX_TOTAL_REPORTS, homogeneous_rounds_tail, rounds_tail
 from .sampling import SUBSAMPLING_DIRECTIONS, poisson_subsample
 from .shuffled import (

@@ -50,8 +50,8 @@ from scipy.special import ndtr, ndtri
 
 from .._errors import ParameterError
 from .._validation import check_positive_finite, check_real_array
+from ..loss.distribution import PrivacyLossDistribution, _check_probability, _scalar_or_array
 from .mechanisms import GaussianPLD
-from .pld import PrivacyLossDistribution, _check_probability, _scalar_or_array
 
 __all__ = [
     "RDP_CONVERSION_METHODS",

@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 
 from .._errors import ParameterError
 from .._validation import check_int, check_positive_finite
-from .pld import PrivacyLossDistribution
+from ..loss.distribution import PrivacyLossDistribution
 
 __all__ = [
     "MAX_PLD_ATOMS",

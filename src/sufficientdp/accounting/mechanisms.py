@@ -22,7 +22,7 @@ from scipy.stats import binom
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
-from .pld import PrivacyLossDistribution, _check_epsilon, _check_probability, _scalar_or_array
+from ..loss.distribution import PrivacyLossDistribution, _check_epsilon, _check_probability, _scalar_or_array
 
 __all__ = [
     "GaussianPLD",

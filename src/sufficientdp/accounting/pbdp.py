@@ -49,9 +49,9 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from .._errors import ParameterError
+from ..loss.distribution import PrivacyLossDistribution, _check_epsilon, _check_probability, _scalar_or_array
 from .conversions import max_power, zcdp_tail_bound
 from .mechanisms import GaussianPLD
-from .pld import PrivacyLossDistribution, _check_epsilon, _check_probability, _scalar_or_array
 
 __all__ = [
     "EtaDeltaTable",

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ParameterError
-from .pld import PrivacyLossDistribution
+from ..loss.distribution import PrivacyLossDistribution
 
 __all__ = ["SUBSAMPLING_DIRECTIONS", "poisson_subsample"]
 

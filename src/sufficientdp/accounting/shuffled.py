@@ -48,9 +48,9 @@ from scipy.stats import binom
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
+from ..loss.distribution import PrivacyLossDistribution
 from ..ratio.single_bit import _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
 from .amplification import _up as _round_up
-from .pld import PrivacyLossDistribution
 
 __all__ = [
     "MAX_PROFILE_ATOMS",

@@ -31,9 +31,7 @@ The homogeneous configuration (``N - 1`` zero vectors and one outlier with ``j``
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -43,7 +41,8 @@ from scipy.special import gammaln, logsumexp
 
 from .._errors import DataError, ParameterError
 from .._validation import check_int, check_open_interval
-from .result import TailResult
+from ..loss import MERGE_TOL, PrivacyLossDistribution
+from ..loss.distribution import _real_epsilon as _check_epsilon  # noqa: F401 - used by ratio.structured, worst_case
 
 __all__ = [
     "MAX_BITS",
@@ -68,8 +67,13 @@ MAX_HISTOGRAMS = 200_000
 MAX_HOMOGENEOUS_ATOMS = 1_000_000
 #: Largest number of memoized partial histograms ``prod_v (s_v + 1)`` that :func:`privacy_ratio` will visit.
 MAX_RATIO_STATES = 2_000_000
-#: Ratios whose logs differ by at most this much (i.e. relative difference <= ~1e-12) are merged into one atom.
-RATIO_MERGE_TOL = 1e-12
+#: Ratios whose logs differ by at most this much (i.e. relative difference <= ~1e-12) are merged into one atom
+#: (the privacy-loss distribution's :data:`sufficientdp.loss.MERGE_TOL`).
+RATIO_MERGE_TOL = MERGE_TOL
+
+#: The exact distribution of the privacy ratio is a privacy-loss distribution (``log R`` under ``A(D_m)``):
+#: ``RatioDistribution`` is another name for :class:`sufficientdp.loss.PrivacyLossDistribution`, the one type.
+RatioDistribution = PrivacyLossDistribution
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -78,15 +82,6 @@ RATIO_MERGE_TOL = 1e-12
 
 def _check_q(q: Any) -> float:
     return check_open_interval("q", q, 0.0, 0.5)
-
-
-def _check_epsilon(epsilon: Any) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise ParameterError(f"epsilon must be a real number in (-inf, inf); got {epsilon!r}")
-    value = float(epsilon)
-    if math.isnan(value):
-        raise ParameterError("epsilon must be a real number in (-inf, inf); got nan")
-    return value
 
 
 def histogram_count(bits: int, population: int) -> int:
@@ -265,209 +260,6 @@ def _size(ups: tuple[np.ndarray, ...], k: int, hn: np.ndarray) -> int:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# result object
-
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a, dtype=float)
-    a.setflags(write=False)
-    return a
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RatioDistribution:
-    """Exact distribution of the privacy ratio ``R(S)`` under ``S ~ A(D_m)`` (seed 001 eq. 1.6).
-
-    Atoms are sorted by ratio; ratios whose logs differ by at most ``merge_tol`` (:data:`RATIO_MERGE_TOL`, a
-    relative tolerance of about 1e-12 on ``R``) are merged into one atom whose value is the *largest* merged ratio
-    (so floating-point noise can only overstate ``eta``) and whose probability is the sum.
-
-    Attributes:
-        log_ratios: ``log R`` of each atom, increasing (read-only array).
-        log_probabilities: ``log P_{A(D_m)}[R = atom]`` (read-only array).
-        q, bits, population: the configuration (``bits`` is L, ``population`` is N).
-        outlier_bits: ``j`` for the homogeneous configuration, else None.
-        method: ``"exact-histogram"`` (enumeration of all histograms) or ``"exact-homogeneous"`` (set-bit counts).
-        outputs: number of anonymized outputs enumerated (before merging equal ratios).
-        merge_tol: the merging tolerance used.
-        details: configuration extras (JSON-ready).
-    """
-
-    log_ratios: np.ndarray
-    log_probabilities: np.ndarray
-    q: float
-    bits: int
-    population: int
-    outlier_bits: int | None = None
-    method: str = "exact-histogram"
-    outputs: int = 0
-    merge_tol: float = RATIO_MERGE_TOL
-    details: dict[str, Any] = field(default_factory=dict)
-    _log_sf: np.ndarray = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        lr, lp = _ro(self.log_ratios), _ro(self.log_probabilities)
-        if lr.shape != lp.shape or lr.ndim != 1 or lr.size == 0:
-            raise ValueError("log_ratios and log_probabilities must be non-empty 1-D arrays of equal length")
-        object.__setattr__(self, "log_ratios", lr)
-        object.__setattr__(self, "log_probabilities", lp)
-        # log P[R >= ratios[k]] (reverse cumulative logsumexp)
-        sf = np.logaddexp.accumulate(lp[::-1])[::-1]
-        object.__setattr__(self, "_log_sf", _ro(sf))
-
-    @property
-    def ratios(self) -> np.ndarray:
-        """The distinct values of ``R(S)``, increasing."""
-        return np.exp(self.log_ratios)
-
-    @property
-    def probabilities(self) -> np.ndarray:
-        """``P_{A(D_m)}[R(S) = ratios[k]]``; sums to 1 up to rounding."""
-        return np.exp(self.log_probabilities)
-
-    @property
-    def max_ratio(self) -> float:
-        """``max_S R(S)`` over all outputs (every output has positive probability since 0 < q < 1/2)."""
-        return float(np.exp(self.log_ratios[-1]))
-
-    @property
-    def min_ratio(self) -> float:
-        """``min_S R(S)``."""
-        return float(np.exp(self.log_ratios[0]))
-
-    @property
-    def mean(self) -> float:
-        """``E_{A(D_m)} R(S)`` (for the homogeneous configuration: ``(N - 1)/N + phi**j / N``, eq. 3.12)."""
-        return float(np.exp(logsumexp(self.log_probabilities + self.log_ratios)))
-
-    def log_eta(self, epsilon: float) -> float:
-        """``log eta(epsilon)``; ``-inf`` when no output has ``R(S) > e**epsilon``."""
-        eps = _check_epsilon(epsilon)
-        k = int(np.searchsorted(self.log_ratios, eps, side="right"))
-        return float(self._log_sf[k]) if k < self._log_sf.size else -math.inf
-
-    def eta(self, epsilon: float) -> float:
-        """``eta(epsilon) = P_{S~A(D_m)}[R(S) > e**epsilon]`` (seed 001 eq. 1.7), exact.
-
-        Example:
-            >>> dist = homogeneous_ratio_distribution(0.25, 2, 3)
-            >>> round(dist.eta(1.0), 6)  # = 2521/4096
-            0.615479
-        """
-        return min(1.0, math.exp(self.log_eta(epsilon)))
-
-    def epsilon_for(self, eta: float) -> float:
-        """Smallest ``epsilon`` with ``eta(epsilon) <= eta`` (the exact inverse of the tail; ``-inf`` if eta >= 1).
-
-        It is the log of an atom: ``log R_k`` for the first ``k`` with ``P[R > R_k] <= eta``.
-
-        Example:
-            >>> dist = homogeneous_ratio_distribution(0.25, 2, 3)
-            >>> eps = dist.epsilon_for(0.05)
-            >>> dist.eta(eps) <= 0.05 < dist.eta(eps - 1e-9)
-            True
-        """
-        target = check_open_interval("eta", eta, 0.0, math.inf) if eta != 0 else 0.0
-        if target >= 1.0:
-            return -math.inf
-        after = np.append(self._log_sf[1:], -np.inf)  # log P[R > R_k]
-        k = int(np.argmax(after <= math.log(target) if target > 0 else after == -np.inf))
-        return float(self.log_ratios[k])
-
-    def eta_many(self, epsilons: ArrayLike) -> np.ndarray:
-        """Vectorized :meth:`eta` over an array of ``epsilon`` values (finite or infinite, not NaN)."""
-        eps = np.asarray(epsilons, dtype=float)
-        if np.any(np.isnan(eps)):
-            raise ParameterError("epsilons must be real numbers in [-inf, inf]; got nan")
-        k = np.searchsorted(self.log_ratios, eps, side="right")
-        log_sf = np.append(self._log_sf, -np.inf)
-        return np.minimum(1.0, np.exp(log_sf[k]))
-
-    def delta_many(self, epsilons: ArrayLike) -> np.ndarray:
-        """Vectorized :meth:`delta`: ``A(eps) - e**eps * B(eps)`` with ``A``, ``B`` the tail sums of ``P`` and
-        ``P / R`` (plain reverse cumulative sums; adequate for comparisons at the 1e-12 level, not for tiny deltas).
-        """
-        eps = np.asarray(epsilons, dtype=float)
-        if np.any(np.isnan(eps)):
-            raise ParameterError("epsilons must be real numbers in [-inf, inf]; got nan")
-        prob = np.exp(self.log_probabilities)
-        tail_a = np.append(np.cumsum(prob[::-1])[::-1], 0.0)
-        tail_b = np.append(np.cumsum((prob * np.exp(-self.log_ratios))[::-1])[::-1], 0.0)
-        k = np.searchsorted(self.log_ratios, eps, side="right")
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = tail_a[k] - np.exp(eps) * tail_b[k]
-        out = np.where(k >= self.log_ratios.size, 0.0, out)
-        return np.clip(out, 0.0, 1.0)
-
-    def delta(self, epsilon: float) -> float:
-        """``delta(epsilon) = E_{S~A(D_m)}[(1 - e**epsilon / R(S))_+]`` (hockey-stick divergence), exact.
-
-        Computed as ``sum_k P_k * (-expm1(epsilon - log R_k))`` over atoms with ``log R_k > epsilon``.
-        """
-        eps = _check_epsilon(epsilon)
-        k = int(np.searchsorted(self.log_ratios, eps, side="right"))
-        if k >= self.log_ratios.size:
-            return 0.0
-        terms = np.exp(self.log_probabilities[k:]) * -np.expm1(eps - self.log_ratios[k:])
-        return float(min(1.0, max(0.0, math.fsum(terms.tolist()))))
-
-    def tail(self, epsilon: float) -> TailResult:
-        """The exact tail statement at ``epsilon`` as a :class:`TailResult` (``kind="exact"``).
-
-        ``eta_lower``/``eta_upper`` bracket the effect of ties at the threshold: they are
-        ``P[R > e**epsilon * (1 + tol)]`` and ``P[R > e**epsilon * (1 - tol)]`` with ``tol = 1e-9``, so a ratio that
-        equals ``e**epsilon`` in exact arithmetic but not in floating point is visible.
-        """
-        eps = _check_epsilon(epsilon)
-        tol = 1e-9
-        return TailResult(
-            eta=self.eta(eps),
-            eta_lower=self.eta(eps + tol),
-            eta_upper=self.eta(eps - tol),
-            delta=self.delta(eps),
-            method="exact",
-            kind="exact",
-            epsilon=eps,
-            q=self.q,
-            bits=self.bits,
-            population=self.population,
-            outlier_bits=self.outlier_bits,
-            details={
-                "enumeration": self.method,
-                "outputs": self.outputs,
-                "atoms": int(self.log_ratios.size),
-                "max_ratio": self.max_ratio,
-                **self.details,
-            },
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (arrays become lists)."""
-        return {
-            "ratios": self.ratios.tolist(),
-            "probabilities": self.probabilities.tolist(),
-            "q": self.q,
-            "bits": self.bits,
-            "population": self.population,
-            "outlier_bits": self.outlier_bits,
-            "method": self.method,
-            "outputs": self.outputs,
-            "merge_tol": self.merge_tol,
-            "max_ratio": self.max_ratio,
-            "details": self.details,
-        }
-
-
-def _merged(log_r: np.ndarray, log_p: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
-    """Sort atoms by ratio and merge consecutive ratios whose logs differ by at most ``tol``."""
-    order = np.argsort(log_r, kind="stable")
-    lr, lp = log_r[order], log_p[order]
-    starts = np.concatenate([[0], np.flatnonzero(np.diff(lr) > tol) + 1])
-    ends = np.concatenate([starts[1:], [lr.size]]) - 1
-    return lr[ends], np.logaddexp.reduceat(lp, starts)
-
-
-# ----------------------------------------------------------------------------------------------------------------
 # public functions
 
 
@@ -570,7 +362,7 @@ def _log_ratio_single(s: np.ndarray, base: np.ndarray, x: int, xp: int, bits: in
     return float(logsumexp(num_terms) - logsumexp(den_terms))
 
 
-def ratio_distribution(original: ArrayLike, modified: ArrayLike, q: float) -> RatioDistribution:
+def ratio_distribution(original: ArrayLike, modified: ArrayLike, q: float) -> PrivacyLossDistribution:
     """Exact distribution of ``R(S; D, D_m)`` under ``S ~ A(D_m)`` over all anonymized outputs.
 
     Enumerates every histogram ``S`` of ``N`` vectors over ``{0,1}^L`` (``C(N + 2**L - 1, N)`` of them):
@@ -586,7 +378,7 @@ def ratio_distribution(original: ArrayLike, modified: ArrayLike, q: float) -> Ra
         q: flip probability in (0, 0.5).
 
     Returns:
-        A :class:`RatioDistribution` (``method="exact-histogram"``).
+        A :class:`~sufficientdp.loss.PrivacyLossDistribution` (``method="exact-histogram"``).
 
     Raises:
         ParameterError: ``q`` out of range; ``C(N + 2**L - 1, N)`` above :data:`MAX_HISTOGRAMS`.
@@ -612,14 +404,13 @@ def ratio_distribution(original: ArrayLike, modified: ArrayLike, q: float) -> Ra
     return _distribution_from_codes(base, x, xp, bits, q)
 
 
-def _distribution_from_codes(base: np.ndarray, x: int, xp: int, bits: int, q: float) -> RatioDistribution:
+def _distribution_from_codes(base: np.ndarray, x: int, xp: int, bits: int, q: float) -> PrivacyLossDistribution:
     """:func:`ratio_distribution` on validated codes (``D = base + {x}``, ``D_m = base + {x'}``)."""
     n = base.size + 1
     _, log_d, log_m = _log_probs_all(base, x, xp, bits, q)
-    lr, lp = _merged(log_m - log_d, log_m, RATIO_MERGE_TOL)
-    return RatioDistribution(
-        log_ratios=lr,
-        log_probabilities=lp,
+    return PrivacyLossDistribution(
+        log_ratios=log_m - log_d,
+        log_probabilities=log_m,
         q=q,
         bits=bits,
         population=n,
@@ -637,7 +428,7 @@ def _distribution_from_codes(base: np.ndarray, x: int, xp: int, bits: int, q: fl
 
 def homogeneous_ratio_distribution(
     q: float, bits: int, population: int, outlier_bits: int | None = None, *, outlier_in: str = "modified"
-) -> RatioDistribution:
+) -> PrivacyLossDistribution:
     """Exact distribution of ``R(S)`` for the homogeneous configuration with one outlier (seed 001 §3).
 
     ``D`` is ``N`` zero vectors; ``D_m`` replaces one by an outlier with ``j = outlier_bits`` set bits (default
@@ -660,7 +451,7 @@ def homogeneous_ratio_distribution(
             ``"original"`` (the reverse pair).
 
     Returns:
-        A :class:`RatioDistribution` (``method="exact-homogeneous"``).
+        A :class:`~sufficientdp.loss.PrivacyLossDistribution` (``method="exact-homogeneous"``).
 
     Raises:
         ParameterError: parameter out of range, or ``C(N + j, j)`` above :data:`MAX_HOMOGENEOUS_ATOMS`.
@@ -693,10 +484,10 @@ def homogeneous_ratio_distribution(
     log_mn = gammaln(population + 1) - gammaln(t + 1).sum(axis=1) + t @ log_a
     log_r = logsumexp(np.broadcast_to(log_w, t.shape), b=t, axis=1) - math.log(population)
     if outlier_in == "modified":
-        lr, lp = _merged(log_r, log_mn + log_r, RATIO_MERGE_TOL)
+        lr, lp = log_r, log_mn + log_r
     else:
-        lr, lp = _merged(-log_r, log_mn, RATIO_MERGE_TOL)
-    return RatioDistribution(
+        lr, lp = -log_r, log_mn
+    return PrivacyLossDistribution(
         log_ratios=lr,
         log_probabilities=lp,
         q=q,

@@ -42,7 +42,7 @@ from .._errors import ParameterError
 from .._validation import check_int, check_positive_finite, check_real_array
 from ..accounting.mechanisms import GaussianPLD
 from ..accounting.pbdp import pbdp_delta, pbdp_epsilon
-from ..accounting.pld import PrivacyLossDistribution, _scalar_or_array
+from ..loss.distribution import PrivacyLossDistribution, _scalar_or_array
 
 __all__ = [
     "PosteriorBound",

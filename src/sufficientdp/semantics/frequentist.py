@@ -40,7 +40,7 @@ from .._errors import ParameterError
 from .._validation import check_positive_finite, check_real_array
 from ..accounting.conversions import max_power
 from ..accounting.mechanisms import GaussianPLD, binary_randomized_response
-from ..accounting.pld import PrivacyLossDistribution, _scalar_or_array
+from ..loss.distribution import PrivacyLossDistribution, _scalar_or_array
 
 __all__ = [
     "PowerTable",

@@ -1,0 +1,28 @@
+"""Privacy-loss distributions and the result types of privacy statements.
+
+* :mod:`sufficientdp.loss.distribution` — :class:`PrivacyLossDistribution`, THE privacy-loss distribution type
+  (digest §1.2; for the anonymized release of seed 001 the law of ``log R(S)``, also known by its old name
+  ``sufficientdp.ratio.exact.RatioDistribution``).
+* :mod:`sufficientdp.loss.result` — :class:`TailResult` and the vocabulary :class:`Kind`, :class:`Scope`,
+  :class:`Direction`.
+
+This layer sits below ``sufficientdp.ratio`` and ``sufficientdp.accounting``, which both build these types.
+"""
+
+from __future__ import annotations
+
+from .distribution import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution
+from .result import DIRECTIONS, KINDS, SCOPES, Direction, Kind, Scope, TailResult
+
+__all__ = [
+    "DIRECTIONS",
+    "KINDS",
+    "MAX_COMPOSE_ATOMS",
+    "MERGE_TOL",
+    "SCOPES",
+    "Direction",
+    "Kind",
+    "PrivacyLossDistribution",
+    "Scope",
+    "TailResult",
+]
