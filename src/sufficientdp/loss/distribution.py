@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from .._errors import ParameterError
-from .._validation import check_int, check_open_interval, check_real_array
+from .._validation import _as_float, check_int, check_open_interval, check_real_array
 from .result import TailResult
 
 __all__ = ["MAX_COMPOSE_ATOMS", "MERGE_TOL", "PrivacyLossDistribution"]
@@ -61,12 +61,7 @@ def _scalar_or_array(x: NDArray[np.float64]) -> Any:
 
 def _real_epsilon(epsilon: Any) -> float:
     """One real ``epsilon`` (any sign, +-inf allowed, not NaN)."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise ParameterError(f"epsilon must be {_REAL}; got {epsilon!r}")
-    value = float(epsilon)
-    if math.isnan(value):
-        raise ParameterError(f"epsilon must be {_REAL}; got nan")
-    return value
+    return _as_float("epsilon", epsilon, "(-inf, inf)")
 
 
 def _real_epsilons(epsilon: Any) -> NDArray[np.float64]:
