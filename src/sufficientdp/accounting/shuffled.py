@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import gammaln, logsumexp
 from scipy.stats import binom
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
 from ..loss.distribution import PrivacyLossDistribution
+from ..ratio.exact import homogeneous_ratio_distribution
 from ..ratio.single_bit import _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
 from .amplification import _up as _round_up
 
@@ -827,22 +827,6 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _profiles(total: int, parts: int) -> NDArray[np.int64]:
-    """All non-negative integer vectors of length ``parts`` summing to ``total`` (rows, lexicographic)."""
-    from ..ratio.exact import _compositions
-
-    return _compositions(total, parts)
-
-
-def _log_multinomial(counts: NDArray[np.int64], log_probs: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``log Multinomial(sum(counts), probs)(counts)`` per row (``-inf`` for a negative count)."""
-    bad = np.any(counts < 0, axis=1)
-    c = np.maximum(counts, 0)
-    total = c.sum(axis=1)
-    out = gammaln(total + 1.0) - gammaln(c + 1.0).sum(axis=1) + c @ log_probs
-    return np.where(bad, _NEG_INF, out)
-
-
 def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
                               outlier_in: str = "modified") -> PrivacyLossDistribution:
     """Exact PLD of the anonymized histogram for ``N - 1`` all-zero people plus one outlier with ``j`` set bits.
@@ -857,9 +841,10 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
 
     ``T`` is sufficient for the pair, so this is the PLD of the full histogram. ``outlier_in="modified"`` is the
     paper's pair (seed 001 eq. 1.5–1.7): ``P`` = law under ``D_m``, ``Q`` = law under ``D``, loss ``log R(S)``.
-    ``outlier_in="original"`` is the reverse pair (``P`` = law under the homogeneous collection, loss ``-log R``),
-    as in :func:`sufficientdp.ratio.exact.homogeneous_ratio_distribution`. All ``C(N + j, j)`` profiles are
-    enumerated; losses are differences of log-domain probabilities (no underflow).
+    ``outlier_in="original"`` is the reverse pair (``P`` = law under the homogeneous collection, loss ``-log R``).
+    The enumeration of all ``C(N + j, j)`` profiles is the package's one homogeneous enumeration,
+    :func:`sufficientdp.ratio.exact.homogeneous_ratio_distribution` (with ``L = j``), in the log domain (no
+    underflow); this function adds the size limit that points to the certified bounds.
 
     Args:
         q: flip probability in (0, 0.5).
@@ -868,7 +853,7 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
         outlier_in: ``"modified"`` (default, the paper's direction) or ``"original"``.
 
     Returns:
-        A :class:`~sufficientdp.accounting.pld.PrivacyLossDistribution` (exact).
+        A :class:`~sufficientdp.loss.PrivacyLossDistribution` (exact; ``method="exact-homogeneous"``).
 
     Raises:
         ParameterError: arguments out of range, or ``C(N + j, j) > MAX_PROFILE_ATOMS``: for large sizes use the
@@ -895,14 +880,4 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
             f"{count} for N = {n}, j = {j}. For large sizes use the certified bounds of sufficientdp.ratio.tail "
             "(certified_tail / homogeneous_tail), which bound eta and delta rigorously from above"
         )
-    ls = np.arange(j + 1)
-    log_binom = gammaln(j + 1.0) - gammaln(ls + 1.0) - gammaln(j - ls + 1.0)
-    log_a = log_binom + ls * math.log(q) + (j - ls) * math.log1p(-q)
-    log_b = log_a[::-1]
-    t = _profiles(n, j + 1)
-    log_d = _log_multinomial(t, log_a)
-    eye = np.eye(j + 1, dtype=np.int64)
-    terms = np.stack([log_b[l_] + _log_multinomial(t - eye[l_], log_a) for l_ in range(j + 1)], axis=1)
-    log_dm = logsumexp(terms, axis=1)
-    lp, lq_ = (log_dm, log_d) if outlier_in == "modified" else (log_d, log_dm)
-    return PrivacyLossDistribution(losses=lp - lq_, probabilities=np.exp(lp))
+    return homogeneous_ratio_distribution(q, j, n, j, outlier_in=outlier_in)
