@@ -1,6 +1,8 @@
 """Accounting: privacy-loss distributions, reference mechanisms and conversions between DP variants.
 
-See papers/census-semantics-digest.md §1 (definitions and conversions) and §2 (mechanisms).
+The privacy-loss distribution type itself is :class:`sufficientdp.loss.PrivacyLossDistribution` (re-exported
+here); this package builds them for mechanisms and converts between DP variants. See
+papers/census-semantics-digest.md §1 (definitions and conversions) and §2 (mechanisms).
 """
 
 from ..loss.distribution import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution

@@ -346,7 +346,7 @@ class PrivacyLossDistribution:
         """:meth:`eta` over an array of ``epsilon`` values (finite or infinite, not NaN), as an array."""
         eps = _real_epsilons(epsilons)
         k = np.searchsorted(self.losses, eps, side="right")
-        out = np.exp(np.append(self._log_sf, -np.inf)[k])
+        out: NDArray[np.float64] = np.exp(np.append(self._log_sf, -np.inf)[k])
         if self.infinity_mass > 0:
             out = out + self.infinity_mass
         return np.minimum(1.0, out)
