@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
     from .aggregation import Tally, tally, tally_packed
     from .calibration import Calibration, calibrate
     from .estimation import BitEstimates, JointEstimate, estimate_bits, joint_frequencies
+    from .loss.result import Direction, Kind, Scope, TailResult
     from .parameters import PrivacyTarget, RandomizationParams, effective_bits, local_q, sigma_per_sqrt_n
     from .randomization import (
         DyadicProbability,
@@ -68,7 +69,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
     from .ratio import RatioMoments, ratio_moments
     from .ratio.analysis import privacy_tail
     from .ratio.proven import proven_tail
-    from .loss.result import Direction, Kind, Scope, TailResult
 
 __all__ = [
     "BitEstimates",
