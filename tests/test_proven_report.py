@@ -71,6 +71,7 @@ def test_timed_ok_and_error(script: ModuleType, budget: float | None) -> None:
     assert not bad.ok and bad.status.startswith("error: ValueError")
 
 
+@pytest.mark.slow
 def test_timed_budget_stops_the_job(script: ModuleType) -> None:
     t0 = time.perf_counter()
     out = script.timed("burn", _burn, {}, 0.5)

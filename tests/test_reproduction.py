@@ -261,6 +261,7 @@ def test_rounding_status(script: ModuleType) -> None:
     assert script.rounding_status(11.02, "12") == script.NO  # one unit, but 8% off
 
 
+@pytest.mark.slow
 def test_script_quick_run_writes_every_section(script: ModuleType, tmp_path: Path) -> None:
     out = tmp_path / "reproduction.md"
     assert script.main(["--quick", "--seed", "3", "--output", str(out)]) == 0

@@ -179,6 +179,7 @@ def test_fmt21_and_bbgn19_dominate_exact_shuffled_rr_full_scan():
         assert _exact_delta(100, e0, r.epsilon, True) <= delta
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, e0s, deltas", [(300, (0.2, 0.45, 1.0, 2.0), (0.009, 1e-4)),
                                             (1000, (0.2, 0.45), (0.009,))])
 def test_all_bounds_dominate_exact_shuffled_rr_grid(n, e0s, deltas):

@@ -86,6 +86,7 @@ def test_check_value_rho_263_delta_1e6() -> None:
     assert mpmath.mpf(new) >= ref and new - float(ref) < 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rho", RHOS)
 def test_zcdp_epsilon_matches_mpmath_infimum_and_is_never_below_it(rho: float) -> None:
     for d in DELTAS:
@@ -138,6 +139,7 @@ def test_zcdp_epsilon_is_zero_exactly_from_the_cks_delta_at_zero() -> None:
 
 
 # ----------------------------------------------------------------------------------------------- zCDP, delta
+@pytest.mark.slow
 @pytest.mark.parametrize("rho", [0.01, 0.1115, 0.926, 2.63])
 def test_zcdp_delta_matches_mpmath_and_inverts_epsilon(rho: float) -> None:
     for eps in [0.0, 0.3, 1.0, 4.0, 13.79, 40.0]:

@@ -127,6 +127,7 @@ def _chi_square_pvalue(draws: np.ndarray, pmf: dict[int, float]) -> float:
     return float(chi2.sf(stat, len(cells) - 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("s2", [Fraction(9, 4), Fraction(1, 5)])
 def test_discrete_gaussian_sampler_chi_square(s2: Fraction) -> None:
     # H0: draws ~ N_Z(0, s2) exactly. A correct sampler fails with probability ALPHA = 1e-6 (asymptotic chi-square).

@@ -65,6 +65,7 @@ def test_geometric_is_discrete_laplace(eps0: float, sens: int) -> None:
         _check_pessimistic(float(ours.delta(e)), _theirs(theirs, e), 2e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sigma,k", [(1.0, 1), (2.0, 1), (3.0, 10), (5.0, 40)])
 def test_gaussian_single_and_composed(sigma: float, k: int) -> None:
     ours = GaussianPLD.from_sigma(sigma).self_compose(k)

@@ -32,6 +32,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits, others, x, y, q1, q2, lam, t_max", CASES)
 def test_memoized_releases_never_exceed_the_memo_release(bits: int, others: tuple[int, ...], x: int, y: int,
                                                          q1: Fraction, q2: Fraction, lam: Fraction,
@@ -55,6 +56,7 @@ def test_memoized_releases_never_exceed_the_memo_release(bits: int, others: tupl
         assert fresh_curve[-1] > memo_delta, (fresh_curve, memo_delta)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits, population", [(1, 2), (2, 2), (1, 3)])
 def test_stated_lifetime_bound_covers_every_pair_and_every_T(bits: int, population: int) -> None:
     """The library's lifetime delta (proven, all collections) is above the exact delta_T of every neighbouring pair

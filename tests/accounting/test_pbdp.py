@@ -77,6 +77,7 @@ def test_three_versions_agree(name: str, pld: PrivacyLossDistribution) -> None:
                 assert not pbdp_holds(pld, eps, d * (1 - 1e-5), version=v), (name, eps, v, d)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,pld", _mechanisms()[:2] + _mechanisms()[3:])
 def test_v1_brute_force_over_post_processings(name: str, pld: PrivacyLossDistribution) -> None:
     # literal Def 5.2: enumerate randomized binary post-processings on a grid; the library's value is the sup,

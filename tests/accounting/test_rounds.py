@@ -34,6 +34,7 @@ FAST = {"resolution": 4e-3, "points": 32}  # coarser lattice and fewer points: v
 
 
 # ------------------------------------------------------------------------------------------------ brute force
+@pytest.mark.slow
 @pytest.mark.parametrize(("bits", "population", "q", "rounds", "epsilons"), [
     (1, 4, 0.25, 3, (0.5, 1.0, 2.0)),
     (1, 6, 0.2, 3, (1.5, 3.0)),
@@ -52,6 +53,7 @@ def test_bound_is_above_exact_worst_over_every_pair(bits: int, population: int, 
         assert r.eta < 1.0  # informative on these cases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("bits", "population", "q", "epsilon"), [(1, 3, 0.25, 1.0), (2, 2, 0.3, 1.0)])
 def test_changing_values_bound_is_above_exact_worst_over_every_sequence(bits: int, population: int, q: float,
                                                                         epsilon: float) -> None:
@@ -76,6 +78,7 @@ def test_k_reports_per_round_bound_is_above_exact_worst() -> None:
     assert worst - 1e-12 <= r.eta < 1.0
 
 
+@pytest.mark.slow
 def test_thirty_rounds_bound_is_above_exact_l1() -> None:
     q, population, eps = 0.3, 4, 3.0
     exact = oracle.worst_eta_l1_many_rounds(population, q, 30, eps)
@@ -127,6 +130,7 @@ def test_curve_is_above_the_exact_blanket_curve_everywhere() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ properties
+@pytest.mark.slow
 def test_monotone_in_rounds_and_above_one_round() -> None:
     kw = {"q": 0.25, "bits": 3, "population": 200, "epsilon": 2.0, "fallback": False, **FAST}
     etas = [rounds_tail(rounds=t, **kw).eta for t in (1, 2, 4, 8)]
@@ -141,6 +145,7 @@ def test_monotone_in_rounds_and_above_one_round() -> None:
     assert all(b >= a for a, b in zip(seq, seq[1:], strict=False))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("bits", "population", "q", "rounds", "epsilon"), [
     (1, 10, 0.25, 2, 2.0), (1, 200, 0.1, 2, 2.0), (1, 200, 0.4, 5, 0.5), (3, 10, 0.4, 2, 2.0),
     (3, 200, 0.25, 2, 2.0), (3, 200, 0.4, 2, 0.5), (3, 200, 0.25, 5, 6.0),
@@ -202,6 +207,7 @@ def _cp_lower(x: int, n: int, alpha: float) -> float:
     return 0.0 if x == 0 else float(beta_dist.ppf(alpha, x, n - x + 1))
 
 
+@pytest.mark.slow
 def test_simulation_at_moderate_size_stays_below_the_bound() -> None:
     # L = 5, N = 1000, T = 30 rounds; q chosen so that the homogeneous configuration's eta_30 is several per cent
     # (about 0.08 for j = 5 in either direction; the all-collections bound is about 0.6)
@@ -241,6 +247,7 @@ def test_homogeneous_bracket_contains_bruteforce_and_simulation() -> None:
 
 
 # ------------------------------------------------------------------------------------------------- calibration
+@pytest.mark.slow
 def test_calibration_meets_a_total_target_and_is_not_loose() -> None:
     bits, population, eps, eta, rounds = 3, 300, 2.0, 1e-2, 5
     cal = calibrate(bits=bits, population=population, epsilon=eps, eta=eta, rounds=rounds)

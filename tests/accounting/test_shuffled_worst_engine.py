@@ -82,6 +82,7 @@ def test_account_is_exact_above_2000_people() -> None:
     assert br["delta_lower"] <= out["delta"] <= br["delta"]
 
 
+@pytest.mark.slow
 def test_profile_scans_a_million_people() -> None:
     prof = shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=[0.01])
     assert prof.kind == "bound" and prof.scanned.startswith("all m")

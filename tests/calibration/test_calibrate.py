@@ -135,6 +135,7 @@ def test_population_one_is_local():
     assert cal.q == cal.local_q
 
 
+@pytest.mark.slow
 def test_kind_and_scope_of_each_method():
     cals = {m: calibrate(bits=2, population=50, epsilon=1.0, method=m)
             for m in ("proven", "homogeneous", "local", "paper-sigma", "paper-simplified")}
@@ -154,6 +155,7 @@ def test_default_is_proven_and_certified_is_refused_with_the_new_name():
         calibrate(bits=2, population=50, epsilon=1.0, method="certified")
 
 
+@pytest.mark.slow
 def test_proven_meets_its_target_for_every_pair_of_collections():
     # Issue 9, "Done when": the default q meets eta for every pair of neighbouring collections, checked here by
     # exhaustive search over all pairs (sufficientdp.ratio.worst_case, exact) on small crowds.
@@ -177,6 +179,7 @@ def test_proven_at_one_bit_is_the_exact_all_crowd_scan():
     assert c.q > 0.0164  # more noise than the homogeneous answer, which was wrong
 
 
+@pytest.mark.slow
 def test_homogeneous_searches_below_the_lowest_grid_point():
     # Regression: with one bit and a large crowd the answer lies far below q_local / grid; the search used to
     # return the grid's lowest passing point (q = 0.0168 here, whose eta is ~1e-206), 90x more noise than needed.

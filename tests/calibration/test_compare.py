@@ -89,6 +89,7 @@ def test_sd_formula_against_brute_force():
     assert row.sd_per_sqrt_n == pytest.approx(math.sqrt(float(var) / n_people), rel=1e-14)
 
 
+@pytest.mark.slow
 def test_rows_small_l1():
     c = compare_approaches(bits=1, population=100, epsilon=1.0, delta=1e-3, sufficient=False)
     assert [r.approach for r in c.rows] == list(APPROACHES)
@@ -119,6 +120,7 @@ def test_amplification_rows_certify_their_q():
     assert c.row("shuffle-fmt21").q < loc.q  # a million people: FMT amplifies
 
 
+@pytest.mark.slow
 def test_sufficient_rows_small():
     c = compare_approaches(bits=2, population=50, epsilon=1.0, delta=1e-3, eta=0.01)
     for method, scope in (("homogeneous", "homogeneous"), ("proven", "all-collections")):

@@ -16,6 +16,7 @@ from sufficientdp.ratio.exact import homogeneous_ratio_distribution
 from sufficientdp.ratio.reverse import worst_two_sided
 
 
+@pytest.mark.slow
 def test_certified_q_two_sided_meets_target() -> None:
     r = certified_q_two_sided(bits=2, population=50, epsilon=1.0, eta=0.05, grid=6, iterations=6)
     assert r.kind == "bound" and r.eta <= 0.05
@@ -31,6 +32,7 @@ def test_certified_q_two_sided_meets_target() -> None:
         assert worst_two_sided(q=q_fail, bits=2, population=50, epsilon=1.0).eta > 0.05
 
 
+@pytest.mark.slow
 def test_certified_q_two_sided_k2() -> None:
     r = certified_q_two_sided(bits=2, population=40, epsilon=1.0, eta=0.05, reports=2, grid=4, iterations=4)
     assert r.eta <= 0.05 and r.reports == 2
@@ -48,6 +50,7 @@ def test_certified_q_two_sided_local_dp_fallback() -> None:
     assert r2.details["local_dp"] is True and 3 * math.log((1 - r2.q) / r2.q) <= 1.0
 
 
+@pytest.mark.slow
 def test_certified_q_two_sided_is_tight_at_l3() -> None:
     """The returned q passes and the verified failing q is within 1e-3 below it (bisection to 24 steps)."""
     target = 1e-3

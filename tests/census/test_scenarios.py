@@ -133,6 +133,7 @@ def _scaled_renyi_sup(level, power):
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rho, level, printed", [
     (2.63, 0.01, TABLE2[0.01][2]), (2.63, 0.05, TABLE2[0.05][2]), (2.63, 0.10, TABLE2[0.10][2]),
     (0.1115, 0.01, TABLE6[0.01][2]), (0.1115, 0.05, TABLE6[0.05][2]), (0.1115, 0.10, TABLE6[0.10][2]),
@@ -209,6 +210,7 @@ def test_dgm_contains_exact_power_small_case():
     assert res[-1].upper - res[-1].lower < 0.06  # informative where the trade-off curve is not steep
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, printed", [("ALL", TABLE2), ("A", TABLE6)])
 def test_dgm_column_tables_2_and_6(name, printed):
     # 004 Tables 2 and 6, "Power (DGM)" (the paper's own Monte Carlo with 1e6 samples). The printed 2-digit

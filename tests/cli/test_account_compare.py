@@ -54,6 +54,7 @@ def test_account_shuffled_rr_against_brute_force(capsys):
     assert 0 <= d["worst_m"] < 8 and 0 <= d["delta"] <= d["eta"] <= 1
 
 
+@pytest.mark.slow
 def test_account_shuffled_rr_bracket_contains_brute_force(capsys):
     # --full-scan-max below n forces the bracket: lower (scanned m) <= exact worst (brute force) <= upper (rigorous)
     d = run_json(capsys, "account", "--mechanism", "shuffled-rr", "--population", "8", "--q", "0.2",
@@ -71,6 +72,7 @@ def test_account_shuffled_rr_bracket_contains_brute_force(capsys):
     assert code == 0 and out.startswith("exact:")
 
 
+@pytest.mark.slow
 def test_account_shuffled_rr_large_n_is_a_bracket(capsys):
     d = run_json(capsys, "account", "--mechanism", "shuffled-rr", "--population", "5000", "--q", "0.25",
                  "--epsilon", "0.05", "--full-scan-max", "100")
@@ -129,6 +131,7 @@ def test_account_text_output(capsys):
     assert code == 0 and "delta" in out and "eta" in out
 
 
+@pytest.mark.slow
 def test_compare_json_and_text(capsys):
     d = run_json(capsys, "compare", "--bits", "1", "--population", "60", "--epsilon", "1", "--delta", "0.001",
                  "--no-sufficient")

@@ -38,6 +38,7 @@ def test_calibrate_reproduces_paper(capsys, bits, population, epsilon, method, e
     assert d["method"] == method and d["bits"] == bits and d["population"] == population
 
 
+@pytest.mark.slow
 def test_calibrate_text_and_max_weight(capsys):
     code, out, _err = run(capsys, "calibrate", "--bits", "12", "--population", "2000", "--epsilon", "1",
                          "--max-weight", "1")
@@ -158,6 +159,7 @@ def test_demo_json(capsys):
     assert d["covered"] >= 5
 
 
+@pytest.mark.slow
 def test_demo_text(capsys):
     code, out, _err = run(capsys, "demo", "--population", "5000", "--bits", "4", "--seed", "1")
     assert code == 0 and "true" in out and "estimate" in out and "local DP would need" in out
@@ -189,6 +191,7 @@ def test_estimate_joint_too_many_bits(capsys, tmp_path):
     assert code == 2 and "bits in [1, 20]" in err
 
 
+@pytest.mark.slow
 def test_tail_json(capsys):
     d = run_json(capsys, "tail", "--bits", "5", "--population", "1000", "--q", "0.169199", "--epsilon", "2",
                  "--outlier-bits", "5", "--method", "homogeneous")
@@ -205,6 +208,7 @@ def test_tail_json(capsys):
     assert mc["kind"] == "estimate" and mc["eta_lower"] - 1e-9 <= 0.0037063002 <= mc["eta_upper"] + 1e-9
 
 
+@pytest.mark.slow
 def test_tail_text_and_errors(capsys):
     code, out, err = run(capsys, "tail", "--bits", "3", "--population", "50", "--q", "0.2", "--epsilon", "1")
     assert code == 0 and "rigorous upper bound" in out and "every pair of neighbouring collections" in out
@@ -224,6 +228,7 @@ def test_worst_case_json(capsys):
     assert d["homogeneous_eta"] == pytest.approx(0.0241144, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_calibrate_proven_cli(capsys):
     d = run_json(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "0.001")
     assert d["method"] == "proven" and d["eta"] == 0.001 and d["eta_at_q"] <= 0.001
@@ -327,6 +332,7 @@ def test_output_that_is_the_input_is_refused(tmp_path):
     assert src.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_sigterm_during_writes_leaves_no_temporary_file(tmp_path):
     # A process writing report files again and again is sent SIGTERM: the write it was in must remove its
     # temporary file, and the process exits with 128 + 15.

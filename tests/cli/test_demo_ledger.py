@@ -9,6 +9,7 @@ import pytest
 from sufficientdp.cli.main import main
 
 
+@pytest.mark.slow
 def test_demo_shows_a_device_declining_over_its_budget(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--population", "5000", "--bits", "4", "--seed", "1", "--json"]) == 0
     d = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

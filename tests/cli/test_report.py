@@ -101,6 +101,7 @@ def _check(html: str) -> _Checker:
     return c
 
 
+@pytest.mark.slow
 def test_well_formed_and_self_contained(made: dict[str, Any]) -> None:
     html = made["html"]
     assert html.startswith("<!DOCTYPE html>")
@@ -115,6 +116,7 @@ def test_well_formed_and_self_contained(made: dict[str, Any]) -> None:
     assert "@import" not in html and "url(http" not in html
 
 
+@pytest.mark.slow
 def test_every_figure_is_present_and_non_empty(made: dict[str, Any]) -> None:
     svgs = re.findall(r"<svg\b.*?</svg>", made["html"], flags=re.S)
     assert len(svgs) == len(FIGURES)
@@ -125,6 +127,7 @@ def test_every_figure_is_present_and_non_empty(made: dict[str, Any]) -> None:
         assert float(root.get("width", "0pt").rstrip("pt")) > 100
 
 
+@pytest.mark.slow
 def test_numbers_on_the_page_equal_the_json(made: dict[str, Any]) -> None:
     c = _check(made["html"])
     embedded = json.loads(c.script_text)
@@ -138,6 +141,7 @@ def test_numbers_on_the_page_equal_the_json(made: dict[str, Any]) -> None:
             assert f"methods.{i}.q" in shown
 
 
+@pytest.mark.slow
 def test_decision_content(made: dict[str, Any]) -> None:
     d = made["json"]
     assert d["chosen"] == "proven" and d["methods"][0]["method"] == "proven" and d["methods"][0]["chosen"]
@@ -153,10 +157,12 @@ def test_decision_content(made: dict[str, Any]) -> None:
     assert d["command"] in made["html"]
 
 
+@pytest.mark.slow
 def test_no_temporary_file_left(made: dict[str, Any]) -> None:
     assert sorted(p.name for p in made["folder"].iterdir()) == ["report.html"]
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.html"
     for extra in (["--epsilon", "nan"], ["--eta", "1.5"], ["--method", "certified"], ["--bits", "0"]):

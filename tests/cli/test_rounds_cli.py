@@ -13,6 +13,7 @@ from tests.oracles import rounds as oracle
 from sufficientdp.accounting.rounds import rounds_tail
 
 
+@pytest.mark.slow
 def test_account_rounds_json_is_the_composed_bound_above_the_exact_worst(
         capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "account", "--rounds", "30", "--q", "0.3", "--bits", "1", "--population", "4",
@@ -27,6 +28,7 @@ def test_account_rounds_json_is_the_composed_bound_above_the_exact_worst(
     assert d["one_round"]["eta"] <= d["eta"]  # one round at the same total epsilon leaks less
 
 
+@pytest.mark.slow
 def test_account_rounds_text_states_kind_scope_and_fallback(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "account", "--rounds", "3", "--q", "0.25", "--bits", "2", "--population", "3",
                        "--epsilon", "1", "--homogeneous", "--values", "fixed", "--quiet")
@@ -41,6 +43,7 @@ def test_account_rounds_text_states_kind_scope_and_fallback(capsys: pytest.Captu
     assert d["homogeneous"]["eta_lower"] - 1e-12 <= worst[0] <= d["eta"]
 
 
+@pytest.mark.slow
 def test_calibrate_rounds_meets_the_total_target_against_the_exact_worst(
         capsys: pytest.CaptureFixture[str]) -> None:
     d = run_json(capsys, "calibrate", "--rounds", "30", "--bits", "1", "--population", "4", "--epsilon", "3",

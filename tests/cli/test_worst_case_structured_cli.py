@@ -8,6 +8,7 @@ from cli_run import run, run_json
 ERRATA_ARGS = ("worst-case", "--bits", "2", "--population", "100", "--q", "0.1", "--epsilon", "3")
 
 
+@pytest.mark.slow
 def test_worst_case_reports_the_structured_counterexample_json(capsys):
     d = run_json(capsys, *ERRATA_ARGS, "--quiet")
     # {00×97, 10×2} + 11→00: eta = 2.7402794151872928e-06 by the exact enumeration of all C(103, 3) histograms
@@ -21,6 +22,7 @@ def test_worst_case_reports_the_structured_counterexample_json(capsys):
     assert d["ratio"] == pytest.approx(1.902, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_worst_case_reports_the_structured_counterexample_text(capsys):
     code, out, err = run(capsys, *ERRATA_ARGS, "--quiet")
     assert code == 0, err
@@ -33,6 +35,7 @@ def test_worst_case_small_sizes_stay_exhaustive(capsys):
     assert d["exhaustive"] is True and d["method"] == "exhaustive"
 
 
+@pytest.mark.slow
 def test_worst_case_heuristic_mode_combines_both_searches(capsys):
     d = run_json(capsys, "worst-case", "--bits", "2", "--population", "12", "--q", "0.1", "--epsilon", "3",
                  "--search", "heuristic", "--budget", "20", "--quiet")

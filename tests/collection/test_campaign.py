@@ -93,6 +93,7 @@ def test_local_dp_q_has_zero_eta() -> None:
     assert proven_eta(q=q, bits=3, crowd_size=20, epsilon=1.0, reports_per_person=2) == 0.0
 
 
+@pytest.mark.slow
 def test_calibrated_q_meets_target_and_is_not_much_larger_than_needed() -> None:
     c = Campaign(name="t", bits=2, epsilon=1.0, crowd_size=100, eta=0.01, rate_limit="none")
     plan = plan_campaign(c)

@@ -46,6 +46,7 @@ def test_the_vectors_are_self_consistent_under_cryptography() -> None:
                       padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=48), hashes.SHA384())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VECTORS))
 def test_every_step_reproduces_the_rfc_vectors(signer: TokenSigner, name: str) -> None:
     v = VECTORS[name]
@@ -81,6 +82,7 @@ def test_randomized_round_trip_with_a_fresh_key() -> None:
     assert rsabssa.blind(key, prepared)[0] != blinded
 
 
+@pytest.mark.slow
 def test_finalize_refuses_a_bad_blind_signature_and_blind_sign_a_bad_message(signer: TokenSigner) -> None:
     v = VECTORS["RSABSSA-SHA384-PSS-Randomized"]
     key = signer.public

@@ -123,6 +123,7 @@ def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
     app.state.storage.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 @pytest.mark.parametrize("url_form", ["path", "sqlite_url"])
 def test_engines_equal_brute_force_per_release_and_overall(collector, engine, url_form):
@@ -140,6 +141,7 @@ def test_engines_equal_brute_force_per_release_and_overall(collector, engine, ur
     assert t.reports == 60  # the 9 pending reports are not counted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 def test_full_histogram_flag(collector, engine):
     cid = collector["campaign"]
@@ -147,6 +149,7 @@ def test_full_histogram_flag(collector, engine):
     assert tally_collector(collector["db"], cid, engine=engine).vector_histogram is not None  # L = 10 <= 16
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 def test_unknown_campaign_and_release_are_named(collector, engine):
     db, cid = collector["db"], collector["campaign"]
@@ -191,6 +194,7 @@ def _release(storage: Any, cid: str, bits: int) -> str:
     return str(storage.release(cid, threshold=1, bits=bits, day="2024-01-01", build=lambda rid, t: {"id": rid})["id"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 @pytest.mark.parametrize("bits", [1, 7, 8, 9, 17, 20, 70])
 def test_bit_order_across_byte_boundaries(storage_db, engine, bits):
@@ -209,6 +213,7 @@ def test_bit_order_across_byte_boundaries(storage_db, engine, bits):
         assert t.to_dict(include_vector_histogram=True) == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 def test_campaign_with_no_release_tallies_nothing(storage_db, engine):
     url, storage = storage_db
@@ -219,6 +224,7 @@ def test_campaign_with_no_release_tallies_nothing(storage_db, engine):
         "vector_histogram": [0] * 8}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 def test_full_histogram_refused_above_20_bits(storage_db, engine):
     url, storage = storage_db
@@ -228,6 +234,7 @@ def test_full_histogram_refused_above_20_bits(storage_db, engine):
         tally_collector(url, "c", engine=engine, full_histogram=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 @pytest.mark.parametrize("bad", [b"\x01", b"\x01\x00\x00", b"\x01\x04"])
 def test_malformed_stored_reports_are_refused(storage_db, engine, bad):
@@ -276,6 +283,7 @@ def _small_collector_db(tmp_path: Path) -> tuple[str, list[list[int]]]:
     return db, reports
 
 
+@pytest.mark.slow
 def test_numpy_engine_leaves_the_live_database_untouched(collector):
     """While the collector runs (WAL, pool open): same main file, same WAL, same settings rows."""
     before = _file_state(collector["db"])
@@ -285,6 +293,7 @@ def test_numpy_engine_leaves_the_live_database_untouched(collector):
     assert _file_state(collector["db"]) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("journal_mode", ["wal", "delete"])
 def test_numpy_engine_leaves_a_closed_database_untouched(tmp_path, journal_mode):
     db, reports = _small_collector_db(tmp_path)
@@ -336,6 +345,7 @@ def _set_schema(db: str, version: bytes | None, *, drop_digest: bool = False) ->
     con.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 def test_version_1_database_is_read_without_migrating(tmp_path, engine):
     """Version 1 differs from 2 only in ``issued``: its reports are read as they are; nothing is migrated."""
@@ -412,6 +422,7 @@ def run_json(capsys, *argv: str) -> dict[str, Any]:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
 def test_cli_round_trip(collector, capsys, engine):
     db, cid, batches = collector["db"], collector["campaign"], collector["batches"]
@@ -445,6 +456,7 @@ def test_cli_errors(capsys, tmp_path, monkeypatch, argv, message):
     assert err.count("\n") == 1 and err.startswith("sufficientdp: error: ") and message in err
 
 
+@pytest.mark.slow
 def test_cli_unknown_campaign(collector, capsys):
     assert main(["aggregate", "--database", collector["db"], "--campaign", "nope"]) == 2
     assert "unknown campaign 'nope'" in capsys.readouterr().err

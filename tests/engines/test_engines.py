@@ -23,6 +23,7 @@ def _names_column(engine):
     return "bad_col" if engine == "duckdb" else "bad_col|row|line"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ext", [".csv", ".parquet"])
 @pytest.mark.parametrize("bits", [1, 7, 16, 70])
 @pytest.mark.parametrize("n", [0, 1, 1000])

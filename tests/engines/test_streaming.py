@@ -101,6 +101,7 @@ def _peak_bytes(path, chunk, monkeypatch):
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ext", [".csv", ".parquet"])
 def test_peak_memory_of_a_chunked_tally_does_not_grow_with_the_file(tmp_path, monkeypatch, ext):
     rng = np.random.default_rng(11)

@@ -34,6 +34,7 @@ def test_exact_unbiasedness_and_variance_by_enumeration():
             assert est.std_error[0] == pytest.approx(math.sqrt(float(n_people * p * q / k)) / float(p - q))
 
 
+@pytest.mark.slow
 def test_simulated_unbiasedness_and_coverage():
     """Simulate M_j directly from its law; mean within 5 SE and 95% coverage within 6 binomial sd.
 

@@ -281,6 +281,7 @@ TRUTH = np.array([6000, 3000, 2500, 1500, 1200, 1000, 900, 800, 700, 600, 500, 4
 REPLICATIONS = 800
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 3])
 def test_simulation_unbiased_and_covers(k: int) -> None:
     bits, q = 4, 0.2
@@ -370,6 +371,7 @@ MLE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("bits", "people", "k", "q", "seed"), MLE_CASES)
 @pytest.mark.parametrize("solver", ["lbfgs", "em"])
 def test_mle_matches_brute_force_and_kkt(bits: int, people: list[int], k: int, q: float, seed: int,
@@ -435,6 +437,7 @@ def test_mle_equals_inverse_when_interior_and_is_close_to_truth() -> None:
     assert np.all(np.abs(fast.estimate - truth) < 5 * sigma)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["lbfgs", "em"])
 def test_log_likelihood_never_decreases_and_bound_holds(solver: str) -> None:
     bits, q, k = 3, 0.25, 2
@@ -466,6 +469,7 @@ def test_not_converged_is_loud() -> None:
     json.dumps(d, allow_nan=False)
 
 
+@pytest.mark.slow
 def test_l16_sparse_population_converges_quickly() -> None:
     """The issue's regime in miniature: L = 16, a few thousand people on few vectors; plain EM needs thousands of
     iterations here, the default solver a few hundred (an upper bound that leaves a wide margin)."""
@@ -486,6 +490,7 @@ def test_l16_sparse_population_converges_quickly() -> None:
 # ----------------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_simulated_histogram_mean_and_variance_exact() -> None:
     """_simulate_histogram against the exact moments of a sum of independent one-hot reports:
     E h_s = k sum_v c_v A[s, v], Var h_s = k sum_v c_v A[s, v] (1 - A[s, v]) (seed 001 §1.3 channel)."""
@@ -529,6 +534,7 @@ def test_bootstrap_std_error_matches_exact_variance_when_interior() -> None:
     assert np.all((est.lower <= est.estimate) & (est.estimate <= est.upper))
 
 
+@pytest.mark.slow
 def test_bootstrap_coverage_seeded_simulation() -> None:
     """Coverage of the 95% bootstrap intervals, L = 2, k = 2, q = 0.2, a cell nobody holds and a small cell (so
     fits end at the boundary). R = 100 data sets, B = 100 replicates each. A long run of the same design

@@ -36,6 +36,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_json_reports_convergence_and_bootstrap_intervals(capsys: pytest.CaptureFixture[str],
                                                           reports: Path) -> None:
     argv = ["estimate", "--q", str(Q), "--input", str(reports), "--joint", "em", "--top", "3", "--bootstrap", "40",

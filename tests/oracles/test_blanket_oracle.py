@@ -84,6 +84,7 @@ def _fmt(L: int, domain: object, N: int, q: F, eps: F, base: tuple, x: int, xp: 
 # the oracle's own consistency
 # ---------------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L,N", [(1, 2), (1, 3), (1, 4), (2, 2), (2, 3), (3, 2)])
 def test_tuple_enumeration_matches_incremental_grouping(L: int, N: int) -> None:
     """Brute force over all 2^(L N) ordered report tuples == the person-by-person grouping, every triple."""
@@ -119,6 +120,7 @@ def test_closed_form_blanket_masses() -> None:
                                                 if y.bit_count() < L else p * q ** (L - 1) for y in range(1 << L)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L,domain,N", [(L, d, N) for L in (2, 3) for d in DOMAINS for N in (2, 3, 4)])
 def test_symmetry_reduction_of_worst_real(L: int, domain: object, N: int) -> None:
     for q in (F(1, 10), F(2, 5)):
@@ -133,6 +135,7 @@ def test_symmetry_reduction_of_worst_real(L: int, domain: object, N: int) -> Non
 # (a) the identity, (b) domination for every real triple, (c) the eta bound at the worst triple
 # ---------------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L,domain,N", CELLS)
 def test_a_blanket_identity_is_exact(L: int, domain: object, N: int) -> None:
     for q in QS:
@@ -145,6 +148,7 @@ def test_a_blanket_identity_is_exact(L: int, domain: object, N: int) -> None:
                 assert 0 <= r.enumeration.sign() and r.enumeration <= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L,domain,N", CELLS)
 def test_b_every_real_pair_is_dominated(L: int, domain: object, N: int) -> None:
     bad = []
@@ -163,6 +167,7 @@ def test_b_every_real_pair_is_dominated(L: int, domain: object, N: int) -> None:
     assert not bad, f"{len(bad)} violations, first: " + "\n".join(bad[:10])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L,domain,N", CELLS)
 def test_c_worst_real_eta_below_delta_bound(L: int, domain: object, N: int) -> None:
     pairs = _pairs(L, domain)

@@ -18,6 +18,7 @@ def _check(fig: object) -> str:
     return svg
 
 
+@pytest.mark.slow
 def test_sigma_vs_q_marks_and_log_scale() -> None:
     fig = plot.sigma_vs_q(marks={"local": 0.45, "proven": 0.28}, chosen="proven")
     _check(fig)
@@ -26,6 +27,7 @@ def test_sigma_vs_q_marks_and_log_scale() -> None:
     assert any("proven: q = 0.28 (chosen)" == t.get_text() for t in ax.get_legend().get_texts())
 
 
+@pytest.mark.slow
 def test_eta_vs_q_precomputed_target_line_and_zero() -> None:
     fig = plot.eta_vs_q(bits=5, population=1000, epsilon=1.0, qs=[0.2, 0.3, 0.4], etas=[0.1, 1e-5, 0.0],
                         target=1e-3, chosen_q=0.28)
@@ -54,6 +56,7 @@ def test_methods_comparison_needs_rows_or_configuration() -> None:
         plot.methods_comparison()
 
 
+@pytest.mark.slow
 def test_power_vs_level_and_noise_vs_k() -> None:
     _check(plot.power_vs_level(epsilon=1.0, eta=1e-3))
     fig = plot.noise_vs_k(bits=3, population=500, epsilon=1.0, ks=(1, 2, 4))

@@ -30,6 +30,7 @@ def _non_empty(fig: object) -> str:
     return svg
 
 
+@pytest.mark.slow
 def test_ratio_distribution_six_panels_with_threshold(mf: ModuleType) -> None:
     fig, numbers = mf.fig_ratio_distribution(samples=2000)
     _non_empty(fig)
@@ -45,6 +46,7 @@ def test_ratio_distribution_six_panels_with_threshold(mf: ModuleType) -> None:
         assert any(lab.startswith("λ = e^ε") for lab in labels)
 
 
+@pytest.mark.slow
 def test_sigma_vs_q_section_4(mf: ModuleType) -> None:
     fig, n = mf.fig_sigma_vs_q()
     _non_empty(fig)
@@ -60,6 +62,7 @@ def test_noise_vs_k_section_6_1_corrected(mf: ModuleType) -> None:
     assert q[("paper", 10)] < q[("paper", 1)] < q[("corre", 10)]  # the paper's q falls; the corrected q rises
 
 
+@pytest.mark.slow
 def test_sigma_vs_n_small(mf: ModuleType) -> None:
     fig, n = mf.fig_sigma_vs_n(populations=(100, 1000), proven_populations=(), bits=2)
     _non_empty(fig)

@@ -8,6 +8,7 @@ from sufficientdp.ratio.analysis import privacy_tail
 from sufficientdp.ratio.exact import homogeneous_ratio_distribution
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q, bits, n, eps", [(0.2, 3, 20, 1.0), (0.1, 2, 8, 2.0), (0.3, 3, 40, 0.5)])
 def test_certified_bounds_exact_both_directions(q, bits, n, eps):
     """Independent oracle: exact distributions from enumeration of count vectors (ratio.exact)."""
@@ -27,6 +28,7 @@ def test_certified_bounds_exact_both_directions(q, bits, n, eps):
     assert mc.kind == "estimate" and mc.eta_lower * (1 - 1e-9) <= truth <= mc.eta_upper * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_direction_and_outlier_bits():
     both = privacy_tail(q=0.3, bits=5, population=10, epsilon=2.0, method="homogeneous")
     fwd = privacy_tail(q=0.3, bits=5, population=10, epsilon=2.0, direction="forward", method="homogeneous")
@@ -51,6 +53,7 @@ def test_invalid(kwargs, fragment):
     assert fragment in str(info.value)
 
 
+@pytest.mark.slow
 def test_homogeneous_calibration_meets_target_and_is_tight():
     cal = calibrate(bits=5, population=1000, epsilon=2.0, eta=1e-3, method="homogeneous")
     assert cal.method == "homogeneous" and cal.eta_at_q <= 1e-3
@@ -63,6 +66,7 @@ def test_homogeneous_calibration_meets_target_and_is_tight():
     assert paper.q < cal.q
 
 
+@pytest.mark.slow
 def test_exact_calibration_small_case():
     cal = calibrate(bits=2, population=20, epsilon=1.0, eta=0.05, method="exact")
     truth = max(
@@ -74,6 +78,7 @@ def test_exact_calibration_small_case():
     assert cal.q <= cert.q * (1 + 1e-6)  # exact never needs more noise than the bound
 
 
+@pytest.mark.slow
 def test_mc_calibration_is_labelled_estimate():
     cal = calibrate(bits=3, population=200, epsilon=1.5, eta=0.01, method="mc", rng=np.random.default_rng(5),
                     samples=5000)

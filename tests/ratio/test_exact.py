@@ -214,6 +214,7 @@ def test_max_ratio_homogeneous_is_p_over_q_to_the_L(q, bits, n):
     assert rev.probabilities[-1] == pytest.approx(p ** (bits * n), rel=1e-10)
 
 
+@pytest.mark.slow
 def test_large_population_stays_finite():
     dist = homogeneous_ratio_distribution(0.05, 2, 1400)
     assert np.all(np.isfinite(dist.log_ratios))

@@ -19,6 +19,7 @@ def _methods(obj: Any) -> list[str]:
     return []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reports", [1, 2])
 def test_homogeneous_tail_never_says_certified(reports: int) -> None:
     res = privacy_tail(q=0.3, bits=3, population=100, epsilon=1.0, reports=reports, method="homogeneous")

@@ -59,6 +59,7 @@ def _brute_force_ratios(population: int, k: int, bits: int, j: int, q: Fraction)
         yield pm[key] / pd[key], weights
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("population,k,bits,j", [(2, 2, 1, 1), (3, 2, 1, 1), (2, 2, 2, 2), (2, 2, 2, 1),
                                                  (3, 2, 2, 2), (2, 3, 1, 1)])
 def test_u_statistic_matches_brute_force(population, k, bits, j):
@@ -109,6 +110,7 @@ def test_k1_reduces_to_eq_3_4():
     assert k_ratio(w, 1) == pytest.approx(np.mean(w), rel=1e-13)
 
 
+@pytest.mark.slow
 def test_maclaurin_inequality_on_random_samples():
     rng = np.random.default_rng(2)
     for _ in range(60):

@@ -107,6 +107,7 @@ def test_certified_bracket_contains_exact_rational_tail(q, j, population, k, eps
         assert r.eta <= truth * (1 + 2e-3) + 1e-12 and r.eta_lower >= truth * (1 - 2e-3) - 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("j, population, k, q, eps", [(3, 40, 3, 0.25, 1.2), (2, 200, 2, 0.15, 1.5)])
 @pytest.mark.parametrize("budget", [20, 200])
 def test_truncated_enumeration_brackets_every_count_vector(monkeypatch, j, population, k, q, eps, budget):
@@ -180,6 +181,7 @@ CELLS = [  # (L, N, q, epsilon, k); the first is the reviewer's reproduction (ol
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits, population, q, eps, k", CELLS)
 def test_certified_bracket_against_plain_monte_carlo(bits, population, q, eps, k):
     """Forward (k_tail_mc: plain draws of the count vectors) and reverse (plain draws above), j = L, 40,000
@@ -196,6 +198,7 @@ def test_certified_bracket_against_plain_monte_carlo(bits, population, q, eps, k
     assert fwd.eta - fwd.eta_lower < 0.2 * fwd.eta and rev.eta - rev.eta_lower < 0.2 * rev.eta
 
 
+@pytest.mark.slow
 def test_privacy_tail_k2_reproduction_lower_bound_is_valid():
     """The reviewer's command (tail --bits 5 --population 1000 --q 0.2041 --epsilon ln 2 --reports 2, method
     homogeneous = certified): the old eta_lower was 0.398 against a true 0.315. Pinned to a plain simulation of
@@ -213,6 +216,7 @@ def test_privacy_tail_k2_reproduction_lower_bound_is_valid():
         assert part["eta_lower"] <= part["eta"]
 
 
+@pytest.mark.slow
 def test_certified_k_calibration_meets_target_and_is_tight():
     """k = 2 certified calibration (both directions, worst j): the bound at q is <= the target; a plain simulation
     of the binding (reverse, j = L) direction agrees with the target at q and exceeds it at 0.97 q, so q is within
@@ -233,6 +237,7 @@ def test_certified_k_calibration_meets_target_and_is_tight():
 # ---------------------------------------------------------------------------------------------------------------
 # Monte Carlo calibration
 # ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_mc_calibration_k1_agrees_with_exact_and_never_reports_above_target():
     """k = 1 uses privacy_tail's importance samplers (as `tail --method mc`). At confidence 1 - ALPHA the exact
     tail (independent enumeration) at the returned q must be <= the target, q must be within 6% of the exact
@@ -251,6 +256,7 @@ def test_mc_calibration_k1_agrees_with_exact_and_never_reports_above_target():
         assert any("not a bound" in n for n in notes) and any("re-check" in n for n in notes)
 
 
+@pytest.mark.slow
 def test_mc_calibration_k2_upper_limit_meets_target():
     """k = 2 (plain sampler, as `tail --method mc`): eta_at_q <= target, and q is not below the certified
     calibration by more than the Monte Carlo slack allows (the truth lies between)."""

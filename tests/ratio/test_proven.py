@@ -84,6 +84,7 @@ def test_bracket_contains_exact_tail_many_people() -> None:
     assert np.all(br.upper[mask] <= exact[mask] * 1.01 + 1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rare", [2e-5, 4e-5])
 def test_bracket_with_rare_heavy_atoms_contains_exact_tail(rare: float, monkeypatch: pytest.MonkeyPatch) -> None:
     # A rare atom 40x the others is conditioned on exactly (lattice.HEAVY_RATE): the law is an exact integer
@@ -160,6 +161,7 @@ _CELLS = [(1, 5, 0.2, 0.5), (2, 4, 0.1, 3.0), (2, 5, 0.25, 1.0), (2, 6, 0.3, 0.5
           (3, 4, 0.2, 1.0), (3, 5, 0.3, 1.0), (4, 3, 0.25, 2.0)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("bits", "population", "q", "eps"), _CELLS)
 def test_proven_eta_is_above_exhaustive_worst(bits: int, population: int, q: float, eps: float) -> None:
     worst = worst_case_exhaustive(bits, population, q, eps)
@@ -184,6 +186,7 @@ def test_paper_configuration_values() -> None:
     assert 1e-3 < r.eta < 3e-3
 
 
+@pytest.mark.slow
 def test_k_reports_bound_is_above_k1_and_exhaustive() -> None:
     # k = 2 at L = 1, N = 3 (6 reports): compare with the exhaustive worst of the product mechanism, computed as
     # the L = 1, k = 2 mechanism by direct enumeration below.
@@ -246,6 +249,7 @@ def _histogram_law(people: list[tuple[int, ...]], q: float, k: int) -> dict[tupl
     return law
 
 
+@pytest.mark.slow
 def test_k_reports_bound_is_above_exhaustive_worst_two_bits() -> None:
     # Every pair of neighbouring collections of L = 2, N = 3, k = 2 (all D' and ordered x != x'), exact laws.
     import itertools
@@ -263,6 +267,7 @@ def test_k_reports_bound_is_above_exhaustive_worst_two_bits() -> None:
 
 
 # --------------------------------------------------------------------------------------------- default calibration
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None, derandomize=True)
 @given(size=st.sampled_from([(1, 6), (1, 40), (2, 4), (2, 5), (3, 3), (3, 4)]),
        epsilon=st.floats(0.3, 3.0), eta=st.sampled_from([1e-3, 1e-2, 0.05, 0.2]))

@@ -78,6 +78,7 @@ def brute_force_k(q: float, j: int, population: int, k: int, eps: float) -> tupl
     return eta_rev, eta_fwd
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q,bits,n,eps,j", SMALL_K1)
 def test_k1_certified_and_exact_against_oracle(q: float, bits: int, n: int, eps: float, j: int) -> None:
     oracle = homogeneous_ratio_distribution(q, bits, n, outlier_bits=j, outlier_in="original").tail(eps)
@@ -156,6 +157,7 @@ def test_mc_tilted_rare_event_k1() -> None:
     assert _hi(mc) <= 3 * ex.eta
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q,j,n,k,eps", [(0.25, 3, 500, 2, 1.0), (0.3, 2, 1000, 3, 0.6), (0.2, 4, 300, 2, 2.0),
                                          (0.3, 3, 300, 4, 1.2), (0.35, 2, 100, 2, 0.3)])
 def test_k_bound_above_mc_lower_end(q: float, j: int, n: int, k: int, eps: float) -> None:
@@ -174,6 +176,7 @@ def test_forward_k1_alternative_bound_is_valid() -> None:
         assert forward_k_certified(q=q, bits=bits, population=n, epsilon=eps).eta >= _hi(ex)
 
 
+@pytest.mark.slow
 def test_paper_case_reverse_is_small() -> None:
     """L = 5, N = 1000, lambda = e^2, q = 0.169199 (seed 001 §3.3): the reverse tail is ~1.6e-4, 23x below the
     forward 0.003706 (exact); certified bound and exact value agree to 1e-9."""

@@ -98,6 +98,7 @@ def test_privacy_ratio_direction_and_values():
     assert privacy_ratio(7, n=7, m=3, q=0.25) == pytest.approx(1 / 3)  # q/p
 
 
+@pytest.mark.slow
 def test_monotonicity_grid():
     """§3.1.2 / §3.1.4: rho decreasing in s, increasing in m; pi decreasing in s, increasing in m,
     pi(s; m) >= pi(s+1; m+1). All hold on this grid (docs/single_bit.md has the larger grid)."""

@@ -114,6 +114,7 @@ def test_tail_is_strict_at_the_atoms(pair, q, eps):
             assert _inside(structured_tail(pair, float(q), e), truth), (a, e)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits, n, q", [(2, 4, 0.13), (3, 3, 0.21)])
 def test_tail_matches_exhaustive_enumeration_for_every_pair(bits, n, q):
     """Every pair up to symmetry, both directions, three thresholds (away from the atoms (p/q)**k)."""
@@ -165,6 +166,7 @@ def test_single_bit_matches_the_exact_theory(n, q, eps):
             assert t.eta_upper - t.eta_lower <= 3e-6 * truth or t.eta_upper < 1e-60
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits, n", [(2, 1000), (3, 120)])
 def test_homogeneous_pairs_match_the_set_bit_enumeration(bits, n):
     q = 0.12
@@ -212,6 +214,7 @@ MC = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair, q, eps", MC, ids=[p.label for p, _, _ in MC])
 def test_tail_agrees_with_seeded_monte_carlo(pair, q, eps):
     """20,000 draws of S ~ A(D_m); |mc - eta| <= 5 standard errors (a correct eta fails w.p. < 6e-7 per case).
@@ -312,6 +315,7 @@ def test_candidate_pairs_families_and_deduplication():
     assert "small groups" not in {p.family for p in candidate_pairs(5, 1000)}
 
 
+@pytest.mark.slow
 def test_search_finds_the_errata_counterexample_and_is_honest():
     r = structured_search(2, 100, 0.1, 3.0, time_budget=120)
     assert r.pair.label == "{00×97, 10×2} + 11→00"
@@ -340,6 +344,7 @@ def test_search_at_one_bit_is_the_exact_all_crowd_scan():
     assert r.eta > r.reverse_homogeneous_eta and not r.two_sided_holds  # m = 12 beats m = 0 (ERRATA 5)
 
 
+@pytest.mark.slow
 def test_found_eta_is_below_the_proven_all_collections_bound():
     """A found (exact) eta above proven_tail would mean a bug in one of them; q from the default calibration."""
     from sufficientdp.ratio.proven import proven_tail
@@ -350,6 +355,7 @@ def test_found_eta_is_below_the_proven_all_collections_bound():
     assert 1e-6 < r.eta_upper <= bound.eta <= 1e-3
 
 
+@pytest.mark.slow
 def test_time_budget_skips_and_reports():
     r = structured_search(3, 10_000, 0.11194302168958273, 1.0, time_budget=0.5)
     assert not r.complete and r.pairs_skipped > 0

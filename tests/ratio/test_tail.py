@@ -94,6 +94,7 @@ SMALL_GRID = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q, j, n, eps", SMALL_GRID)
 def test_certified_and_exact_against_brute_force(q, j, n, eps):
     gt, ge, delta = brute_force(q, j, n, eps)
@@ -110,6 +111,7 @@ def test_certified_and_exact_against_brute_force(q, j, n, eps):
     assert e.delta_lower <= float(delta) * (1 + 1e-12) + 1e-300 and float(delta) * (1 - 1e-12) <= e.delta_upper
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q, j, n, eps", [(0.2, 3, 25, 1.0), (0.1, 2, 60, 1.5), (0.3, 3, 40, 0.3),
                                           (0.12, 3, 30, 2.0)])
 def test_moderate_population_against_composition_enumeration(q, j, n, eps):
@@ -140,6 +142,7 @@ def test_reproduction_l5_exact_value():
     assert c.eta_lower <= e.eta_lower
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, q, eps", [(3000, 0.142355, 2.0), (1000, 0.244552, 0.693)])
 def test_paper_configurations_certified_within_a_few_percent(n, q, eps):
     e = exact_tail(q=q, bits=5, population=n, epsilon=eps)
@@ -148,6 +151,7 @@ def test_paper_configurations_certified_within_a_few_percent(n, q, eps):
     assert c.delta_lower <= e.delta_upper and e.delta_lower <= c.delta
 
 
+@pytest.mark.slow
 def test_l40_certified_above_elementary_lower_bound():
     # Either event makes R > e^2 at L = 40, N = 1e7, q = 0.350914 (w = (p/q)^30 > N e^2), so
     # eta >= 1 - (1 - P[Bin(40, p) >= 35]) (1 - P[Bin(40, q) >= 35])^(N - 1) ~= 0.0013411.
@@ -164,6 +168,7 @@ def test_l40_certified_above_elementary_lower_bound():
     assert r.eta_lower >= union * (1 - 1e-9)
 
 
+@pytest.mark.slow
 def test_mc_interval_covers_exact_values():
     # Empirical-Bernstein intervals at 99.9%: a correct sampler misses with probability <= 1e-3 per check.
     for n, q, eps in [(1000, 0.169199, 2.0), (1000, 0.244552, 0.693), (40, 0.2, 1.0)]:
@@ -235,6 +240,7 @@ def test_exact_beyond_feasibility_raises():
         exact_tail(q=0.350914, bits=40, population=10**7, epsilon=2.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q", [0.1, 0.2, 0.3])
 @pytest.mark.parametrize("j", [2, 4, 5])
 @pytest.mark.parametrize("n", [50, 300])

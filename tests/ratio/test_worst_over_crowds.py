@@ -119,6 +119,7 @@ def _old_scan(n: int, q: float, eps: float) -> dict[tuple[int, str], tuple[float
             for t in (_tail_direction(n, m, q, eps, d),)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n,q,eps", [(20, 0.2, 0.5), (60, 0.02, 0.05), (60, 0.05, 1.0), (120, 0.02, 1.0),
                                      (120, 0.2, 0.05), (97, 0.45, 0.1), (150, 0.0163608, 1.0), (40, 0.3, 1.0)])
 def test_matches_old_exact_scan(n: int, q: float, eps: float) -> None:
@@ -158,6 +159,7 @@ def test_worst_m_not_at_an_end_known_case() -> None:
 
 
 # --- oracle 3: the PLD scan at n = 2000 --------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("q", [0.0163608, 0.1, 0.3, 0.45])
 def test_matches_pld_scan_n2000(q: float) -> None:
     n, grid = 2000, (0.01, 0.1, 0.5, 1.0)
@@ -203,6 +205,7 @@ def _hp_truth(n: int, m: int, q: float, eps: float, b: int) -> tuple[mp.mpf, mp.
     return pp * fb + qq * fb1, c1 * fb - c2 * fb1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n,q,eps,ms", [(20_000, 0.25, 0.05, [0, 7, 19_999]), (20_000, 0.02, 0.5, [0, 3, 19_990])])
 def test_brackets_contain_high_precision_truth(n: int, q: float, eps: float, ms: list[int]) -> None:
     pairs = _remove_pairs(n, q, eps, np.array(ms))
@@ -213,6 +216,7 @@ def test_brackets_contain_high_precision_truth(n: int, q: float, eps: float, ms:
         assert pairs.log_eta_hi[i] - pairs.log_eta_lo[i] < 1e-9
 
 
+@pytest.mark.slow
 def test_large_n_is_fast_and_consistent() -> None:
     t0 = time.perf_counter()
     r = worst_over_crowds(100_000, 0.25, 0.01)
@@ -230,6 +234,7 @@ def test_large_n_is_fast_and_consistent() -> None:
         assert t.delta <= r.delta * (1 + 1e-7) and t.eta <= r.eta * (1 + 1e-7)
 
 
+@pytest.mark.slow
 def test_underflowing_values_keep_their_logs() -> None:
     r = worst_over_crowds(100_000, 0.45, 0.01)  # worst eta ~ 1e-55, far tails at q close to 1/2
     assert 0 < r.eta < 1e-50 and r.log_eta == pytest.approx(math.log(r.eta), abs=1e-9)
