@@ -100,7 +100,7 @@ def test_kernels_match_unpacked_truth(length: int, n: int, seed: int, density: f
 
     hist = weight_histogram(words, length)
     assert hist.dtype == np.int64 and hist.shape == (length + 1,)
-    np.testing.assert_array_equal(hist, np.bincount(bitmatrix.sum(axis=1), minlength=length + 1))
+    np.testing.assert_array_equal(hist, np.bincount(bitmatrix.sum(axis=1, dtype=np.int64), minlength=length + 1))
 
 
 @settings(max_examples=40, deadline=None)
