@@ -11,14 +11,17 @@ against independent truth:
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy.special import logsumexp
+from tests.oracles import blanket as oracle
 
 from sufficientdp._numerics import positive_part
 from sufficientdp._numerics.lattice import compound_tail_bracket
 from sufficientdp._numerics.positive_part import compound_positive_part_upper
+from sufficientdp.ratio import proven
 from sufficientdp.ratio.proven import Domain, blanket_delta, blanket_mass, pair_types
 
 
@@ -133,3 +136,26 @@ def test_blanket_delta_inside_threshold_bracket(bits: int, population: int, q: f
         low, up = _threshold_bracket(types[name], log_gamma, population - 1, eps)
         ours = blanket_delta(types[name], log_gamma=log_gamma, others=population - 1, epsilon_prime=eps)
         assert low <= ours <= up * (1 + 1e-9), (name, low, ours, up)
+
+
+# --------------------------------------------------------------------------------------------- k > 1: dominating pair
+@pytest.mark.parametrize(("bits", "population", "q"), [(2, 3, Fraction(1, 4)), (3, 3, Fraction(1, 5)),
+                                                        (2, 4, Fraction(2, 5))])
+def test_dominating_pair_profile_is_above_the_exact_profile(bits: int, population: int, q: Fraction) -> None:
+    # The discrete pair built for k > 1 (the lower convex hull of delta bounds, read as a privacy profile) must
+    # have delta(e) >= the blanket pair's exact delta(e) at every e, not only at its grid points: checked at 40
+    # epsilons off the grid against the exact-rational enumeration of (P, Q) (tests/oracles/blanket.py).
+    dom = Domain(bits=bits)
+    log_gamma = blanket_mass(dom, float(q))
+    for pt in pair_types(dom, float(q)):
+        j = int(pt.name.split("=")[1])
+        x = tuple([1] * j + [0] * (bits - j))
+        xp = tuple([0] * bits)
+        points, masses = proven._dominating_loss_law(pt, log_gamma=log_gamma, others=population - 1,
+                                                     epsilon=1.0, reports=2, resolution=proven.DEFAULT_RESOLUTION)
+        assert masses.sum() == pytest.approx(1.0, abs=1e-12) and np.all(masses >= 0)
+        top = float(points.max())
+        for e in np.linspace(-top - 0.3, top + 0.3, 40) + 0.0123:
+            ours = float(np.sum(masses * np.maximum(-np.expm1(e - points), 0.0)))
+            truth = float(oracle.blanket_delta_enumeration(bits, population, q, Fraction(float(e)), x, xp, "all"))
+            assert truth <= ours + 1e-9, (pt.name, e, truth, ours)

@@ -21,8 +21,8 @@ show the blanket is the best decomposition), specialised to bit-vector randomize
    exchangeability (add the special person as an N-th summand) this is ``E[(S_N)_+] / (N gamma)``: one smooth
    functional of a compound sum, bounded above by randomized lattice rounding
    (:func:`sufficientdp._numerics.positive_part.compound_positive_part_upper`; no rounding allowance, Jensen).
-   The threshold form, bracketed by :func:`sufficientdp._numerics.lattice.compound_tail_bracket`, serves the
-   k-report composition, which needs the loss tail at many points.
+   (The threshold form, bracketed by :func:`sufficientdp._numerics.lattice.compound_tail_bracket`, is the
+   independent check of this one in the tests.)
 4. **From delta to eta.** eta is *not* closed under post-processing, so it goes through delta: for the real pair
    ``delta(e') >= eta(e) (1 - e**(e' - e))`` for ``e' < e``, hence
    ``eta_real(e) <= inf_{e' < e} delta_PQ(e') / (1 - e**(e' - e))``. (This is the best bound the delta curve
@@ -35,8 +35,9 @@ blanket unchanged); one-hot vectors have one type; weight <= w has types (a, b, 
 
 k reports per person: the k-report output is a post-processing of k independent single-report blanket pairs
 (each of person i's reports is a separate draw, so assign other people's r-th reports to the r-th copy), hence
-``delta_k <= delta of the k-fold composition <= P[L_1 + ... + L_k > e'] <= k P[L_1 > e'/k]`` — valid, and loose;
-a tight composition of the dominating pair's privacy-loss distribution is future work.
+``delta_k <= delta of the k-fold composition``. Each pair type's (P, Q) is replaced by a discrete pair that
+dominates it (the lower convex hull of delta bounds on a grid of epsilons, read as a privacy profile;
+:func:`_dominating_loss_law`), whose k-fold loss law is one FFT power (docs/proofs/blanket.md, step 6).
 
 Everything returns ``kind="bound"`` and ``scope="all-collections"``.
 """
@@ -55,7 +56,6 @@ from numpy.typing import NDArray
 from scipy.special import gammaln, logsumexp
 
 from .._errors import ParameterError
-from .._numerics.lattice import compound_tail_bracket
 from .._numerics.positive_part import compound_positive_part_upper
 from .._validation import check_epsilon, check_int, check_open_interval
 from .result import TailResult
@@ -205,25 +205,6 @@ def _class_count(domain: Domain) -> int:
                for a in range(w - c + 1) for b in range(w - c + 1) if a + b >= 1 and a + b + c <= L)
 
 
-def _event_tails(pair: PairType, *, log_gamma: float, others: int, shift: float,
-                 resolution: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Bracket ``P[S > -g_c]`` for every report class c, ``g = r_x - e**shift r_x'`` (module docstring, step 3).
-
-    ``g`` is scaled by its largest term (the event ``{S + g > 0}`` is scale-free). Returns ``(lower, upper)``.
-    """
-    lo = pair.log_omega
-    lr_x, lr_xp = pair.log_p - lo, pair.log_q + shift - lo  # log r_x and log(e^shift r_x')
-    top = float(np.max(np.maximum(lr_x, lr_xp)))
-    g = np.exp(lr_x - top) - np.exp(lr_xp - top)
-    gamma = math.exp(log_gamma)
-    if others == 0 or gamma == 0.0:  # S = 0
-        sure = (g > 0).astype(float)
-        return sure, sure
-    br = compound_tail_bracket(g, np.exp(lo - float(logsumexp(lo))), gamma=min(gamma, 1.0), n=others,
-                               thresholds=-g, resolution=resolution, max_cells=_cells_for(resolution))
-    return br.lower, br.upper
-
-
 def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prime: float,
                   resolution: float = DEFAULT_RESOLUTION) -> float:
     """Rigorous upper bound on ``delta_PQ(e')`` of the blanket dominating pair of one pair type.
@@ -248,31 +229,57 @@ def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prim
     return max(0.0, min(bound.upper / (n * gamma), local)) + safety
 
 
-_PLD_POINTS = 40  # points where the dominating pair's loss tail is bracketed (k > 1)
+_PLD_POINTS = 48  # epsilons where the pair type's delta is bounded to build its dominating pair (k > 1)
 _PLD_CELLS = 4096  # uniform grid of the composed loss
 
 
 def _dominating_loss_law(pair: PairType, *, log_gamma: float, others: int, epsilon: float, reports: int,
                          resolution: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """A law that stochastically dominates the privacy loss of (P, Q) under P, on a few points.
+    """A discrete pair that dominates the pair type's (P, Q), as its loss law under P: ``(points, masses)``.
 
-    ``U(s) >= P_P[L > s]`` is bracketed at points ``e_0 < ... < e_m`` (dense around ``[-e, 1.5 e] / ...`` where
-    the k-fold sum is decided, sparse out to ``+-max |log r_x/r_x'|``, which bounds L); L is rounded up to the next
-    point, and the running minimum of U makes the tail non-increasing. Returns ``(points, masses)``.
+    docs/proofs/blanket.md, step 6. The privacy profile ``x -> delta(log x)`` of any pair is convex and
+    decreasing in ``x = e**e``. It is bounded above at grid points ``e_0 < ... < e_m`` (:func:`blanket_delta`;
+    exactly ``1 - e**e_0`` at ``e_0 = -top`` and 0 at ``e_m = top``, ``top = max |log r_x / r_x'|`` bounding the
+    loss); the lower convex hull of those points is a convex, decreasing, piecewise-linear function above the true
+    profile, and it *is* the profile of the discrete pair with loss atoms at the hull's corners: the mass at corner
+    ``x_j`` is ``x_j`` times the increase of slope there (slope -1 left of the first corner, 0 right of the last).
+    A pair whose profile is pointwise larger dominates (Blackwell), and composition keeps the order.
     """
     lr = (pair.log_p - pair.log_omega) - (pair.log_q - pair.log_omega)
     top = float(np.max(np.abs(lr)))
+    if top <= 0.0:
+        return np.zeros(1), np.ones(1)
     lo_d, hi_d = -min(top, epsilon), min(top, 1.5 * epsilon)
-    dense = np.linspace(lo_d, hi_d, _PLD_POINTS - 8)
-    pts = np.unique(np.concatenate([np.linspace(-top, lo_d, 4), dense, np.linspace(hi_d, top, 5)]))
-    tails = np.array([_blanket_eta(pair, log_gamma=log_gamma, others=others, threshold=float(t),
-                                   resolution=resolution) for t in pts[:-1]])
-    tails = np.minimum.accumulate(np.minimum(tails, 1.0))  # U(e_i), non-increasing, >= P[L > e_i]
-    masses = np.empty(pts.size)
-    masses[0] = 1.0 - tails[0]
-    masses[1:-1] = tails[:-1] - tails[1:]
-    masses[-1] = tails[-1]  # L <= top = e_m surely
-    return pts, np.maximum(masses, 0.0)
+    dense = np.linspace(lo_d, hi_d, _PLD_POINTS - 12)
+    pts = np.unique(np.concatenate([np.linspace(-top, lo_d, 5), dense, np.linspace(hi_d, top, 9)]))
+    vals = np.empty(pts.size)
+    vals[0], vals[-1] = -math.expm1(pts[0]), 0.0
+    for i in range(1, pts.size - 1):
+        vals[i] = min(1.0, blanket_delta(pair, log_gamma=log_gamma, others=others, epsilon_prime=float(pts[i]),
+                                         resolution=resolution))
+    xs = np.exp(pts)
+    ys = np.maximum(vals, np.maximum(-np.expm1(pts), 0.0))  # every profile is >= (1 - x)_+
+    hull = _lower_hull(xs, ys)
+    hx, hy = xs[hull], ys[hull]
+    # The hull starts on the line 1 - x and ends at (e**top, 0), the lowest point: its slopes are non-decreasing
+    # and within [-1, 0] (up to rounding), so the corner masses are non-negative and sum to 1.
+    slopes = np.concatenate([[-1.0], np.diff(hy) / np.diff(hx), [0.0]])
+    masses = np.maximum(hx * np.diff(slopes), 0.0)
+    return pts[hull], masses / max(float(np.sum(masses)), 1e-300)
+
+
+def _lower_hull(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Indices of the lower convex hull of points sorted by x (Andrew's monotone chain)."""
+    out: list[int] = []
+    for i in range(x.size):
+        while len(out) >= 2:
+            a, b = out[-2], out[-1]
+            if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) <= 0.0:  # b is not below a-i
+                out.pop()
+            else:
+                break
+        out.append(i)
+    return np.asarray(out, dtype=np.intp)
 
 
 def _composed_delta(points: NDArray[np.float64], masses: NDArray[np.float64], reports: int,
@@ -339,12 +346,6 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
     name, eta, delta, eps_p = max(vals, key=lambda v: v[1])
     eta = min(1.0, eta * (1 + _REL_SAFETY) + 1e-15)
     return Evaluation(eta, delta, eps_p, name, tuple((v[0], v[1]) for v in vals), log_gamma, dom, tuple(notes))
-
-
-def _blanket_eta(pair: PairType, *, log_gamma: float, others: int, threshold: float, resolution: float) -> float:
-    """Upper bound on the dominating pair's own tail ``P_P[L_PQ > s] = sum_c P_c P[S > -g_c]`` (used for k > 1)."""
-    _, tail_up = _event_tails(pair, log_gamma=log_gamma, others=others, shift=threshold, resolution=resolution)
-    return min(1.0, float(np.sum(np.exp(pair.log_p) * tail_up)) * (1 + _REL_SAFETY) + 1e-300)
 
 
 def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
