@@ -7,6 +7,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ._errors import ParameterError
 
@@ -100,7 +101,7 @@ def check_positive_finite(name: str, value: Any) -> float:
 
 
 def check_real_array(name: str, value: Any, *, low: float, high: float, closed_low: bool = False,
-                     closed_high: bool = False, allow_empty: bool = False) -> Any:
+                     closed_high: bool = False, allow_empty: bool = False) -> NDArray[np.float64]:
     """Return ``value`` as a non-empty float64 array whose entries lie in the interval (closed ends as asked).
 
     ``high`` may be ``inf`` (entries must then be finite). The message names the parameter, the value and the

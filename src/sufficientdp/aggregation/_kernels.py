@@ -120,7 +120,8 @@ def _unpack_sum(block: np.ndarray) -> np.ndarray:
     """Per-bit counts (int64, length ``64 * W``) of a small ``(m, W)`` block, by unpacking to bytes."""
     little = np.ascontiguousarray(block, dtype=np.dtype("<u8"))
     unpacked = np.unpackbits(little.view(np.uint8), axis=1, bitorder="little")
-    return unpacked.sum(axis=0, dtype=np.int64)
+    out: np.ndarray = unpacked.sum(axis=0, dtype=np.int64)
+    return out
 
 
 def bit_counts_reference(words: np.ndarray, bits: int) -> np.ndarray:

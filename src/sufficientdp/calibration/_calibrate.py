@@ -45,6 +45,7 @@ from .result import Calibration
 from .search import smallest_q_satisfying
 
 __all__ = [
+    "DEFAULT_ETA",
     "DEFAULT_METHOD",
     "METHODS",
     "SCOPE",

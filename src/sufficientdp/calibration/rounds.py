@@ -232,7 +232,7 @@ LOCAL_GUARANTEE = ("proof: local DP composed over the T rounds: every one of a p
 
 def calibrate_rounds(*, bits: int, population: int, epsilon: float, rounds: int, max_weight: int | None = None,
                      reports: int = 1, method: str = "proven", onehot: bool = False, eta: float | None = None,
-                     progress: Any = None) -> Any:
+                     progress: Any = None) -> Calibration:
     """:func:`sufficientdp.calibration.calibrate` with ``rounds=T > 1``: q per round for a total target.
 
     Only ``method="proven"`` (the composed bound) and ``"local"`` (local DP composed T k times) are available: the

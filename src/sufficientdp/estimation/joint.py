@@ -599,7 +599,7 @@ def _fit(
 
 def _round_to_total(f: np.ndarray, total: int) -> np.ndarray:
     """Non-negative integers summing to ``total`` nearest to ``f`` (largest remainder; ties to the smaller index)."""
-    base = np.floor(np.maximum(f, 0.0)).astype(np.int64)
+    base: np.ndarray = np.floor(np.maximum(f, 0.0)).astype(np.int64)
     missing = total - int(base.sum())
     if missing > 0:
         order = np.lexsort((np.arange(f.size), -(f - base)))[:missing]

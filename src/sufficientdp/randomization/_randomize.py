@@ -38,7 +38,8 @@ def _partial_word_flips(rows: int, tail: int, prob: DyadicProbability, source: R
     words = bernoulli_words(-(-rows // per_word), prob, source)
     shifts = np.arange(per_word, dtype=np.uint64) * np.uint64(tail)
     groups = (words[:, None] >> shifts) & mask
-    return groups.reshape(-1)[:rows]
+    out: np.ndarray = groups.reshape(-1)[:rows]
+    return out
 
 
 def randomize_packed(

@@ -88,7 +88,8 @@ def _logsumexp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
         s = np.sum(np.exp(a - safe_m[..., None]), axis=-1)
     with np.errstate(divide="ignore"):
         out = np.log(s) + safe_m
-    return np.where(finite, out, m)
+    out_: NDArray[np.float64] = np.where(finite, out, m)
+    return out_
 
 
 def _log_binom_coef(t: NDArray[np.float64], k: int) -> NDArray[np.float64]:
@@ -102,7 +103,8 @@ def _log_binom_coef(t: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     with np.errstate(divide="ignore", invalid="ignore"):
         logs = np.where(diff > 0, np.log(np.where(diff > 0, diff, 1.0)), _NEG_INF)
     cum = np.concatenate([np.zeros(t.shape + (1,)), np.cumsum(logs, axis=-1)], axis=-1)
-    return cum - gammaln(np.arange(k + 1) + 1.0)
+    out: NDArray[np.float64] = cum - gammaln(np.arange(k + 1) + 1.0)
+    return out
 
 
 def _poly_mul_trunc(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:

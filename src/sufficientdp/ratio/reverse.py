@@ -264,7 +264,8 @@ class _LowerLaw:
             tv = theta[:, None] * self.v[None, :]
             s = np.sum(self.pi[None, :] * np.expm1(-tv), axis=1)
             lse = logsumexp(self.logpi[None, :] - tv, axis=1)
-        return np.where(s > -0.5, np.log1p(np.maximum(s, -0.5)), lse)
+        out: np.ndarray = np.where(s > -0.5, np.log1p(np.maximum(s, -0.5)), lse)
+        return out
 
     def choose(self, m: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(theta, raw log bound ``min(0, theta y + m Lambda)``, Lambda) — no margin; -inf where impossible."""
@@ -313,7 +314,8 @@ class _LowerLaw:
 
 
 def _slack_up(h: np.ndarray) -> np.ndarray:
-    return (1.0 - h) + _THRESH_SLACK * (1.0 + np.abs(h)) + 1e-300
+    out: np.ndarray = (1.0 - h) + _THRESH_SLACK * (1.0 + np.abs(h)) + 1e-300
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -252,7 +252,8 @@ def _lse_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
     mx = np.max(a, axis=-1)
     safe = np.where(np.isfinite(mx), mx, 0.0)
     with np.errstate(divide="ignore"):
-        return np.log(np.sum(np.exp(a - safe[..., None]), axis=-1)) + safe
+        out: NDArray[np.float64] = np.log(np.sum(np.exp(a - safe[..., None]), axis=-1)) + safe
+        return out
 
 
 def _lse_groups(a: NDArray[np.float64], onehot: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -390,7 +391,8 @@ def _model(pair: StructuredPair, q: float) -> _Model:
         d = np.array([[k if bv == 0 else r - k for bv, r, k in zip(bitsv, sizes, row)] for row in classes.tolist()],
                      dtype=float).reshape(K, len(sizes))
         tot = np.array(sizes, dtype=float)
-        return log_binom + (d * lq + (tot - d) * lp).sum(axis=1)
+        out: NDArray[np.float64] = log_binom + (d * lq + (tot - d) * lp).sum(axis=1)
+        return out
 
     log_pi0 = law(0)
     U = _compositions(m, K)
@@ -947,10 +949,10 @@ def structured_tail(pair: StructuredPair, q: float, epsilon: float, *, rel_tol: 
 
 
 def _check_time(name: str, value: Any) -> float:
-    value = check_positive_finite(name, value)
-    if value > MAX_TIME_BUDGET:
-        raise ParameterError(f"{name} must be in (0, {MAX_TIME_BUDGET:g}] seconds; got {value!r}")
-    return value
+    seconds = check_positive_finite(name, value)
+    if seconds > MAX_TIME_BUDGET:
+        raise ParameterError(f"{name} must be in (0, {MAX_TIME_BUDGET:g}] seconds; got {seconds!r}")
+    return seconds
 
 
 # ----------------------------------------------------------------------------------------------------------------

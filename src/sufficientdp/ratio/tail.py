@@ -133,7 +133,8 @@ class _Model:
 def _log_binom_coef(n: int, k: np.ndarray) -> np.ndarray:
     from scipy.special import gammaln
 
-    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+    out: np.ndarray = gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+    return out
 
 
 def _model(q: float, j: int, population: int, epsilon: float) -> _Model:
@@ -164,7 +165,8 @@ def _kl(x: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
     """``D(x || a) = x log(x/a) + (1-x) log((1-x)/(1-a))`` with ``log a``, ``log(1-a)`` given."""
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return xlogy(x, x) - x * log_a + xlogy(1.0 - x, 1.0 - x) - (1.0 - x) * log1m_a
+        out: np.ndarray = xlogy(x, x) - x * log_a + xlogy(1.0 - x, 1.0 - x) - (1.0 - x) * log1m_a
+        return out
 
 
 def _log_upper_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
@@ -226,9 +228,12 @@ def _window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> t
 
 def _binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
     """``P[Bin(m, a) = c]`` via boost's pmf, parameterized by the smaller of a, 1 - a (accurate to ~1e-15)."""
+    out: np.ndarray
     if log_a <= log1m_a:
-        return binom.pmf(c, m, math.exp(log_a))
-    return binom.pmf(m - c, m, math.exp(log1m_a))
+        out = binom.pmf(c, m, math.exp(log_a))
+    else:
+        out = binom.pmf(m - c, m, math.exp(log1m_a))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -772,11 +777,13 @@ class _BinomialLight:
         self.outside = np.exp(tails)  # per distinct m: Chernoff bound on the mass outside the window
 
     def col(self, kmin: np.ndarray) -> np.ndarray:
-        return np.clip(kmin - self.lo, 0, self.hi - self.lo + 1).astype(np.int64)
+        out: np.ndarray = np.clip(kmin - self.lo, 0, self.hi - self.lo + 1).astype(np.int64)
+        return out
 
     def prob_ge(self, rows: np.ndarray, kmin: np.ndarray) -> np.ndarray:
         """``P[T_1 >= kmin, T_1 in window]`` for configuration rows ``rows``."""
-        return self.sf[self.inv[rows], self.col(kmin)]
+        out: np.ndarray = self.sf[self.inv[rows], self.col(kmin)]
+        return out
 
 
 def _exact_stratum(model: _Model, l1: int) -> tuple[float, float, float, float, float, float, int]:
