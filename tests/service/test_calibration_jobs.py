@@ -46,8 +46,8 @@ from sufficientdp.service.app import create_app  # noqa: E402
 from sufficientdp.service.jobs import MAX_ATTEMPTS  # noqa: E402
 from sufficientdp.service.storage import SCHEMA_VERSION, open_storage  # noqa: E402
 
-SLOW: dict[str, Any] = {"name": "slow", "bits": 32, "epsilon": 1.0, "crowd_size": 300, "q": None,
-                        "reports_per_person": 2,  # k = 2: the proven k-report calibration takes minutes
+SLOW: dict[str, Any] = {"name": "slow", "bits": 256, "epsilon": 1.0, "crowd_size": 300, "q": None,
+                        "reports_per_person": 2,  # L = 256, k = 2: minutes of calibration
                         "rate_limit": "tokens"}
 FAST: dict[str, Any] = {"name": "fast", "bits": 1, "epsilon": 1.0, "crowd_size": 100, "eta": 0.01, "q": None,
                         "rate_limit": "none"}
