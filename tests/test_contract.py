@@ -100,6 +100,7 @@ def test_fuzz_estimate_bits(counts, q, population, level):
     _only_value_errors(lambda: sdp.estimate_bits(counts, q=0.25, population=10, level=0.9))
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(rows=st.lists(st.lists(st.one_of(st.integers(-2, 3), st.floats(allow_nan=True)), min_size=1, max_size=3),
                      min_size=0, max_size=4), q=HOSTILE, reports=HOSTILE)

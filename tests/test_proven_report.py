@@ -146,6 +146,7 @@ def test_certified_q_bisects_to_the_step(script: ModuleType, monkeypatch: pytest
     assert out["q_fail"] < 0.2 and out["steps"] > 5
 
 
+@pytest.mark.slow
 def test_best_bound_is_valid_and_no_worse_than_proven_tail(script: ModuleType) -> None:
     """Brute force: the exact eta of every neighbouring pair of collections of 8 people holding vectors of 2 bits
     with at most one set (00, 10, 01), enumerated over all histograms (ratio_distribution), is below the bound."""

@@ -74,6 +74,7 @@ def mp_cks_delta(rho: float, eps: float) -> mpmath.mpf:
 
 
 # ------------------------------------------------------------------------------------------------- zCDP, eps
+@pytest.mark.slow
 def test_check_value_rho_263_delta_1e6() -> None:
     new = zcdp_to_approx_dp(2.63, 1e-6)
     old = zcdp_to_approx_dp(2.63, 1e-6, method="bun-steinke")

@@ -139,6 +139,7 @@ def test_discrete_gaussian_sampler_chi_square(s2: Fraction) -> None:
     assert _chi_square_pvalue(draws, pmf) > ALPHA
 
 
+@pytest.mark.slow
 def test_discrete_laplace_sampler_chi_square() -> None:
     # P[Y = y] = (e^{1/t} - 1)/(e^{1/t} + 1) e^{-|y|/t} (CKS Alg. 2); false-alarm probability ALPHA.
     t = 3

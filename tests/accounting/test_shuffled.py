@@ -83,6 +83,7 @@ def test_profile_matches_single_bit_tail(n: int, m: int, q: float) -> None:
         assert float(prof.eta[i]) == pytest.approx(ref.eta, rel=1e-8, abs=1e-28)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n,m", [(3_000, 700), (2_000, 1_000)])
 def test_fast_linear_convolution_matches_exact_log_domain_pmf(n: int, m: int) -> None:
     # min(m, n-1-m) > 50 with tail_tol > 0 selects the linear-domain convolution; check its losses and masses
@@ -396,6 +397,7 @@ def _mixture_pld(q: float, n: int, j: int, outlier_in: str) -> PrivacyLossDistri
     return PrivacyLossDistribution(losses=lp - lq, probabilities=np.exp(lp))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("outlier_in", ["modified", "original"])
 def test_homogeneous_pld_matches_the_mixture_definition(outlier_in: str) -> None:
     q, n, j = 0.22, 40, 3

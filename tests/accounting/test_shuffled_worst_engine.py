@@ -14,6 +14,7 @@ from sufficientdp.cli._cmd_account import account
 from sufficientdp.ratio.single_bit import worst_over_crowds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n,q", [(20, 0.2), (700, 0.05), (3000, 0.3)])
 def test_profile_and_bracket_are_the_engine(n: int, q: float) -> None:
     eps = [0.0, 0.05, 0.4]
@@ -64,6 +65,7 @@ def _args(**kw: object) -> argparse.Namespace:
     return argparse.Namespace(**base)
 
 
+@pytest.mark.slow
 def test_account_is_exact_above_2000_people() -> None:
     out = account(_args())  # n = 5000: previously a loose bracket, now every m exactly
     w = worst_over_crowds(5000, 0.25, 0.05)

@@ -76,6 +76,7 @@ def test_pack_helper_layout() -> None:
 # ---------------------------------------------------------------------------------------- property-based tests
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     length=st.integers(1, 200),
@@ -144,6 +145,7 @@ def test_all_ones(length: int, n: int) -> None:
     np.testing.assert_array_equal(weight_histogram(words, length), expected_hist)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [64, 65, 128, 1024])
 @pytest.mark.parametrize("n", [0, 1, 15, 16, 33, 2500])
 def test_widths_against_brute_force(length: int, n: int) -> None:

@@ -244,6 +244,7 @@ def released(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "html": out.read_text(encoding="utf-8"), "json": json.loads(buf_out.getvalue())}
 
 
+@pytest.mark.slow
 def test_release_report_numbers_and_figure(released: dict[str, Any]) -> None:
     c = _check(released["html"])
     assert c.errors == [] and c.stack == []

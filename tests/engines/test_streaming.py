@@ -54,6 +54,7 @@ def _csv(path, rows, header="a,b,c"):
     path.write_text(header + "\n" + "".join(r + "\n" for r in rows))
 
 
+@pytest.mark.slow
 def test_csv_fast_reader_hands_over_mid_file_without_losing_or_repeating_rows(tmp_path, monkeypatch):
     import sufficientdp.io as sio
 
@@ -80,6 +81,7 @@ def test_csv_fast_reader_hands_over_mid_file_without_losing_or_repeating_rows(tm
     np.testing.assert_array_equal(np.concatenate([b for b, _ in iter_reports(path, 300)]), data)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", ["2", "", "x", "1,0"])
 def test_csv_bad_value_deep_in_the_file_names_its_line(tmp_path, monkeypatch, bad):
     rows = ["0,1,0"] * 60_000

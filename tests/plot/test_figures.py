@@ -38,6 +38,7 @@ def test_eta_vs_q_precomputed_target_line_and_zero() -> None:
     assert "target η = 0.001" in labels
 
 
+@pytest.mark.slow
 def test_eta_vs_q_computes_with_the_proven_bound() -> None:
     fig = plot.eta_vs_q(bits=1, population=20, epsilon=1.0, qs=[0.2, 0.3], target=1e-2)
     _check(fig)

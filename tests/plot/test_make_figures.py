@@ -54,6 +54,7 @@ def test_sigma_vs_q_section_4(mf: ModuleType) -> None:
     assert 10 < n["gain"] < 12 < n["gain_at_printed_q"]
 
 
+@pytest.mark.slow
 def test_noise_vs_k_section_6_1_corrected(mf: ModuleType) -> None:
     fig, n = mf.fig_noise_vs_k(ks=(1, 10))
     _non_empty(fig)
@@ -69,6 +70,7 @@ def test_sigma_vs_n_small(mf: ModuleType) -> None:
     assert {r["method"] for r in n["rows"]} == {"local DP", "paper's heuristic (mean + 3 sd, homogeneous)"}
 
 
+@pytest.mark.slow
 def test_ratio_distribution_single_panel() -> None:
     s = sample_privacy_ratio(q=0.2, bits=3, population=200, samples=3000, rng=5)
     fig = plot.ratio_distribution(s, epsilon=1.0, note="a note")
@@ -78,6 +80,7 @@ def test_ratio_distribution_single_panel() -> None:
     assert any(f"{s.fraction_above(1.0):.3g}" in t.get_text() for t in ax.get_legend().get_texts())
 
 
+@pytest.mark.slow
 def test_sigma_vs_population_log_log() -> None:
     rows = [{"method": "local", "population": n, "sigma_per_sqrt_n": 5.0} for n in (100, 1000)]
     fig = plot.sigma_vs_population(rows)

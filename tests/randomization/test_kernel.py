@@ -122,6 +122,7 @@ def test_exhaustive_every_lane_value_small_precision(precision):
         assert [popcount(w) for w in words] == [expected] * 3, prob
 
 
+@pytest.mark.slow
 def test_exhaustive_lane_by_lane_rotations():
     """Precision 6: over 64 runs with rotated enumerations each lane reads every V in [0, 64) once and must flip
     for exactly ``numerator`` of them, so every lane's decision function is exact (not only their sum)."""

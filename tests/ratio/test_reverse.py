@@ -131,6 +131,7 @@ def test_truncated_chernoff_k2_without_enumeration_against_brute_force() -> None
     assert rv._finish_up(rb.log_bound) >= rev_bf
 
 
+@pytest.mark.slow
 def test_mc_interval_covers_exact_k1() -> None:
     for (q, bits, n, eps, j), seed in zip(SMALL_K1[:6], range(6), strict=True):
         oracle = homogeneous_ratio_distribution(q, bits, n, outlier_bits=j, outlier_in="original").eta(eps)

@@ -363,6 +363,7 @@ def test_time_budget_skips_and_reports():
     assert r.pairs_evaluated + r.pairs_skipped == r.pairs_total == len(candidate_pairs(3, 10_000))
 
 
+@pytest.mark.slow
 def test_extra_pairs_and_combined_claims():
     from sufficientdp.ratio.worst_case import worst_case_search
 

@@ -124,6 +124,7 @@ def test_moderate_population_against_composition_enumeration(q, j, n, eps):
     assert e.eta_upper - e.eta_lower <= 1e-8 * max(truth, 1e-12) + 1e-13
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(q=st.floats(0.01, 0.49), j=st.integers(1, 3), n=st.integers(1, 4), eps=st.floats(0.01, 4.0))
 def test_certified_never_below_brute_force_property(q, j, n, eps):

@@ -70,6 +70,7 @@ def _inside(lo: float, x: mp.mpf, hi: float) -> bool:
     return mp.mpf(lo) <= x <= mp.mpf(hi)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 12])
 @pytest.mark.parametrize("q", [Fraction(1, 50), Fraction(1, 10), Fraction(1, 4), Fraction(2, 5)])
 def test_matches_rational_brute_force(n: int, q: Fraction) -> None:
