@@ -28,7 +28,7 @@ from ..parameters import effective_bits, local_q
 from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, privacy_tail
 from ..ratio.result import TailResult
 from ..ratio.reverse import two_sided_tail, worst_certified_two_sided, worst_two_sided
-from .search import grid_then_bisect, scan_smallest
+from .search import bracket_smallest, grid_then_bisect, scan_smallest
 
 __all__ = ["calibrate_tail", "certified_q_two_sided"]
 
@@ -165,7 +165,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
             # usually the worst), so failing q cost one or two exact tails instead of 2 L
             calls[0] += 1
             if progress is not None:
-                progress(min(calls[0], 23), 24)
+                progress(min(calls[0], 15), 16)
             worst = 0.0
             for j in range(bits, 0, -1):
                 for d in ("forward", "reverse"):
@@ -177,10 +177,12 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
                         return False, worst
             return True, worst
 
-        q, at_q = scan_smallest(passes, q_loc * (1 - 1e-12), iterations=12)
+        # the grid and tolerance of scan_smallest(iterations=12), reached by interpolation on log eta vs log q
+        q, at_q = bracket_smallest(passes, q_loc * (1 - 1e-12), eta, iterations=12)
         if progress is not None:
-            progress(24, 24)
-        notes.append("grid + bisection on q; a passing q below the first failing grid point is not searched.")
+            progress(16, 16)
+        notes.append("grid on q, then bracketing (log eta interpolated in log q) to the tolerance of 12 "
+                     "bisections; a passing q below the first failing grid point is not searched.")
         notes.append(WORST_CASE_NOTE)
         return q, at_q, notes
     if method == "mc":
