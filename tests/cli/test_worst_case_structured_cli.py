@@ -18,7 +18,7 @@ def test_worst_case_reports_the_structured_counterexample_json(capsys):
     assert d["eta_lower"] <= 2.7402794151872928e-06 <= d["eta_upper"]
     assert d["reverse_homogeneous_eta"] == pytest.approx(1.4407545770026147e-06, rel=1e-8)
     assert d["two_sided_holds"] is False and d["conjecture_holds"] is False
-    assert d["kind"].startswith("lower bound on the worst-case eta") and d["scope"]
+    assert d["kind"] == "lower bound" and d["scope"] == "all-collections" and "structured pairs only" in d["searched"]
     assert d["ratio"] == pytest.approx(1.902, abs=1e-3)
 
 
@@ -27,7 +27,7 @@ def test_worst_case_reports_the_structured_counterexample_text(capsys):
     code, out, err = run(capsys, *ERRATA_ARGS, "--quiet")
     assert code == 0, err
     assert "{00×97, 10×2} + 11→00" in out and "two_sided_holds: false" in out
-    assert "exact counterexample" in out and "lower bound on the worst-case eta" in out
+    assert "exact counterexample" in out and "kind: lower bound (lower bound on the worst case over every pair" in out
 
 
 def test_worst_case_small_sizes_stay_exhaustive(capsys):

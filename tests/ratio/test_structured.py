@@ -324,7 +324,7 @@ def test_search_finds_the_errata_counterexample_and_is_honest():
     assert r.reverse_homogeneous_eta == pytest.approx(1.4407545770026147e-06, rel=1e-8)
     assert not r.two_sided_holds and not r.conjecture_holds and r.ratio == pytest.approx(1.902, abs=1e-3)
     assert r.complete and r.pairs_skipped == 0 and not r.exhaustive
-    assert r.kind.startswith("lower bound on the worst-case eta") and "not every pair" in r.scope.lower()
+    assert r.kind == "lower bound" and r.scope == "all-collections" and "not every pair" in r.searched.lower()
     d = json.loads(json.dumps(r.to_dict()))
     assert d["two_sided_holds"] is False and d["pair"]["label"] == r.pair.label
     assert d["homogeneous_by_weight"][0]["weight"] == 1
@@ -338,7 +338,7 @@ def test_search_at_one_bit_is_the_exact_all_crowd_scan():
     n, q, eps = 1000, 0.018737648076089106, 1.0  # q: `sufficientdp calibrate --bits 1 --population 1000 --epsilon 1`
     r = structured_search(1, n, q, eps)
     ref = worst_over_crowds(n, q, eps)
-    assert r.exhaustive and r.kind.startswith("exact worst case")
+    assert r.exhaustive and r.kind == "exact" and r.scope == "all-collections"
     assert r.eta == pytest.approx(ref.eta, rel=1e-9) and r.pair.label == "{0×987, 1×12} + 1→0"
     assert _inside(structured_tail(r.pair, q, eps), ref.eta, rel=1e-6, abs_=0.0)
     assert r.eta > r.reverse_homogeneous_eta and not r.two_sided_holds  # m = 12 beats m = 0 (ERRATA 5)

@@ -527,7 +527,9 @@ def _print_structured(res: Any) -> None:
     print(f"structured search: {res.pairs_evaluated} of {res.pairs_total} candidate pairs evaluated "
           f"({res.pairs_pruned} proved below the best), {res.pairs_skipped} skipped"
           + (f" [{skipped}]" if skipped else "") + f"; {res.seconds:.1f} s")
-    print(f"kind: {res.kind}")
+    kind_text = ("exact worst case over every pair of collections" if res.exhaustive else
+                 "lower bound on the worst case over every pair of collections (exact bracket of the pair found)")
+    print(f"kind: {res.kind} ({kind_text})")
     print(f"worst pair found: {res.pair.label}  (family: {res.pair.family}; vectors bit 0 first, D' + x→x')")
     print(f"  eta = {res.eta:.6g}, exact bracket [{res.eta_lower:.6g}, {res.eta_upper:.6g}]")
     print(f"paper's configuration (worst over outlier weight j = {res.homogeneous_worst_weight}): "
@@ -545,7 +547,7 @@ def _print_structured(res: Any) -> None:
         verdict = "holds among the pairs searched (not a proof: only structured pairs were tried)"
     print(f"conjecture (seed 001 §1.2): {verdict}")
     print(f"two_sided_holds: {str(res.two_sided_holds).lower()}")
-    print(f"scope: {res.scope}")
+    print(f"scope: {res.scope} (of the worst case bounded); searched: {res.searched}")
 
 
 # ---------------------------------------------------------------------------------------------------- demo

@@ -82,6 +82,7 @@ from .._validation import (
     check_open_interval,
     check_positive_finite,
 )
+from ..loss.result import Kind, Scope
 from .exact import _check_epsilon, _split_pair
 
 if TYPE_CHECKING:
@@ -1166,9 +1167,11 @@ class StructuredSearchResult:
         complete: True when no candidate was skipped.
         max_group, max_copies, time_budget, max_items: the search limits used.
         seconds: wall time.
-        kind: ``"lower bound on the worst-case eta (exact bracket of the found pair)"`` (``"exact worst case"`` when
-            ``exhaustive``).
-        scope: which pairs were searched, in words.
+        kind: :attr:`Kind.LOWER_BOUND` — ``eta`` is the exact value (bracketed) of one pair found, hence a lower
+            bound on the worst case over every pair — or :attr:`Kind.EXACT` when ``exhaustive``.
+        scope: :attr:`Scope.ALL_COLLECTIONS`: the quantity bounded is the worst case over every pair of
+            neighbouring collections.
+        searched: which pairs were searched, in words.
         method: ``"structured"``.
     """
 
@@ -1202,8 +1205,9 @@ class StructuredSearchResult:
     time_budget: float
     max_items: int
     seconds: float
-    kind: str = "lower bound on the worst-case eta (exact bracket of the found pair)"
-    scope: str = ""
+    kind: Kind = Kind.LOWER_BOUND
+    scope: Scope = Scope.ALL_COLLECTIONS
+    searched: str = ""
     method: str = "structured"
 
     @property
@@ -1214,7 +1218,8 @@ class StructuredSearchResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (the keys of :class:`sufficientdp.ratio.worst_case.WorstCaseResult` where they apply)."""
         return {
-            "method": self.method, "kind": self.kind, "scope": self.scope, "exhaustive": self.exhaustive,
+            "method": self.method, "kind": str(self.kind), "scope": str(self.scope), "searched": self.searched,
+            "exhaustive": self.exhaustive,
             "bits": self.bits, "population": self.population, "q": self.q, "epsilon": self.epsilon,
             "eta": self.eta, "eta_lower": self.eta_lower, "eta_upper": self.eta_upper, "pair": self.pair.to_dict(),
             "homogeneous_eta": self.homogeneous_eta, "homogeneous_eta_upper": self.homogeneous_eta_upper,
@@ -1404,16 +1409,16 @@ def structured_search(bits: int, population: int, q: float, epsilon: float, *, m
     n_eval = sum(f.evaluated for f in families)
     n_skip = sum(f.skipped for f in families)
     if exact1 is not None:
-        scope = ("every neighbouring pair: at L = 1 every pair is structured, and the exact scan covers every crowd "
-                 "composition m and both directions")
-        kind = "exact worst case (over every pair of collections)"
+        searched = ("every neighbouring pair: at L = 1 every pair is structured, and the exact scan covers every "
+                    "crowd composition m and both directions")
+        kind = Kind.EXACT
     else:
-        scope = (f"structured pairs only: D' = a bulk of copies of one vector plus up to {max_group} other vectors "
-                 f"(partial outliers{', every small group' if bits <= _GROUPS_MAX_BITS else ''}) or up to "
-                 f"{max_copies} copies of the outlier, both directions; {n_eval} of {n_eval + n_skip} candidates "
-                 "evaluated. Not every pair of collections: a lower bound on the worst case "
-                 "(sufficientdp.ratio.proven.proven_tail bounds every pair)")
-        kind = "lower bound on the worst-case eta (exact bracket of the found pair)"
+        searched = (f"structured pairs only: D' = a bulk of copies of one vector plus up to {max_group} other "
+                    f"vectors (partial outliers{', every small group' if bits <= _GROUPS_MAX_BITS else ''}) or up to "
+                    f"{max_copies} copies of the outlier, both directions; {n_eval} of {n_eval + n_skip} "
+                    "candidates evaluated. Not every pair of collections: a lower bound on the worst case "
+                    "(sufficientdp.ratio.proven.proven_tail bounds every pair)")
+        kind = Kind.LOWER_BOUND
     return StructuredSearchResult(
         bits=bits, population=population, q=q, epsilon=epsilon, pair=best.pair, eta=best.eta,
         eta_lower=best.eta_lower, eta_upper=best.eta_upper, homogeneous_eta=hom, homogeneous_eta_upper=hom_up,
@@ -1423,7 +1428,7 @@ def structured_search(bits: int, population: int, q: float, epsilon: float, *, m
         exhaustive=exact1 is not None, ranking=tuple(ranking[:top]), families=families,
         pairs_total=n_eval + n_skip, pairs_evaluated=n_eval, pairs_pruned=sum(f.pruned for f in families),
         pairs_skipped=n_skip, complete=n_skip == 0, max_group=max_group, max_copies=max_copies,
-        time_budget=time_budget, max_items=max_items, seconds=time.perf_counter() - t0, kind=kind, scope=scope)
+        time_budget=time_budget, max_items=max_items, seconds=time.perf_counter() - t0, kind=kind, searched=searched)
 
 
 def combined_claims(structured: StructuredSearchResult, heuristic: WorstCaseResult | None = None
