@@ -59,6 +59,34 @@ def _connections(text: str) -> int:
     return v
 
 
+def _job_limit(option: str) -> Callable[[str], Any]:
+    """argparse type for a calibration-job limit: parsed and range-checked against the collector's declared bounds
+    (sufficientdp.service.jobs, imported only when the option is given, so start-up stays light); the error is one
+    line naming the option, the value and the allowed range."""
+    def parse(text: str) -> Any:
+        from ..service import jobs
+
+        if option == "calibration-time-limit":
+            allowed = f"a number of seconds in (0, {jobs.MAX_TIME_LIMIT:g}]"
+            try:
+                f = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{option} must be {allowed}; got {text!r}") from None
+            if not 0 < f <= jobs.MAX_TIME_LIMIT:  # also refuses nan
+                raise argparse.ArgumentTypeError(f"{option} must be {allowed}; got {text}")
+            return f
+        lo, hi = {"calibration-workers": (1, jobs.MAX_WORKERS), "calibration-queue": (0, jobs.MAX_QUEUE),
+                  "calibration-memory-mb": (jobs.MIN_MEMORY_LIMIT >> 20, jobs.MAX_MEMORY_LIMIT >> 20)}[option]
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{option} must be an integer in [{lo}, {hi}]; got {text!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{option} must be an integer in [{lo}, {hi}]; got {text}")
+        return v
+    return parse
+
+
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``serve`` command."""
     from .main import _positive_int
@@ -77,6 +105,16 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                    help="most connections one client address may hold open at once; one more gets 503 "
                         "too_many_connections (default 0: no limit; behind a reverse proxy every connection comes "
                         "from the proxy, so limit there instead)")
+    # defaults (None): the collector's own (sufficientdp.service.jobs: 1 worker, 8 queued, 600 s, 4096 MiB)
+    p.add_argument("--calibration-workers", type=_job_limit("calibration-workers"), default=None,
+                   help="calibration jobs run at once, one child process each (default 1, at most 8)")
+    p.add_argument("--calibration-queue", type=_job_limit("calibration-queue"), default=None,
+                   help="further jobs that may wait; beyond them campaign creation answers 429 (default 8)")
+    p.add_argument("--calibration-time-limit", type=_job_limit("calibration-time-limit"), default=None,
+                   help="wall-clock seconds one calibration job may take before it is killed and its campaign "
+                        "fails with calibration_timeout (default 600)")
+    p.add_argument("--calibration-memory-mb", type=_job_limit("calibration-memory-mb"), default=None,
+                   help="address-space limit of a calibration job's process in MiB (default 4096)")
     p.add_argument("--log-level", choices=("critical", "error", "warning", "info"), default="info",
                    help="server log level (the access log is always off)")
     common(p)
@@ -95,7 +133,8 @@ def _cmd(args: argparse.Namespace) -> int:
     if admin is not None and len(admin) < 16:
         raise ParameterError(f"{ADMIN_TOKEN_ENV} must be at least 16 characters; got {len(admin)}")
     app = create_app(args.database, max_body_bytes=args.max_body_bytes, admin_token=admin,
-                     read_timeout=args.read_timeout, release_page=_release_page())
+                     read_timeout=args.read_timeout, release_page=_release_page(),
+                     **_job_limits(args))
     url = f"http://{args.host}:{args.port}"
     if args.json:  # one line for scripts that start the collector (no database URL: it may hold a password)
         from .main import _emit
@@ -112,6 +151,19 @@ def _cmd(args: argparse.Namespace) -> int:
                 timeout_graceful_shutdown=SHUTDOWN_GRACE, http=header_deadline_protocol(
                     args.read_timeout, max_connections_per_client=args.max_connections_per_client or None))
     return 0
+
+
+def _job_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The calibration-job options given on the command line, as create_app's keyword arguments."""
+    out: dict[str, Any] = {}
+    for opt, key, scale in (("calibration_workers", "calibration_workers", 1),
+                            ("calibration_queue", "calibration_queue", 1),
+                            ("calibration_time_limit", "calibration_time_limit", 1),
+                            ("calibration_memory_mb", "calibration_memory_limit", 1 << 20)):
+        value = getattr(args, opt)
+        if value is not None:
+            out[key] = value * scale
+    return out
 
 
 def _release_page() -> Any:
