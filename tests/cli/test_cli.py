@@ -54,11 +54,11 @@ def test_calibrate_text_and_max_weight(capsys):
     [
         (["calibrate", "--bits", "0", "--population", "10", "--epsilon", "1"],
          "bits must be an integer in [1, 4096]; got 0"),
-        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "-1"], "epsilon must be in [0, 50]; got -1"),
+        (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "-1"], "epsilon must be in (0, 50]; got -1"),
         (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "0"], "epsilon must be in (0, 50]"),
         # issue 13: huge or non-finite numbers are refused before any work
         (["calibrate", "--bits", "2", "--population", "100", "--epsilon", "1e308", "--method", "paper-sigma"],
-         "epsilon must be in [0, 50]; got 1e308"),
+         "epsilon must be in (0, 50]; got 1e308"),
         (["calibrate", "--bits", "5", "--population", "10", "--epsilon", "inf"], "epsilon must be a finite number"),
         (["tail", "--population", "1e29", "--bits", "2", "--q", "0.1", "--epsilon", "1"],
          "population must be an integer in [1, 1000000000000]; got '1e29'"),

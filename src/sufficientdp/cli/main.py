@@ -655,7 +655,7 @@ _DEFAULT_INT_LIMIT = 10**9
 
 #: Domains of the real-valued options: (low, high, low included, high included).
 _FLOAT_DOMAINS: dict[str, tuple[float, float, bool, bool]] = {
-    "epsilon": (0.0, 50.0, True, True), "eta": (0.0, 1.0, False, False), "q": (0.0, 0.5, False, False),
+    "epsilon": (0.0, 50.0, False, True), "eta": (0.0, 1.0, False, False), "q": (0.0, 0.5, False, False),
     "beta": (0.0, 100.0, True, True), "delta": (0.0, 1.0, True, False), "deltas": (0.0, 1.0, False, False),
     "level": (0.0, 1.0, False, False), "levels": (0.0, 1.0, False, False), "failure": (0.0, 1.0, True, False),
     "rho": (0.0, 1e6, False, True), "sigma": (0.0, 1e12, False, True), "sensitivity": (0.0, 1e12, False, True),
