@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 from tests.oracles import blanket as oracle
+from tests.oracles.compound import compound_law
 
 from sufficientdp._numerics import positive_part
 from sufficientdp._numerics.lattice import compound_tail_bracket
@@ -26,16 +27,7 @@ from sufficientdp.ratio.proven import Domain, blanket_delta, blanket_mass, pair_
 
 
 def _exact_positive_part(values: np.ndarray, probs: np.ndarray, gamma: float, n: int) -> float:
-    dist = {0.0: 1.0}
-    atoms = [(0.0, 1.0 - gamma)] + [(float(v), gamma * float(p)) for v, p in zip(values, probs, strict=True)]
-    for _ in range(n):
-        nxt: dict[float, float] = {}
-        for s, ps in dist.items():
-            for a, pa in atoms:
-                key = round(s + a, 12)
-                nxt[key] = nxt.get(key, 0.0) + ps * pa
-        dist = nxt
-    return sum(p * max(s, 0.0) for s, p in dist.items())
+    return sum(p * max(s, 0.0) for s, p in compound_law(values, probs, gamma, n).items())
 
 
 def _integer_law(values: np.ndarray, probs: np.ndarray, gamma: float, n: int) -> tuple[np.ndarray, np.ndarray]:

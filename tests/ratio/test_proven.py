@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.oracles import blanket as oracle
+from tests.oracles.compound import compound_law
 
 from sufficientdp import ParameterError
 from sufficientdp._numerics import lattice
@@ -29,16 +30,8 @@ from sufficientdp.ratio.worst_case import worst_case_exhaustive
 
 # --------------------------------------------------------------------------------------------- compound bracket
 def _exact_tails(values: np.ndarray, probs: np.ndarray, gamma: float, n: int, ts: np.ndarray) -> np.ndarray:
-    """P[S > t] by convolving the atoms as a dictionary (exact up to float addition)."""
-    dist = {0.0: 1.0}
-    atoms = [(0.0, 1.0 - gamma)] + [(float(v), gamma * float(p)) for v, p in zip(values, probs, strict=True)]
-    for _ in range(n):
-        nxt: dict[float, float] = {}
-        for s, ps in dist.items():
-            for a, pa in atoms:
-                key = round(s + a, 12)
-                nxt[key] = nxt.get(key, 0.0) + ps * pa
-        dist = nxt
+    """P[S > t] from the dictionary convolution of the atoms (tests/oracles/compound.py)."""
+    dist = compound_law(values, probs, gamma, n)
     return np.array([sum(p for s, p in dist.items() if s > t + 1e-12) for t in ts])
 
 

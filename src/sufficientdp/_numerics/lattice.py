@@ -73,6 +73,23 @@ def log_sum_exp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.asarray(top + np.log(np.sum(np.exp(a - top[:, None]), axis=1)), dtype=float)
 
 
+def compound_atoms(values: ArrayLike, probs: ArrayLike, gamma: float
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The atoms of ``V`` checked (finite values, non-negative probabilities with a positive sum, gamma in
+    [0, 1]), normalised, without the zero-probability ones. Raises ValueError."""
+    v = np.asarray(values, dtype=float)
+    pi = np.asarray(probs, dtype=float)
+    if v.shape != pi.shape or v.ndim != 1 or v.size == 0:
+        raise ValueError("values and probs must be 1-d arrays of the same non-zero length")
+    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(pi)) and np.all(pi >= 0) and pi.sum() > 0):
+        raise ValueError("values must be finite and probs non-negative with a positive sum")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1]; got {gamma!r}")
+    pi = pi / pi.sum()
+    keep = pi > 0
+    return v[keep], pi[keep]
+
+
 @dataclass(frozen=True, slots=True)
 class TailBracket:
     """``lower[i] <= P[S > t_i] <= upper[i]`` for the thresholds given, with how it was computed."""
@@ -192,18 +209,8 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
     Returns:
         A :class:`TailBracket`.
     """
-    v = np.asarray(values, dtype=float)
-    pi = np.asarray(probs, dtype=float)
+    v, pi = compound_atoms(values, probs, gamma)
     t = np.atleast_1d(np.asarray(thresholds, dtype=float))
-    if v.shape != pi.shape or v.ndim != 1 or v.size == 0:
-        raise ValueError("values and probs must be 1-d arrays of the same non-zero length")
-    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(pi)) and np.all(pi >= 0) and pi.sum() > 0):
-        raise ValueError("values must be finite and probs non-negative with a positive sum")
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"gamma must be in [0, 1]; got {gamma!r}")
-    pi = pi / pi.sum()
-    keep = pi > 0
-    v, pi = v[keep], pi[keep]
     # Rare far-out atoms only widen the window: replace the largest |v| by 0 while the chance that any person draws
     # one stays <= DROP (that chance is added to upper and subtracted from lower: S is unchanged without them).
     p_dropped = 0.0

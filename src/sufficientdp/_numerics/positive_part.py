@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import fft as _fft
 
-from .lattice import ALPHA, HEAVY_RATE, _window_ends, log_sum_exp_rows
+from .lattice import ALPHA, HEAVY_RATE, _window_ends, compound_atoms, log_sum_exp_rows
 
 __all__ = ["PositivePartBound", "compound_positive_part_upper"]
 
@@ -135,17 +135,7 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike, *, gamma: 
         rtol: target rounding slack relative to the result (the lattice is refined until the estimate is below).
         max_cells: largest lattice (a power of two).
     """
-    v = np.asarray(values, dtype=float)
-    pi = np.asarray(probs, dtype=float)
-    if v.shape != pi.shape or v.ndim != 1 or v.size == 0:
-        raise ValueError("values and probs must be 1-d arrays of the same non-zero length")
-    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(pi)) and np.all(pi >= 0) and pi.sum() > 0):
-        raise ValueError("values must be finite and probs non-negative with a positive sum")
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"gamma must be in [0, 1]; got {gamma!r}")
-    pi = pi / pi.sum()
-    keep = pi > 0
-    v, pi = v[keep], pi[keep]
+    v, pi = compound_atoms(values, probs, gamma)
     scale = float(np.max(np.abs(v)))
     if n == 0 or gamma == 0.0 or scale == 0.0:
         return PositivePartBound(0.0, 1, 0.0, 0.0, 0.0)
