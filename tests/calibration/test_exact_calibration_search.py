@@ -83,3 +83,12 @@ def test_bracket_smallest_keeps_fail_below_pass_when_not_monotone() -> None:
     q, _ = bracket_smallest(passes, 0.45, 1e-3)
     assert passes(q)[0]
     assert not passes(q * math.exp(-math.log(1e3) / 12 / 2**12 * 1.01))[0]
+
+
+def test_exact_calibration_reports_progress_to_completion() -> None:
+    seen: list[tuple[int, int]] = []
+    calibrate_tail(method="exact", bits=2, population=50, epsilon=1.0, eta=0.05,
+                   progress=lambda done, total: seen.append((done, total)))
+    assert len(seen) >= 3  # one call per q evaluated, then the final one
+    assert all(0 < d <= t for d, t in seen) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert seen[-1][0] == seen[-1][1]

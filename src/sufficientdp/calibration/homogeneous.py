@@ -165,7 +165,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
             # usually the worst), so failing q cost one or two exact tails instead of 2 L
             calls[0] += 1
             if progress is not None:
-                progress(min(calls[0], 15), 16)
+                progress(min(calls[0], 11), 12)
             worst = 0.0
             for j in range(bits, 0, -1):
                 for d in ("forward", "reverse"):
@@ -177,11 +177,11 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
                         return False, worst
             return True, worst
 
-        # the grid and tolerance of scan_smallest(iterations=12), reached by interpolation on log eta vs log q
+        # the grid and tolerance of scan_smallest(iterations=12), reached by interpolation of log(-log eta) in log q
         q, at_q = bracket_smallest(passes, q_loc * (1 - 1e-12), eta, iterations=12)
         if progress is not None:
-            progress(16, 16)
-        notes.append("grid on q, then bracketing (log eta interpolated in log q) to the tolerance of 12 "
+            progress(12, 12)
+        notes.append("grid on q, then bracketing (log(-log eta) interpolated in log q) to the tolerance of 12 "
                      "bisections; a passing q below the first failing grid point is not searched.")
         notes.append(WORST_CASE_NOTE)
         return q, at_q, notes
