@@ -11,19 +11,28 @@ show the proven bound alone, and one weight-domain calibration.
 
 Targets (issue 9): about 1 s per eta evaluation at N = 1e7 (see docs/benchmarks.md for where it stands). Usage:
 ``.venv/bin/python benchmarks/bench_proven.py``.
+
+The exact homogeneous calibration (issue 10: at most 5 s at L = 5, N = 1000) has its own section,
+:func:`exact_calibration` (``.venv/bin/python benchmarks/bench_proven.py --exact`` runs only that, ~1 min): the
+same run's homogeneous calibration is the baseline, and the previous search (``scan_smallest``: grid + 12
+bisections, same per-q check) is timed beside the current one (``bracket_smallest``).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import best_seconds  # noqa: E402
 
 from sufficientdp import calibrate  # noqa: E402
+from sufficientdp.calibration.search import scan_smallest  # noqa: E402
+from sufficientdp.parameters import local_q  # noqa: E402
 from sufficientdp.ratio.analysis import privacy_tail  # noqa: E402
 from sufficientdp.ratio.proven import Domain, proven_tail  # noqa: E402
 
@@ -83,8 +92,66 @@ def main() -> str:
             t = best_seconds(run_cal, 1)
             lines.append(f"| {bits} | {weight or '-'} | {n:.0e} | {eps:.4g} | {method} | {res['q']:.4f} | "
                          f"{res['sd']:.3f} | {t:.1f} |")
+    lines += ["", exact_calibration()]
     return "\n".join(lines)
 
 
+def _old_exact_search(bits: int, n: int, eps: float, eta: float) -> tuple[float, int]:
+    """The previous ``calibrate(method="exact")`` search: the same per-q check (every j, both directions, exact
+    upper ends, j = L first, stop at the first failure) under ``scan_smallest(iterations=12)``."""
+    calls = [0]
+
+    def passes(qq: float) -> tuple[bool, float]:
+        calls[0] += 1
+        worst = 0.0
+        for j in range(bits, 0, -1):
+            for d in ("forward", "reverse"):
+                r = privacy_tail(q=qq, bits=bits, population=n, epsilon=eps, method="exact", outlier_bits=j,
+                                 direction=d)
+                hi = r.eta_upper if r.eta_upper is not None else r.eta
+                worst = max(worst, hi)
+                if hi > eta:
+                    return False, worst
+        return True, worst
+
+    q, _ = scan_smallest(passes, local_q(bits, eps, 1) * (1 - 1e-12), iterations=12)
+    return q, calls[0]
+
+
+def exact_calibration(bits: int = 5, n: int = 1000, eps: float = math.log(2.0), eta: float = 1e-3) -> str:
+    """``calibrate(method="exact")`` against the same run's homogeneous calibration and the previous search."""
+    res: dict[str, Any] = {}
+    steps: list[int] = []
+
+    def run(method: str) -> None:
+        c = calibrate(bits=bits, population=n, epsilon=eps, eta=eta, method=method,
+                      progress=lambda done, total: steps.append(done) if method == "exact" else None)
+        res[method] = (c.q, c.eta_at_q)
+
+    def run_old() -> None:
+        res["old"] = _old_exact_search(bits, n, eps, eta)
+
+    t_h = best_seconds(lambda: run("homogeneous"), 1)
+    t_e = best_seconds(lambda: run("exact"), 1)
+    t_o = best_seconds(run_old, 1)
+    q_o, calls_o = res["old"]
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return "\n".join([
+        f"Exact homogeneous calibration, L = {bits}, N = {n}, epsilon = {eps:.6g}, eta = {eta:g} (one run each, "
+        f"load average {load}):",
+        "",
+        "| calibration | q | eta at q | q evaluations | seconds | time / homogeneous |",
+        "|---|---|---|---|---|---|",
+        f"| homogeneous (baseline) | {res['homogeneous'][0]:.6f} | {res['homogeneous'][1]:.3g} | - | {t_h:.2f} | "
+        "1.00 |",
+        f"| exact (bracket_smallest) | {res['exact'][0]:.6f} | {res['exact'][1]:.4g} | {len(steps) - 1} | "
+        f"{t_e:.2f} | {t_e / t_h:.2f} |",
+        f"| exact, previous search (scan_smallest) | {q_o:.6f} | - | {calls_o} | {t_o:.2f} | {t_o / t_h:.2f} |",
+        "",
+        f"exact: {t_o / t_e:.1f}x faster than the previous search; relative difference of q "
+        f"{(res['exact'][0] - q_o) / q_o:.1e} (the search tolerance is 1.4e-4).",
+    ])
+
+
 if __name__ == "__main__":
-    print(main())
+    print(exact_calibration() if "--exact" in sys.argv[1:] else main())
