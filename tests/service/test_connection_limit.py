@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,40 +16,14 @@ pytest.importorskip("fastapi", reason="the collector service needs the 'service'
 pytest.importorskip("uvicorn", reason="the collector service needs the 'service' extra")
 pytest.importorskip("cryptography", reason="token keys need cryptography")
 
+from tests.service.loopback import LoopbackServer  # noqa: E402
+
 from sufficientdp.cli._cmd_serve import _connections  # noqa: E402
 from sufficientdp.service.app import create_app  # noqa: E402
 from sufficientdp.service.server import MAX_CONNECTIONS_PER_CLIENT, header_deadline_protocol  # noqa: E402
 
 LIMIT = 3
 GET = b"GET /v1/campaigns/" + b"0" * 32 + b" HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"
-
-
-class _Server:
-    """uvicorn on 127.0.0.1 at a free port, in a thread, with the given protocol class."""
-
-    def __init__(self, app: Any, http: type[Any]) -> None:
-        import uvicorn
-
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = int(self.sock.getsockname()[1])
-        config = uvicorn.Config(app, host="127.0.0.1", access_log=False, log_config=None, lifespan="off",
-                                timeout_graceful_shutdown=2, http=http)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> _Server:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        self.sock.close()
 
 
 def _exchange(conn: socket.socket, request: bytes | None, limit: float = 10.0) -> tuple[int, dict[str, Any], bytes]:
@@ -90,7 +63,7 @@ def test_one_connection_beyond_the_limit_gets_503_and_a_freed_slot_is_usable(app
     if implementation == "httptools":
         pytest.importorskip("httptools", reason="uvicorn's httptools protocol needs httptools")
     http = header_deadline_protocol(30.0, implementation, max_connections_per_client=LIMIT)
-    with _Server(app, http) as server:
+    with LoopbackServer(app, http) as server:
         held = [_connect(server.port) for _ in range(LIMIT)]
         try:
             status, body, _ = _exchange(held[0], GET)  # the held connections are served normally
@@ -118,7 +91,7 @@ def test_one_connection_beyond_the_limit_gets_503_and_a_freed_slot_is_usable(app
 
 
 def test_without_a_limit_nothing_is_refused(app: Any) -> None:
-    with _Server(app, header_deadline_protocol(30.0)) as server:
+    with LoopbackServer(app, header_deadline_protocol(30.0)) as server:
         held = [_connect(server.port) for _ in range(2 * LIMIT)]
         try:
             for conn in held:

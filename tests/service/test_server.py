@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,8 @@ pytest.importorskip("fastapi", reason="the collector service needs the 'service'
 pytest.importorskip("uvicorn", reason="the collector service needs the 'service' extra")
 pytest.importorskip("cryptography", reason="token keys need cryptography")
 httpx = pytest.importorskip("httpx", reason="the collector service needs the 'service' extra")
+
+from tests.service.loopback import LoopbackServer  # noqa: E402
 
 from sufficientdp.cli._cmd_serve import SHUTDOWN_GRACE  # noqa: E402
 from sufficientdp.service.app import create_app  # noqa: E402
@@ -39,35 +40,6 @@ READ_TIMEOUT = 1.0
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-class _Server:
-    """uvicorn serving ``app`` on 127.0.0.1 at a free port, in a thread (the socket is bound here: no race)."""
-
-    def __init__(self, app: Any, implementation: str = "auto") -> None:
-        import uvicorn
-
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = int(self.sock.getsockname()[1])
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, access_log=False, log_config=None,
-                                lifespan="off", timeout_graceful_shutdown=2,
-                                http=header_deadline_protocol(READ_TIMEOUT, implementation))  # as serve does
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> _Server:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        self.sock.close()
-
-
 def _raw(port: int, head: bytes, body: bytes) -> socket.socket:
     conn = socket.create_connection(("127.0.0.1", port), timeout=30)
     conn.sendall(head + body)
@@ -103,7 +75,7 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     app = create_app(str(tmp_path_factory.mktemp("socket") / "collector.db"), admin_token=ADMIN,
                      read_timeout=READ_TIMEOUT)
     try:
-        with _Server(app, request.param) as server:
+        with LoopbackServer(app, header_deadline_protocol(READ_TIMEOUT, request.param)) as server:
             url = f"http://127.0.0.1:{server.port}"
             cid = httpx.post(f"{url}/v1/campaigns", json=CAMPAIGN, headers=AUTH).json()["id"]
             deadline = time.monotonic() + 120

@@ -14,9 +14,7 @@ import hashlib
 import hmac
 import json
 import secrets
-import socket
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -32,6 +30,7 @@ httpx = pytest.importorskip("httpx", reason="the Reporter needs httpx")
 from cryptography.exceptions import InvalidSignature  # noqa: E402
 from cryptography.hazmat.primitives import hashes  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import padding, rsa  # noqa: E402
+from tests.service.loopback import LoopbackServer  # noqa: E402
 
 from sufficientdp._errors import ParameterError  # noqa: E402
 from sufficientdp.client.reporter import CampaignInfo, Reporter  # noqa: E402
@@ -63,34 +62,6 @@ V3_DDL = (
     "CREATE TABLE jobs (campaign_id TEXT PRIMARY KEY, request TEXT NOT NULL, attempts INTEGER NOT NULL) "
     "WITHOUT ROWID",
 )
-
-
-class _Server:
-    """uvicorn serving ``app`` on 127.0.0.1 at a free port, in a thread."""
-
-    def __init__(self, app: Any) -> None:
-        import uvicorn
-
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(app, host="127.0.0.1", access_log=False, log_config=None, lifespan="off",
-                                timeout_graceful_shutdown=2)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
-
-    def __enter__(self) -> _Server:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-        self.sock.close()
 
 
 def _legacy_token(signer: TokenSigner) -> dict[str, str]:
@@ -152,7 +123,7 @@ def old_db(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def served(old_db: dict[str, Any]) -> Iterator[str]:
     app = create_app(old_db["db"], admin_token=ADMIN)  # opens (and migrates) the version-3 database
     try:
-        with _Server(app) as server:
+        with LoopbackServer(app) as server:
             yield server.url
     finally:
         app.state.jobs.close()
