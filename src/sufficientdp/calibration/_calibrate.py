@@ -38,7 +38,6 @@ from .._validation import (
 from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
 from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
 from ..ratio.proven import Domain
-from .homogeneous import calibrate_tail
 from .methods import _RENAMED, DEFAULT_ETA, DEFAULT_METHOD, METHODS, SCOPE
 from .proven import proven_q
 from .result import Calibration
@@ -207,13 +206,17 @@ def calibrate(
         notes.extend(tail_notes)
         notes.extend(str(n) for n in tail.details.get("notes", []))
         if reports > 1:
-            notes.append(f"k = {reports}: the k reports are bounded as k composed blanket pairs through a union "
-                         "bound (valid, conservative).")
+            notes.append(f"k = {reports}: the k reports are bounded by the k-fold composition of a discrete pair "
+                         "that dominates each blanket pair (docs/proofs/blanket.md, step 6).")
         if q < 0.5:
             m = ratio_moments(q=q, bits=l_eff, n=float(population) * reports, n_outlier=reports)
             ratio_mean, ratio_sd = m.mean, m.sd
     elif method in ("homogeneous", "mc", "exact"):
         eta_target = check_open_interval("eta", DEFAULT_ETA if eta is None else eta, 0.0, 1.0)
+        # imported on use: the homogeneous machinery pulls in scipy.stats (~0.5 s of start-up) that the default
+        # method never needs
+        from .homogeneous import calibrate_tail
+
         q, eta_at_q, tail_notes = calibrate_tail(method="certified" if method == "homogeneous" else method,
                                                  bits=l_eff, population=population, epsilon=epsilon,
                                                  eta=eta_target, reports=reports, rng=rng, samples=samples,
