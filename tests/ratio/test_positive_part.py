@@ -134,7 +134,7 @@ def test_blanket_delta_inside_threshold_bracket(bits: int, population: int, q: f
 @pytest.mark.parametrize(("bits", "population", "q"), [(2, 3, Fraction(1, 4)), (3, 3, Fraction(1, 5)),
                                                         (2, 4, Fraction(2, 5))])
 def test_dominating_pair_profile_is_above_the_exact_profile(bits: int, population: int, q: Fraction) -> None:
-    # The discrete pair built for k > 1 (the lower convex hull of delta bounds, read as a privacy profile) must
+    # The discrete pair built for k > 1 (ratio.proven.dominating_curve: the lower convex hull of delta bounds) must
     # have delta(e) >= the blanket pair's exact delta(e) at every e, not only at its grid points: checked at 40
     # epsilons off the grid against the exact-rational enumeration of (P, Q) (tests/oracles/blanket.py).
     dom = Domain(bits=bits)
@@ -143,11 +143,12 @@ def test_dominating_pair_profile_is_above_the_exact_profile(bits: int, populatio
         j = int(pt.name.split("=")[1])
         x = tuple([1] * j + [0] * (bits - j))
         xp = tuple([0] * bits)
-        points, masses = proven._dominating_loss_law(pt, log_gamma=log_gamma, others=population - 1,
-                                                     epsilon=1.0, reports=2, resolution=proven.DEFAULT_RESOLUTION)
-        assert masses.sum() == pytest.approx(1.0, abs=1e-12) and np.all(masses >= 0)
+        curve = proven.dominating_curve(pt, log_gamma=log_gamma, others=population - 1)
+        points, masses = curve.loss_law()
+        assert masses.sum() == pytest.approx(1.0, abs=1e-9) and np.all(masses >= 0)
         top = float(points.max())
         for e in np.linspace(-top - 0.3, top + 0.3, 40) + 0.0123:
-            ours = float(np.sum(masses * np.maximum(-np.expm1(e - points), 0.0)))
+            ours = float(np.sum(masses * np.maximum(-np.expm1(e - points), 0.0)))  # the pair's own curve
+            assert ours == pytest.approx(float(curve(np.array([e]))[0]), rel=1e-9, abs=1e-12)
             truth = float(oracle.blanket_delta_enumeration(bits, population, q, Fraction(float(e)), x, xp, "all"))
             assert truth <= ours + 1e-9, (pt.name, e, truth, ours)

@@ -37,7 +37,7 @@ k reports per person: the k-report output is a post-processing of k independent 
 (each of person i's reports is a separate draw, so assign other people's r-th reports to the r-th copy), hence
 ``delta_k <= delta of the k-fold composition``. Each pair type's (P, Q) is replaced by a discrete pair that
 dominates it (the lower convex hull of delta bounds on a grid of epsilons, read as a privacy profile;
-:func:`_dominating_loss_law`), whose k-fold loss law is one FFT power (docs/proofs/blanket.md, step 6).
+:func:`dominating_curve`), whose k-fold loss law is one FFT power (docs/proofs/blanket.md, step 6).
 
 Everything returns ``kind="bound"`` and ``scope="all-collections"``.
 """
@@ -58,9 +58,11 @@ from scipy.special import gammaln, logsumexp
 from .._errors import ParameterError
 from .._numerics.positive_part import compound_positive_part_upper
 from .._validation import check_epsilon, check_int, check_open_interval
+from ..loss.profile import DominatingCurve, compose_curve, curve_from_bounds
 from .result import TailResult
 
-__all__ = ["DOMAINS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass", "evaluate", "pair_types",
+__all__ = ["DEFAULT_POINTS", "DOMAINS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
+           "dominating_curve", "evaluate", "pair_types",
            "proven_tail", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
@@ -229,101 +231,47 @@ def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prim
     return max(0.0, min(bound.upper / (n * gamma), local)) + safety
 
 
-_PLD_POINTS = 48  # epsilons where the pair type's delta is bounded to build its dominating pair (k > 1)
-_PLD_CELLS = 4096  # uniform grid of the composed loss
+DEFAULT_POINTS = 48
+"""Points where a pair type's hockey-stick curve is bounded to build its dominating pair (k > 1; 17 evenly
+spaced, the rest where the hull's chords leave the most room)."""
+_ENDPOINT_PAD = 1e-9  # the curve is known exactly just outside [-top, top]
 
 
-def _dominating_loss_law(pair: PairType, *, log_gamma: float, others: int, epsilon: float, reports: int,
-                         resolution: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """A discrete pair that dominates the pair type's (P, Q), as its loss law under P: ``(points, masses)``.
+def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolution: float = DEFAULT_RESOLUTION,
+                     points: int = DEFAULT_POINTS, tick: Callable[[], Any] | None = None,
+                     focus: tuple[float, float] | None = None) -> DominatingCurve:
+    """A discrete pair that dominates the blanket pair (P, Q) of one pair type (docs/proofs/blanket.md, step 6).
 
-    docs/proofs/blanket.md, step 6. The privacy profile ``x -> delta(log x)`` of any pair is convex and
-    decreasing in ``x = e**e``. It is bounded above at grid points ``e_0 < ... < e_m`` (:func:`blanket_delta`;
-    exactly ``1 - e**e_0`` at ``e_0 = -top`` and 0 at ``e_m = top``, ``top = max |log r_x / r_x'|`` bounding the
-    loss); the lower convex hull of those points is a convex, decreasing, piecewise-linear function above the true
-    profile, and it *is* the profile of the discrete pair with loss atoms at the hull's corners: the mass at corner
-    ``x_j`` is ``x_j`` times the increase of slope there (slope -1 left of the first corner, 0 right of the last).
-    A pair whose profile is pointwise larger dominates (Blackwell), and composition keeps the order.
+    ``delta_PQ(e)`` is bounded by :func:`blanket_delta` at ``points`` epsilons in ``(-top, top)``, ``top`` the
+    largest per-report log ratio (it bounds the loss of (P, Q)); the lower convex hull of these bounds is the
+    privacy profile of the dominating pair (:func:`sufficientdp.loss.profile.curve_from_bounds`).
+
+    Args:
+        pair: the pair type (:func:`pair_types`).
+        log_gamma: log of the blanket's mass (:func:`blanket_mass`).
+        others: N - 1, the other people in the crowd.
+        resolution: relative slack of the bounds on delta_PQ.
+        points: how many bounds to compute (>= 18).
+        tick: called after each bound (progress).
+        focus: an interval of epsilons where 24 points are placed first (k reports: around the per-report share
+            of the target epsilon, where the composition is decided).
     """
-    lr = (pair.log_p - pair.log_omega) - (pair.log_q - pair.log_omega)
-    top = float(np.max(np.abs(lr)))
-    if top <= 0.0:
-        return np.zeros(1), np.ones(1)
-    lo_d, hi_d = -min(top, epsilon), min(top, 1.5 * epsilon)
-    dense = np.linspace(lo_d, hi_d, _PLD_POINTS - 12)
-    pts = np.unique(np.concatenate([np.linspace(-top, lo_d, 5), dense, np.linspace(hi_d, top, 9)]))
-    vals = np.empty(pts.size)
-    vals[0], vals[-1] = -math.expm1(pts[0]), 0.0
-    for i in range(1, pts.size - 1):
-        vals[i] = min(1.0, blanket_delta(pair, log_gamma=log_gamma, others=others, epsilon_prime=float(pts[i]),
-                                         resolution=resolution))
-    xs = np.exp(pts)
-    ys = np.maximum(vals, np.maximum(-np.expm1(pts), 0.0))  # every profile is >= (1 - x)_+
-    hull = _lower_hull(xs, ys)
-    hx, hy = xs[hull], ys[hull]
-    # The hull starts on the line 1 - x and ends at (e**top, 0), the lowest point: its slopes are non-decreasing
-    # and within [-1, 0] (up to rounding), so the corner masses are non-negative and sum to 1.
-    slopes = np.concatenate([[-1.0], np.diff(hy) / np.diff(hx), [0.0]])
-    masses = np.maximum(hx * np.diff(slopes), 0.0)
-    return pts[hull], masses / max(float(np.sum(masses)), 1e-300)
-
-
-def _lower_hull(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.intp]:
-    """Indices of the lower convex hull of points sorted by x (Andrew's monotone chain)."""
-    out: list[int] = []
-    for i in range(x.size):
-        while len(out) >= 2:
-            a, b = out[-2], out[-1]
-            if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) <= 0.0:  # b is not below a-i
-                out.pop()
-            else:
-                break
-        out.append(i)
-    return np.asarray(out, dtype=np.intp)
-
-
-def _composed_delta(points: NDArray[np.float64], masses: NDArray[np.float64], reports: int,
-                    eps_primes: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``E[(1 - e**(e' - S))_+]`` with S the sum of ``reports`` iid copies of the law (rounded up to a grid)."""
-    span = float(points[-1] - points[0])
-    h = span / (_PLD_CELLS - 1) if span > 0 else 1.0
-    idx = np.ceil((points - points[0]) / h - 1e-9).astype(np.int64)  # round up: the law only grows
-    base = np.bincount(idx, weights=masses, minlength=int(idx.max()) + 1)
-    size = reports * (base.size - 1) + 1  # support of the k-fold sum
-    cells = 1 << int(math.ceil(math.log2(size)))
-    f = np.fft.rfft(base, cells)
-    law = np.fft.irfft(f ** reports, cells)[:size]  # the k-fold convolution (no wrap-around: cells >= size)
-    # float error of the FFT power, the model of _numerics.lattice (step 3): added to every delta below
-    fft_err = math.sqrt(cells) * 2.0 ** -53 * (8.0 * math.log2(cells) + 16.0) * (
-        reports * float(np.sqrt(base @ base)) + 1.0)
-    law = np.maximum(law, 0.0)
-    values = reports * float(points[0]) + h * np.arange(law.size)
-    # E[(1 - e^(e' - S))_+] = P[S > e'] - e^(e') E[e^(-S); S > e'] for each e': two suffix sums (values at or
-    # below the smallest e' are zeroed first, so e^(-S) cannot overflow), plus the float allowances
-    keep = values > float(np.min(eps_primes))
-    w0 = np.where(keep, law, 0.0)
-    w1 = np.where(keep, law * np.exp(-np.where(keep, values, 0.0)), 0.0)
-    s0 = np.concatenate([np.cumsum(w0[::-1])[::-1], [0.0]])
-    s1 = np.concatenate([np.cumsum(w1[::-1])[::-1], [0.0]])
-    first = np.searchsorted(values, eps_primes, side="right")  # first value > e'
-    t0, t1 = s0[first], s1[first]
-    out = np.maximum(t0 - np.exp(eps_primes) * t1, 0.0) + 1e-15 * t0 + fft_err
-    return np.asarray(out, dtype=float)
+    top = float(np.max(np.abs(pair.log_p - pair.log_q))) + _ENDPOINT_PAD
+    return curve_from_bounds(lambda e: blanket_delta(pair, log_gamma=log_gamma, others=others, epsilon_prime=e,
+                                                     resolution=resolution),
+                             name=pair.name, top=top, points=points, resolution=resolution, tick=tick, focus=focus)
 
 
 def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
                        eps0: float, resolution: float, dom: Domain, notes: list[str],
                        progress: Callable[[int, int], Any] | None) -> Evaluation:
-    """k > 1: each type's dominating law composed k times; per type ``min_e' delta_k(e') / (1 - e**(e' - e))``."""
-    eps_primes = epsilon - np.geomspace(1e-4, epsilon + 4.0, 200)
-
+    """k > 1: each type's dominating pair (:func:`dominating_curve`) composed k times
+    (:func:`sufficientdp.loss.profile.compose_curve`); per type ``min_e' delta_k(e') / (1 - e**(e' - e))``."""
     def one(pt: PairType, res: float) -> tuple[str, float, float, float]:
-        pts, masses = _dominating_loss_law(pt, log_gamma=log_gamma, others=others, epsilon=epsilon,
-                                           reports=reports, resolution=res)
-        deltas = _composed_delta(pts, masses, reports, eps_primes)
-        ratios = deltas / -np.expm1(eps_primes - epsilon)
-        i = int(np.argmin(ratios))
-        return pt.name, float(ratios[i]), float(deltas[i]), float(eps_primes[i])
+        curve = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=res,
+                                 focus=(-epsilon, 1.5 * epsilon), points=DEFAULT_POINTS + 24)
+        comp = compose_curve(curve, reports, epsilon)
+        return pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - epsilon), comp.epsilon_prime
 
     # every type on a coarse lattice (valid, looser), then the fine bound from the largest down while it matters
     coarse = max(resolution, _COARSE)
