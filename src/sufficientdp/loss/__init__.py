@@ -3,6 +3,8 @@
 * :mod:`sufficientdp.loss.distribution` — :class:`PrivacyLossDistribution`, THE privacy-loss distribution type
   (digest §1.2; for the anonymized release of seed 001 the law of ``log R(S)``, also known by its old name
   ``sufficientdp.ratio.exact.RatioDistribution``).
+* :mod:`sufficientdp.loss.profile` — dominating pairs from bounds on a privacy profile and their n-fold
+  composition ("connect the dots"), for k reports per person and for T rounds.
 * :mod:`sufficientdp.loss.result` — :class:`TailResult` and the vocabulary :class:`Kind`, :class:`Scope`,
   :class:`Direction`.
 
