@@ -53,7 +53,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._errors import ParameterError
-from .._numerics.stats import beta_ppf, binom_cdf, binom_isf, binom_pmf, binom_ppf, binom_sf, norm_ppf
+from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from ..parameters import sigma_per_sqrt_n
 from .result import TailResult
@@ -263,8 +263,8 @@ def _check_config(q: Any, bits: Any, population: Any, reports: Any, epsilon: Any
 def _sample_counts(cfg: _Config, samples: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """Set-bit counts T = MN(kN - k, Bin(j, q)) + MN(k, Bin(j, p)) under D_m (seed 001 eq. 3.5, k reports)."""
     set_bits = np.arange(cfg.j + 1)
-    p0 = binom_pmf(set_bits, cfg.j, cfg.q)
-    p1 = binom_pmf(set_bits, cfg.j, 1.0 - cfg.q)
+    p0 = scipy_stats().binom.pmf(set_bits, cfg.j, cfg.q)
+    p1 = scipy_stats().binom.pmf(set_bits, cfg.j, 1.0 - cfg.q)
     p0 = p0 / p0.sum()
     p1 = p1 / p1.sum()
     t = rng.multinomial(cfg.n - cfg.reports, p0, size=samples).astype(np.float64)
@@ -286,8 +286,8 @@ def _log_r_and_log_mean(cfg: _Config, t: NDArray[np.float64], *, need_r: bool = 
 
 def _clopper_pearson(x: int, n: int, confidence: float) -> tuple[float, float]:
     a = 1.0 - confidence
-    lo = 0.0 if x == 0 else float(beta_ppf(a / 2, x, n - x + 1))
-    hi = 1.0 if x == n else float(beta_ppf(1 - a / 2, x + 1, n - x))
+    lo = 0.0 if x == 0 else float(scipy_stats().beta.ppf(a / 2, x, n - x + 1))
+    hi = 1.0 if x == n else float(scipy_stats().beta.ppf(1 - a / 2, x + 1, n - x))
     return lo, hi
 
 
@@ -320,7 +320,7 @@ def _tail_from_log_values(cfg: _Config, log_vals: NDArray[np.float64], threshold
 
 
 def _norm_ppf(x: float) -> float:
-    return float(norm_ppf(x))
+    return float(scipy_stats().norm.ppf(x))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -488,13 +488,13 @@ def _binom_logpmf_safe(c: NDArray[np.float64], m: NDArray[np.float64], log_a: fl
     """``log P[Bin(m, a) = c]`` from boost's pmf with the smaller of a, 1 - a (``binom.logpmf`` loses digits)."""
     with np.errstate(divide="ignore"):
         if log_a <= log1m_a:
-            return np.asarray(np.log(binom_pmf(c, m, math.exp(log_a))), dtype=np.float64)
-        return np.asarray(np.log(binom_pmf(m - c, m, math.exp(log1m_a))), dtype=np.float64)
+            return np.asarray(np.log(scipy_stats().binom.pmf(c, m, math.exp(log_a))), dtype=np.float64)
+        return np.asarray(np.log(scipy_stats().binom.pmf(m - c, m, math.exp(log1m_a))), dtype=np.float64)
 
 
 def _binom_outside(lo: int, hi: int, m: NDArray[np.float64], a: float) -> NDArray[np.float64]:
     """Upper estimate of ``P[Bin(m, a) < lo] + P[Bin(m, a) > hi]`` (boost's cdf/sf, relative margin 1e-6)."""
-    out = binom_cdf(lo - 1, m, a) + binom_sf(hi, m, a)
+    out = scipy_stats().binom.cdf(lo - 1, m, a) + scipy_stats().binom.sf(hi, m, a)
     return np.asarray(np.minimum(out * (1.0 + 1e-6) + 1e-300, 1.0), dtype=np.float64)
 
 
@@ -804,7 +804,7 @@ def _k_expand(pb: _KProblem, st: _KStates, lev: int, logle0: NDArray[np.float64]
     tol = max(math.exp(log_prune) * 1e-3, 1e-300)
     with warnings.catch_warnings():  # boost may fail to bracket extreme quantiles; the window only needs to be
         warnings.simplefilter("ignore", RuntimeWarning)  # some window: the mass outside it is computed exactly
-        q_lo, q_hi = binom_ppf(tol, m, a), binom_isf(tol, m, a)
+        q_lo, q_hi = scipy_stats().binom.ppf(tol, m, a), scipy_stats().binom.isf(tol, m, a)
     q_lo = np.where(np.isfinite(q_lo), q_lo, 0.0)
     q_hi = np.where(np.isfinite(q_hi), q_hi, m)
     c_lo = int(max(0.0, float(np.min(q_lo)) - 1.0))

@@ -91,7 +91,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from .._errors import ParameterError
-from .._numerics.stats import binom_cdf, binom_sf
+from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from . import tail as _tail
 from .result import DIRECTIONS, TailResult
@@ -469,8 +469,8 @@ def _binomial_finish(pb: _Problem, st: _State) -> _BinomFinish:
     def cdf(x: np.ndarray, mm: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         if la <= l1a:
-            return np.where(x < 0, 0.0, binom_cdf(x, mm, a))
-        return np.where(x < 0, 0.0, binom_sf(mm - x - 1, mm, math.exp(l1a)))
+            return np.where(x < 0, 0.0, scipy_stats().binom.cdf(x, mm, a))
+        return np.where(x < 0, 0.0, scipy_stats().binom.sf(mm - x - 1, mm, math.exp(l1a)))
 
     pc = np.exp(st.logp)
     with np.errstate(invalid="ignore", over="ignore"):

@@ -71,7 +71,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from .._errors import ParameterError
-from .._numerics.stats import binom_pmf, norm_ppf
+from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
 from .result import TailResult
 
@@ -236,9 +236,9 @@ def _binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np
     """``P[Bin(m, a) = c]`` via boost's pmf, parameterized by the smaller of a, 1 - a (accurate to ~1e-15)."""
     out: np.ndarray
     if log_a <= log1m_a:
-        out = binom_pmf(c, m, math.exp(log_a))
+        out = scipy_stats().binom.pmf(c, m, math.exp(log_a))
     else:
-        out = binom_pmf(m - c, m, math.exp(log1m_a))
+        out = scipy_stats().binom.pmf(m - c, m, math.exp(log1m_a))
     return out
 
 
@@ -1051,7 +1051,7 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
             dval[start:start + sel.size] = y[start:start + sel.size] * _f_delta(hh + v1s + light_sum)
         est = exact_part + u_tot * float(y.mean())
         half = u_tot * _empirical_bernstein(y, alpha)
-        normal_half = u_tot * float(norm_ppf(1 - alpha / 2)) * float(y.std(ddof=1)) / math.sqrt(samples)
+        normal_half = u_tot * float(scipy_stats().norm.ppf(1 - alpha / 2)) * float(y.std(ddof=1)) / math.sqrt(samples)
         d_est = u_tot * float(dval.mean())
         d_half = u_tot * _empirical_bernstein(dval, alpha)
         n_pairs = int(cat["u"].size)
