@@ -130,10 +130,10 @@ def _check_bytes(name: str, value: Any) -> bytes:
 
 
 def _check_nonce(nonce: Any) -> bytes:
-    nonce = _check_bytes("nonce", nonce)
-    if len(nonce) != NONCE_BYTES:
-        raise ParameterError(f"nonce must be exactly {NONCE_BYTES} bytes; got {len(nonce)} bytes")
-    return nonce
+    value = _check_bytes("nonce", nonce)
+    if len(value) != NONCE_BYTES:
+        raise ParameterError(f"nonce must be exactly {NONCE_BYTES} bytes; got {len(value)} bytes")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,11 +418,12 @@ class TokenSigner:
             p=p, q=q, d=d, dmp1=self._dp, dmq1=self._dq, iqmp=rsa.rsa_crt_iqmp(p, q),
             public_numbers=rsa.RSAPublicNumbers(e=e, n=self.public.n),
         )
-        return numbers.private_key().private_bytes(
+        pem: bytes = numbers.private_key().private_bytes(
             encoding=serialization.Encoding.PEM,
             format=serialization.PrivateFormat.PKCS8,
             encryption_algorithm=serialization.NoEncryption(),
         )
+        return pem
 
     @classmethod
     def from_pem(cls, data: bytes) -> TokenSigner:

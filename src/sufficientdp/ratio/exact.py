@@ -42,7 +42,6 @@ from scipy.special import gammaln, logsumexp
 from .._errors import DataError, ParameterError
 from .._validation import check_int, check_open_interval
 from ..loss import MERGE_TOL, PrivacyLossDistribution
-from ..loss.distribution import _real_epsilon as _check_epsilon  # noqa: F401 - used by ratio.structured, worst_case
 
 __all__ = [
     "MAX_BITS",
@@ -256,7 +255,7 @@ def _log_probs_all(
 
 
 def _size(ups: tuple[np.ndarray, ...], k: int, hn: np.ndarray) -> int:
-    return ups[k].shape[1] if k < len(ups) else hn.shape[0]
+    return int(ups[k].shape[1] if k < len(ups) else hn.shape[0])
 
 
 # ----------------------------------------------------------------------------------------------------------------

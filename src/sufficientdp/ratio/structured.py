@@ -82,8 +82,9 @@ from .._validation import (
     check_open_interval,
     check_positive_finite,
 )
+from ..loss.distribution import _real_epsilon as _check_epsilon
 from ..loss.result import Kind, Scope
-from .exact import _check_epsilon, _split_pair
+from .exact import _split_pair
 
 if TYPE_CHECKING:
     from .worst_case import WorstCaseResult

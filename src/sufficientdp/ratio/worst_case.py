@@ -35,11 +35,11 @@ import numpy as np
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval
+from ..loss.distribution import _real_epsilon as _check_epsilon
 from .exact import (
     MAX_BITS,
     MAX_HISTOGRAMS,
     RatioDistribution,
-    _check_epsilon,
     _codes_to_lists,
     _compositions,
     _distribution_from_codes,
