@@ -65,6 +65,7 @@ from ..ratio.proven import (
     pair_types,
 )
 from ..ratio.result import TailResult
+from .shuffled import homogeneous_histogram_pld
 
 __all__ = [
     "MAX_ROUNDS",
@@ -383,8 +384,6 @@ def homogeneous_rounds_tail(*, q: float, bits: int, population: int, epsilon: fl
         >>> r.kind, r.scope, r.eta_lower <= r.eta <= r.eta_upper
         ('exact', 'homogeneous', True)
     """
-    from .shuffled import homogeneous_histogram_pld
-
     q, bits, population, epsilon, rounds, _ = _check(q, bits, population, epsilon, rounds, 1, "fixed")
     h = grid if grid is not None else min(1e-3, epsilon / (50.0 * rounds))
     best: tuple[float, float, float, float] | None = None
