@@ -12,6 +12,7 @@ EXPECTED = [
     "DataError",
     "Direction",
     "DyadicProbability",
+    "Interval",
     "JointEstimate",
     "Kind",
     "ParameterError",

@@ -30,7 +30,7 @@ _LAZY = {
     "encode_one_hot": ".randomization", "encode_set": ".randomization", "pack_bits": ".randomization",
     "randomize": ".randomization", "unpack_bits": ".randomization",
     "RatioMoments": ".ratio", "ratio_moments": ".ratio",
-    "TailResult": ".loss.result", "Kind": ".loss.result", "Scope": ".loss.result",
+    "TailResult": ".loss.result", "Interval": ".loss.result", "Kind": ".loss.result", "Scope": ".loss.result",
     "Direction": ".loss.result", "privacy_tail": ".ratio.analysis", "proven_tail": ".ratio.proven",
 }
 
@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
     from .aggregation import Tally, tally, tally_packed
     from .calibration import Calibration, calibrate
     from .estimation import BitEstimates, JointEstimate, estimate_bits, joint_frequencies
-    from .loss.result import Direction, Kind, Scope, TailResult
+    from .loss.result import Direction, Interval, Kind, Scope, TailResult
     from .parameters import PrivacyTarget, RandomizationParams, effective_bits, local_q, sigma_per_sqrt_n
     from .randomization import (
         DyadicProbability,
@@ -77,6 +77,7 @@ __all__ = [
     "DataError",
     "Direction",
     "DyadicProbability",
+    "Interval",
     "JointEstimate",
     "Kind",
     "ParameterError",

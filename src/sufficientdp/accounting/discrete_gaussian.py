@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike
 from .._errors import ParameterError
 from .._validation import check_int, check_positive_finite
 from ..loss.distribution import PrivacyLossDistribution
+from ..loss.result import Interval, Kind
 
 __all__ = [
     "MAX_PLD_ATOMS",
@@ -75,6 +76,11 @@ class NormalizerBracket:
     upper: float
     method: str
     kind: str = "exact"
+
+    @property
+    def interval(self) -> Interval:
+        """``Interval(lower, log_z, upper)`` with this bracket's ``kind``."""
+        return Interval(self.lower, self.log_z, self.upper, kind=Kind(self.kind))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""

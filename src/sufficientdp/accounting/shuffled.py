@@ -48,6 +48,7 @@ from scipy.stats import binom
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
 from ..loss.distribution import PrivacyLossDistribution
+from ..loss.result import Interval, Kind
 from ..ratio.exact import homogeneous_ratio_distribution
 from ..ratio.single_bit import _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
 from .amplification import _up as _round_up
@@ -556,6 +557,16 @@ class ShuffledRRBracket:
     unverified_source: str | None = None
     bound_status: dict[str, dict[str, Any]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def delta_interval(self) -> Interval:
+        """``Interval(delta_lower, delta_upper, delta_upper)``: the value reported is the rigorous upper end."""
+        return Interval(self.delta_lower, self.delta_upper, self.delta_upper, kind=Kind(self.kind))
+
+    @property
+    def eta_interval(self) -> Interval:
+        """``Interval(eta_lower, eta_upper, eta_upper)``: the value reported is the rigorous upper end."""
+        return Interval(self.eta_lower, self.eta_upper, self.eta_upper, kind=Kind(self.kind))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""

@@ -29,6 +29,7 @@ from .._errors import DataError, ParameterError
 from .._frozen import readonly
 from .._validation import check_int, check_open_interval, check_reports
 from ..aggregation.tally import Tally
+from ..loss.result import Interval, Kind
 
 __all__ = ["STD_ERROR_METHODS", "BitEstimates", "estimate_bits"]
 
@@ -49,7 +50,8 @@ class BitEstimates:
             [0, N]. The clipped interval is still a valid confidence interval, but such a bit is a sign the
             reports do not fit (q, k): a wrong ``reports`` or ``q``, or a rare draw (probability <= (1-level)/2).
 
-    Every array is a read-only copy (results are immutable).
+    Every array is a read-only copy (results are immutable). :meth:`interval` gives bit j as an
+    :class:`~sufficientdp.loss.result.Interval`, :attr:`intervals` every bit.
     """
 
     estimate: np.ndarray
@@ -89,6 +91,21 @@ class BitEstimates:
         """Number of bits L."""
         return int(self.estimate.shape[0])
 
+    def interval(self, j: int) -> Interval:
+        """Bit ``j``'s estimate with its confidence interval, an :class:`~sufficientdp.loss.result.Interval`.
+
+        ``Interval(lower[j], estimate[j], upper[j], confidence_level=level, kind="estimate")``, except where the
+        unbiased estimate lies outside the clipped interval (it may be negative or exceed N): the interval then
+        extends to the estimate, so the estimate is shown, not hidden, and the coverage is kept (a wider set).
+        """
+        j = check_int("j", j, minimum=0, maximum=self.bits - 1)
+        return _interval(float(self.lower[j]), float(self.estimate[j]), float(self.upper[j]), self.level)
+
+    @property
+    def intervals(self) -> tuple[Interval, ...]:
+        """:meth:`interval` of every bit, bit 0 first."""
+        return tuple(self.interval(j) for j in range(self.bits))
+
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per bit: ``bit``, ``count``, ``estimate``, ``lower``, ``upper``, ``std_error``."""
         return [
@@ -123,6 +140,13 @@ class BitEstimates:
         except ImportError as exc:  # pragma: no cover
             raise ImportError("to_pandas() needs pandas: pip install 'sufficientdp[pandas]'") from exc
         return pd.DataFrame.from_records(self.to_records(), index="bit")
+
+
+def _interval(lower: float, estimate: float, upper: float, level: float) -> Interval:
+    """A confidence interval as an Interval; a NaN end is unknown (None); the ends widen to hold the estimate."""
+    lo = None if math.isnan(lower) else min(lower, estimate)
+    hi = None if math.isnan(upper) else max(upper, estimate)
+    return Interval(lo, estimate, hi, confidence_level=level, kind=Kind.ESTIMATE)
 
 
 def estimate_bits(

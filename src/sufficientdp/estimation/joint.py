@@ -57,6 +57,8 @@ from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..loss.result import Interval
+from .bits import _interval
 
 __all__ = ["MAX_BITS", "MAX_BOOTSTRAP", "JointEstimate", "apply_channel", "apply_inverse_channel", "joint_frequencies"]
 
@@ -303,6 +305,18 @@ class JointEstimate:
             text += (f"; WARNING: {self.bootstrap_unconverged} of {self.bootstrap} bootstrap refits did not "
                      "converge")
         return text
+
+    def cell_interval(self, index: int) -> Interval:
+        """Cell ``index``'s estimate with its confidence interval, an :class:`~sufficientdp.loss.result.Interval`.
+
+        ``Interval(lower[index], estimate[index], upper[index], confidence_level=level, kind="estimate")``; an
+        unknown end (NaN: ``"em"`` without bootstrap) is None, and where the unbiased ``"inverse"`` estimate lies
+        outside the clipped interval, the interval extends to it (as :meth:`BitEstimates.interval`). (The field
+        ``interval`` names how the intervals were made.)
+        """
+        index = check_int("index", index, minimum=0, maximum=(1 << self.bits) - 1)
+        return _interval(float(self.lower[index]), float(self.estimate[index]), float(self.upper[index]),
+                         self.level)
 
     def label(self, index: int) -> str:
         """The vector with integer ``index`` as a 0/1 string, bit 0 first (``label(1) == "10"`` for L = 2)."""

@@ -5,8 +5,8 @@
   ``sufficientdp.ratio.exact.RatioDistribution``).
 * :mod:`sufficientdp.loss.profile` — dominating pairs from bounds on a privacy profile and their n-fold
   composition ("connect the dots"), for k reports per person and for T rounds.
-* :mod:`sufficientdp.loss.result` — :class:`TailResult` and the vocabulary :class:`Kind`, :class:`Scope`,
-  :class:`Direction`.
+* :mod:`sufficientdp.loss.result` — :class:`TailResult`, :class:`Interval` and the vocabulary :class:`Kind`,
+  :class:`Scope`, :class:`Direction`.
 
 This layer sits below ``sufficientdp.ratio`` and ``sufficientdp.accounting``, which both build these types.
 """
@@ -14,7 +14,7 @@ This layer sits below ``sufficientdp.ratio`` and ``sufficientdp.accounting``, wh
 from __future__ import annotations
 
 from .distribution import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution
-from .result import DIRECTIONS, KINDS, SCOPES, Direction, Kind, Scope, TailResult
+from .result import DIRECTIONS, KINDS, SCOPES, Direction, Interval, Kind, Scope, TailResult
 
 __all__ = [
     "DIRECTIONS",
@@ -23,6 +23,7 @@ __all__ = [
     "MERGE_TOL",
     "SCOPES",
     "Direction",
+    "Interval",
     "Kind",
     "PrivacyLossDistribution",
     "Scope",

@@ -10,19 +10,24 @@ A :class:`TailResult` is one of three kinds (the product's honesty rule):
   tracks it);
 * ``"bound"`` — a rigorous upper bound (never understates risk); ``eta_lower`` may be None;
 * ``"estimate"`` — a Monte Carlo estimate with a confidence interval ``[eta_lower, eta_upper]`` at ``confidence``.
+
+A range around a value — a bracket, a one-sided bound, a confidence interval — is an :class:`Interval`
+``(lower, estimate, upper)`` (``TailResult.eta_interval``, ``BitEstimates.interval(j)``, ...).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .._errors import ParameterError
 from .._frozen import freeze, thaw
 
-__all__ = ["DIRECTIONS", "KINDS", "SCOPES", "Direction", "Kind", "Scope", "TailResult"]
+__all__ = ["DIRECTIONS", "KINDS", "SCOPES", "Direction", "Interval", "Kind", "Scope", "TailResult"]
 
 
 class _Vocabulary(StrEnum):
@@ -63,6 +68,86 @@ class Direction(_Vocabulary):
 KINDS = (Kind.EXACT.value, Kind.BOUND.value, Kind.ESTIMATE.value)
 SCOPES = tuple(s.value for s in Scope)
 DIRECTIONS = tuple(d.value for d in Direction)
+
+
+def _real(name: str, value: Any, *, optional: bool) -> float | None:
+    """``value`` as a float: a real number, not NaN (infinite allowed); None passes where ``optional``."""
+    if value is None and optional:
+        return None
+    allowed = "a real number (not NaN)" + (" or None" if optional else "")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be {allowed}; got {value!r}")
+    x = float(value)
+    if math.isnan(x):
+        raise ParameterError(f"{name} must be {allowed}; got {value!r}")
+    return x
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A value with the range around it: ``Interval(lower, estimate, upper)``.
+
+    One type for every range the product reports: a rigorous bracket (``kind="bracket"`` or ``"exact"``), a
+    one-sided bound (``kind="bound"``: ``upper`` is the bound), a confidence interval (``kind="estimate"`` with
+    ``confidence_level``, named as in scipy's ``confidence_interval(confidence_level=...)``).
+
+    Attributes:
+        lower: the lower end, or None where that side is unknown (not computed, e.g. a one-sided bound).
+        estimate: the value reported: the exact value, the bound, or the point estimate.
+        upper: the upper end, or None where that side is unknown.
+        confidence_level: the coverage of a confidence interval, in (0, 1); None for a bracket or bound.
+        kind: a :class:`Kind`, or None.
+
+    ``lower <= estimate <= upper`` holds for every given end (a violation raises :class:`ParameterError`); the
+    ends may be infinite, never NaN. The instance is immutable.
+
+    Example:
+        >>> iv = Interval(0.1, 0.2, 0.3, confidence_level=0.95, kind="estimate")
+        >>> iv.to_dict()
+        {'lower': 0.1, 'estimate': 0.2, 'upper': 0.3, 'confidence_level': 0.95, 'kind': 'estimate'}
+        >>> Interval(None, 1e-6, 1e-6, kind=Kind.BOUND).lower is None
+        True
+    """
+
+    lower: float | None
+    estimate: float
+    upper: float | None
+    _: KW_ONLY
+    confidence_level: float | None = None
+    kind: Kind | None = None
+
+    def __post_init__(self) -> None:
+        lower = _real("lower", self.lower, optional=True)
+        estimate = _real("estimate", self.estimate, optional=False)
+        upper = _real("upper", self.upper, optional=True)
+        assert estimate is not None
+        if lower is not None and not lower <= estimate:
+            raise ParameterError(f"lower must be <= estimate ({estimate!r}); got {lower!r}")
+        if upper is not None and not estimate <= upper:
+            raise ParameterError(f"upper must be >= estimate ({estimate!r}); got {upper!r}")
+        level = _real("confidence_level", self.confidence_level, optional=True)
+        if level is not None and not 0.0 < level < 1.0:
+            raise ParameterError(f"confidence_level must be in (0, 1) or None; got {self.confidence_level!r}")
+        kind = self.kind
+        if kind is not None:
+            if kind not in tuple(Kind):
+                raise ParameterError(f"kind must be one of {tuple(k.value for k in Kind)} or None; got {kind!r}")
+            kind = Kind(kind)
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "estimate", estimate)
+        object.__setattr__(self, "upper", upper)
+        object.__setattr__(self, "confidence_level", level)
+        object.__setattr__(self, "kind", kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict: ``lower``, ``estimate``, ``upper``, ``confidence_level``, ``kind`` (a string or None)."""
+        return {
+            "lower": self.lower,
+            "estimate": self.estimate,
+            "upper": self.upper,
+            "confidence_level": self.confidence_level,
+            "kind": None if self.kind is None else str(self.kind),
+        }
 
 
 def _num(x: float | None) -> float | None:
@@ -115,6 +200,20 @@ class TailResult:
             raise ValueError(f"scope must be one of {SCOPES}; got {self.scope!r}")
         object.__setattr__(self, "kind", Kind(self.kind))
         object.__setattr__(self, "scope", Scope(self.scope))
+
+    @property
+    def eta_interval(self) -> Interval:
+        """``Interval(eta_lower, eta, eta_upper)`` with this result's ``confidence`` and ``kind``."""
+        return Interval(self.eta_lower, self.eta, self.eta_upper, confidence_level=self.confidence,
+                        kind=Kind(self.kind))
+
+    @property
+    def delta_interval(self) -> Interval | None:
+        """``Interval(delta_lower, delta, delta_upper)`` with ``confidence`` and ``kind``; None where ``delta`` is."""
+        if self.delta is None:
+            return None
+        return Interval(self.delta_lower, self.delta, self.delta_upper, confidence_level=self.confidence,
+                        kind=Kind(self.kind))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (NaN becomes None; an infinite value stays ``inf``, which the CLI's JSON writes as "inf")."""
