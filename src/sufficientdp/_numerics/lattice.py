@@ -50,7 +50,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import fft as _fft
 
 __all__ = ["ALPHA", "DROP", "HEAVY_RATE", "TailBracket", "compound_tail_bracket"]
 
@@ -63,7 +62,6 @@ DROP = 1e-11
 _U = 2.0 ** -53
 _KCAP = 2 ** 52
 _MIN_CELLS = 2 ** 10
-_WORKERS = 2  # threads per FFT (scipy.fft)
 
 
 def log_sum_exp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -275,7 +273,7 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
     # The law of K (n - r light people) on the cyclic lattice, for r = 0 .. h_max.
     idx = np.mod(kf.astype(np.int64), cells)
     pmf = np.bincount(idx, weights=light_pi, minlength=cells)
-    f = _fft.rfft(pmf, workers=_WORKERS)
+    f = np.fft.rfft(pmf)
     phi = 1.0 + gamma_l * (f - 1.0)  # one person's characteristic function on the lattice
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g = np.exp((n - h_max) * np.log1p(gamma_l * (f - 1.0)))
@@ -294,7 +292,7 @@ def compound_tail_bracket(values: ArrayLike, probs: ArrayLike, *, gamma: float, 
     lo_sum = np.zeros(ts.size)
     for r in range(h_max + 1):
         m = n - r
-        law = np.roll(_fft.irfft(powers[r], cells, workers=_WORKERS), -start)  # law[i] ~ P[K = a_lo + i]
+        law = np.roll(np.fft.irfft(powers[r], cells), -start)  # law[i] ~ P[K = a_lo + i]
         suffix = np.concatenate([np.cumsum(law[::-1])[::-1], [0.0]])  # suffix[i] ~ P[K >= a_lo + i]
         # Looked up at i = (smallest integer K > u) - a_lo, clipped to 0 .. cells: at and above the window's top
         # (i >= cells) the tail is 0; at and below its bottom (i <= 0) it is at most 1 (upper) and at least

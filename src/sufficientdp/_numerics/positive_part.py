@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import fft as _fft
 
 from .lattice import ALPHA, HEAVY_RATE, _window_ends, compound_atoms, log_sum_exp_rows
 
@@ -50,7 +49,6 @@ _MIN_CELLS = 2 ** 10
 _MAX_HEAVY = 48  # heavy atoms at most (any choice is valid; more only narrow the window, at a combinatorial cost)
 _HEAVY_ATOMS = 400_000  # largest number of heavy-sum atoms (no pruning: above it, no heavy split)
 _TAIL_POWER = 1e-9  # first lambda**h_max / h_max! of the heavy enumeration (step 2); lowered while it matters
-_WORKERS = 1
 _THETAS = 56  # grid of Chernoff parameters (a coarser grid only widens the window or the allowance)
 
 
@@ -230,7 +228,7 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     """Steps 1-4 of the module docstring on one lattice (values in units of the largest |v|)."""
     h_max = len(laws) - 1
     pmf = np.bincount(np.mod(kv.astype(np.int64), cells), weights=kp, minlength=cells)
-    fhat = _fft.rfft(pmf, workers=_WORKERS)
+    fhat = np.fft.rfft(pmf)
     phi = 1.0 + gamma_l * (fhat - 1.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g = np.exp((n - h_max) * np.log1p(gamma_l * (fhat - 1.0)))
@@ -251,7 +249,7 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     density0 = 0.0
     for r in range(h_max + 1):
         m = n - r
-        law = np.roll(_fft.irfft(powers[r], cells, workers=_WORKERS), -(int(a_lo) % cells))
+        law = np.roll(np.fft.irfft(powers[r], cells), -(int(a_lo) % cells))
         law = np.maximum(law, 0.0)
         s0 = np.concatenate([np.cumsum(law[::-1])[::-1], [0.0]])
         s1 = np.concatenate([np.cumsum((law * kk)[::-1])[::-1], [0.0]])

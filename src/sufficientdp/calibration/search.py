@@ -12,8 +12,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from scipy.optimize import brentq
-
 from .._errors import CalibrationError
 
 __all__ = ["Q_FLOOR", "bracket_smallest", "grid_then_bisect", "log_condition", "scan_smallest", "smallest_q_satisfying"]
@@ -36,6 +34,8 @@ def smallest_q_satisfying(excess: Callable[[float], float], *, what: str) -> flo
     lo = Q_MIN
     if excess(lo) <= 0.0:
         return lo
+    from scipy.optimize import brentq  # noqa: PLC0415 - 0.2-0.4 s to import; only the closed-form methods need it
+
     q = brentq(excess, lo, hi, xtol=1e-300, rtol=4.5 * 2.220446049250313e-16, maxiter=500)
     # Step upwards until the condition holds at the returned value (safe direction).
     for _ in range(64):

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import logsumexp
 
 from .._errors import ParameterError
+from .._numerics.logspace import logsumexp
 from .._validation import _as_float, check_int, check_open_interval, check_real_array
 from .result import TailResult
 

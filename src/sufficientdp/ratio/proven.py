@@ -53,9 +53,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import gammaln, logsumexp
 
 from .._errors import ParameterError
+from .._numerics.logspace import log_comb, logsumexp
 from .._numerics.positive_part import compound_positive_part_upper
 from .._validation import check_epsilon, check_int, check_open_interval
 from ..loss.profile import DominatingCurve, compose_curve, curve_from_bounds
@@ -139,7 +139,7 @@ class PairType:
 
 
 def _log_comb(n: NDArray[np.float64] | float, k: NDArray[np.float64] | float) -> Any:
-    return gammaln(np.asarray(n) + 1.0) - gammaln(np.asarray(k) + 1.0) - gammaln(np.asarray(n) - np.asarray(k) + 1.0)
+    return log_comb(n, k)
 
 
 def _log_min_mass(domain: Domain, lvl: NDArray[np.float64], lq: float, lp: float) -> NDArray[np.float64]:

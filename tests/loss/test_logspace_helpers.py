@@ -1,0 +1,80 @@
+"""The numpy-only log-domain helpers against scipy.special and exact integer arithmetic."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from scipy.special import gammaln
+from scipy.special import logsumexp as scipy_logsumexp
+
+from sufficientdp._numerics.logspace import log_comb, log_factorials, logsumexp
+
+
+def _ulps(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b) / np.maximum(np.spacing(np.abs(b)), 5e-324)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_logsumexp_matches_scipy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = rng.normal(scale=10.0 ** rng.integers(-2, 4), size=(7, 33)) + rng.normal(scale=300.0)
+    assert abs(logsumexp(a) - float(scipy_logsumexp(a))) <= 8 * np.spacing(abs(float(scipy_logsumexp(a))))
+    for axis in (0, 1):
+        assert _ulps(logsumexp(a, axis=axis), scipy_logsumexp(a, axis=axis)) <= 8
+
+
+def test_logsumexp_against_exact_sum() -> None:
+    a = [-1000.5, -1001.25, -999.0, -1e6]
+    with mpmath.workdps(50):
+        exact = mpmath.log(sum(mpmath.exp(mpmath.mpf(x)) for x in a))
+        assert abs(logsumexp(a) - float(exact)) <= 4 * np.spacing(1000.0)
+
+
+def test_logsumexp_infinities_and_empty() -> None:
+    assert logsumexp([-math.inf, -math.inf]) == -math.inf
+    assert logsumexp([0.0, math.inf]) == math.inf
+    assert logsumexp([]) == -math.inf
+    assert math.isnan(logsumexp([0.0, math.nan]))
+    rows = logsumexp(np.array([[-math.inf, -math.inf], [0.0, 0.0]]), axis=1)
+    assert rows[0] == -math.inf and rows[1] == pytest.approx(math.log(2.0), rel=1e-15)
+
+
+def test_log_comb_against_exact_integers() -> None:
+    for n in (0, 1, 5, 40, 257, 1000, 5000):
+        for k in sorted({0, min(1, n), n // 3, n // 2, n}):
+            with mpmath.workdps(40):
+                exact = float(mpmath.log(mpmath.binomial(n, k))) if n >= 1000 else math.log(math.comb(n, k))
+            got = log_comb(n, k)
+            # the formula cancels: its error is a few ulps of log(n!), the largest term (scipy's gammaln form too)
+            assert abs(got - exact) <= 6 * np.spacing(max(1.0, math.lgamma(n + 1.0))), (n, k)
+
+
+def test_log_comb_matches_gammaln_formula_and_broadcasts() -> None:
+    n = np.arange(0, 300, dtype=float)[:, None]
+    k = np.arange(0, 300, dtype=float)[None, :]
+    kk = np.minimum(k, n)
+    ref = gammaln(n + 1.0) - gammaln(kk + 1.0) - gammaln(n - kk + 1.0)
+    got = log_comb(n, kk)
+    assert got.shape == ref.shape
+    assert np.max(np.abs(got - ref) / np.maximum(1.0, np.abs(ref))) < 1e-13
+
+
+def test_log_comb_rejects_non_integers_and_out_of_range() -> None:
+    for n, k in ((5, 6), (5, -1), (5.5, 2), (5, 2.5)):
+        with pytest.raises(ValueError, match="0 <= k <= n"):
+            log_comb(n, k)
+
+
+def test_log_factorials_exact_and_read_only() -> None:
+    lf = log_factorials(30)
+    assert lf.shape == (31,)
+    for i in (0, 1, 7, 30):
+        assert abs(lf[i] - math.log(math.factorial(i))) <= 2 * np.spacing(max(1.0, math.log(math.factorial(i))))
+    with pytest.raises(ValueError):
+        lf[3] = 0.0
+    with pytest.raises(ValueError, match="n_max"):
+        log_factorials(-1)
