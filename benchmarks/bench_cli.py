@@ -1,0 +1,138 @@
+"""End-to-end timing of the interactive commands of issue 10's table, as a user runs them (a fresh process each).
+
+Each command runs in a new interpreter (``python -m sufficientdp.cli ...``), so the time includes start-up and
+imports; wall time is the median of ``--repeats`` runs and CPU time (user + system of the child) is shown beside it,
+because on a shared, loaded machine CPU time is the steadier number. Two baselines are measured in the same run:
+
+* ``python -c "import numpy"`` — the floor of any command that computes (interpreter and numpy start-up);
+* with ``--base REV``, the same commands from a git worktree of revision REV (the previous implementation), run
+  by the same interpreter with ``PYTHONPATH`` pointing at its sources — the ratio ``base / now`` is the speed-up.
+
+Usage: ``.venv/bin/python benchmarks/bench_cli.py [--repeats 3] [--base REV] [--only calibrate]``. Prints a
+markdown table (paste it into docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import cpu_model  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (label, arguments, target wall seconds from issue 10)
+COMMANDS: list[tuple[str, list[str], float]] = [
+    ("`--version`", ["--version"], 0.3),
+    ("`calibrate --bits 40 --population 1e7 --epsilon 2 --eta 0.001`",
+     ["calibrate", "--bits", "40", "--population", "10000000", "--epsilon", "2", "--eta", "0.001"], 1.0),
+    ("`calibrate --bits 5 --population 1000 --epsilon 0.693147 --eta 0.001`",
+     ["calibrate", "--bits", "5", "--population", "1000", "--epsilon", "0.693147", "--eta", "0.001"], 0.3),
+    ("`tail --bits 40 --population 1e7 --q 0.3509 --epsilon 2`",
+     ["tail", "--bits", "40", "--population", "10000000", "--q", "0.3509", "--epsilon", "2"], 0.5),
+    ("`tail --bits 16 --population 1e5 --q 0.32 --epsilon 1`",
+     ["tail", "--bits", "16", "--population", "100000", "--q", "0.32", "--epsilon", "1"], 0.5),
+    ("`calibrate --bits 40 --population 1e4 --epsilon 2 --eta 0.001 --max-weight 25`",
+     ["calibrate", "--bits", "40", "--population", "10000", "--epsilon", "2", "--eta", "0.001", "--max-weight", "25"],
+     2.0),
+    ("`calibrate --method exact` (L = 5, N = 1000)",
+     ["calibrate", "--bits", "5", "--population", "1000", "--epsilon", "0.693147", "--eta", "0.001", "--method",
+      "exact"], 5.0),
+    ("`account --mechanism shuffled-rr --population 1e6 --q 0.25 --epsilon 0.01`",
+     ["account", "--mechanism", "shuffled-rr", "--population", "1000000", "--q", "0.25", "--epsilon", "0.01"], 1.0),
+]
+
+
+def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[float, float, bool]:
+    """(wall s, child CPU s, ok) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout,
+                              check=False)
+        ok = proc.returncode == 0
+    except subprocess.TimeoutExpired:
+        ok = False
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, ok
+
+
+def _measure(argv: list[str], env: dict[str, str], repeats: int, timeout: float) -> tuple[float, float, bool]:
+    walls, cpus, oks = [], [], []
+    for _ in range(repeats):
+        w, c, ok = _run(argv, env, timeout)
+        walls.append(w)
+        cpus.append(c)
+        oks.append(ok)
+    return statistics.median(walls), statistics.median(cpus), all(oks)
+
+
+def _worktree(rev: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix="sdp-bench-base-")) / "tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(path), rev], check=True)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--base", default=None, help="git revision of the previous implementation")
+    parser.add_argument("--only", default=None, help="run only the commands whose label contains this")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), NO_COLOR="1", TQDM_DISABLE="1")
+    base_tree = _worktree(args.base) if args.base else None
+    base_env = dict(env, PYTHONPATH=str(base_tree / "src")) if base_tree else None
+    py = sys.executable
+    t0 = time.perf_counter()
+    rows = []
+    try:
+        floor = _measure([py, "-c", "import numpy"], env, max(args.repeats, 5), args.timeout)
+        for label, cli_args, target in COMMANDS:
+            if args.only and args.only not in label:
+                continue
+            argv = [py, "-m", "sufficientdp.cli", *cli_args]
+            now = _measure(argv, env, args.repeats, args.timeout)
+            base = _measure(argv, base_env, args.repeats, args.timeout) if base_env else None
+            rows.append((label, target, now, base))
+            print(f"  {label}: {now[0]:.2f} s", file=sys.stderr)
+    finally:
+        if base_tree is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_tree)], check=False)
+    load = os.getloadavg()[0]
+    print(f"Machine: {cpu_model()}, nproc = {os.cpu_count()}, Python {platform.python_version()}; load average "
+          f"{load:.1f} at the end; {args.repeats} runs per command (median); whole benchmark "
+          f"{time.perf_counter() - t0:.0f} s.")
+    print(f"Floor, `python -c \"import numpy\"`: {floor[0]:.2f} s wall, {floor[1]:.2f} s CPU.")
+    print()
+    head = "| command | target s | now wall s | now CPU s | now / target | now / numpy floor |"
+    sep = "|---|---:|---:|---:|---:|---:|"
+    if base_env:
+        head += f" base ({args.base}) wall s | base CPU s | base / now (wall) |"
+        sep += "---:|---:|---:|"
+    print(head)
+    print(sep)
+    for label, target, now, base in rows:
+        flag = "" if now[2] else " (failed)"
+        line = (f"| {label}{flag} | {target:g} | {now[0]:.2f} | {now[1]:.2f} | {now[0] / target:.2f} | "
+                f"{now[0] / floor[0]:.1f} |")
+        if base is not None:
+            bflag = "" if base[2] else " (failed)"
+            line += f" {base[0]:.2f}{bflag} | {base[1]:.2f} | {base[0] / now[0]:.2f} |"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
