@@ -1,5 +1,7 @@
 """The privacy ratio of k-randomization, done right (seed 001 §6 and Appendix II, corrected by ERRATA 4).
 
+Seed 001 is ``papers/001_3d8ddaba8b46cf9c.txt``.
+
 Setting: each of N people sends k independent randomized reports of its L-bit vector; all kN reports are
 anonymized together. Neighbouring collections (homogeneous configuration): D has every person at the all-zeros
 vector; in D_m one person holds a vector that differs from zero in j bits (``outlier_bits``; j = L is the paper's
@@ -25,13 +27,9 @@ Rigorous reduction. Maclaurin's inequality ``(e_k / C(n, k))**(1/k) <= e_1 / n``
 ``R(S^k) <= (mean w)**k``, so ``P[R(S^k) > e**eps] <= P[mean w > e**(eps/k)]``: a tail of the k = 1 kind (kN reports,
 k from the outlier) at the threshold ``lambda**(1/k)``.
 
-The global reduction is loose: it keeps the "diagonal" terms (``w_i**2`` and higher) of the heaviest reports,
-which dominate the tail (about 1.7x at L = 5, N = 1000, k = 2), and a Chernoff bound on the whole sum adds another
-order of magnitude. :func:`k_tail_certified` applies Maclaurin only to the *light* reports: the counts of the heavy
-levels (zero and outlier reports) are enumerated exactly and ``e_k = sum_i e_i(heavy) e_{k-i}(light)`` is bracketed
-through the light sum alone (Maclaurin above, ``d! e_d >= prod_{s<d} (S - s max)_+`` below), then Chernoff /
-Cantelli. It gives a rigorous two-sided bracket in both neighbouring directions; at L = 5, N = 1000, k = 2 its width
-is a few percent and it sits inside the Monte Carlo confidence intervals, where the reduction bounds were 5-20x above.
+The global reduction is loose (it keeps the diagonal terms of the heaviest reports). :func:`k_tail_certified`
+enumerates the heavy reports exactly and applies Maclaurin only to the light ones: a rigorous two-sided bracket in
+both directions, a few percent wide at L = 5, N = 1000, k = 2 (``docs/proofs/k_reports.md``).
 
 What the numbers are: Monte Carlo tails are *estimates* with a Clopper-Pearson interval (``kind="estimate"``);
 Maclaurin Monte Carlo is an estimate of an *upper bound*; :func:`k_tail_certified` is a rigorous bracket
@@ -918,22 +916,10 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
     ``kN - k`` zero reports and ``k`` outlier reports. ``direction="reverse"`` (the outlier is removed): ``eta =
     P_{D}[R(S^k) < e**-eps]`` with all ``kN`` reports from zero vectors (``R_rev = 1/R``).
 
-    Method. Write ``e_k(w) = sum_i e_i(H) e_{k-i}(light)``, with H the reports at the *heavy* levels ``l >= l*``
-    and "light" the m others, whose ratios are ``<= w_{l*-1}``. The heavy counts are enumerated exactly (zero
-    reports top-down as conditional binomials, outlier reports as a multinomial); the light part is bracketed by
-    two functions of its sum S alone, both non-decreasing in S and exact when all light values are equal:
-
-    * above, Maclaurin: ``e_d(light) <= C(m, d) (S/m)**d``;
-    * below: ``d! e_d(light) >= prod_{s<d} (S - s w_{l*-1})_+`` (ordered d-tuples of distinct indices).
-
-    So, per heavy configuration, the event contains / is contained in a tail event of S; its probability is bounded
-    above by Chernoff's inequality with the exact moment generating function (zero and outlier light reports
-    mixed) and below by Cantelli's. Configurations in or outside the event whatever the light reports do are
-    resolved exactly; window tails and pruned configurations (mass <= bound * e**-30 each) are added to the upper
-    bound. ``l*`` is lowered one level at a time (each stage is a valid bracket; the best is kept) until the bracket
-    is within 0.1% or the configuration budget is reached. Unlike the global Maclaurin reduction
-    ``R(S^k) <= (mean w)**k`` (:func:`k_maclaurin_bound_tail`), the heavy reports' own terms are exact, which is
-    where that reduction loses (it counts ``w_i**2``-type diagonal terms of the heaviest reports).
+    Method: the reports at the heavy levels are enumerated exactly and only the light ones are bounded, through
+    their sum (Maclaurin above, a product bound below), then Chernoff with the exact moment generating function
+    (above) and Cantelli (below); unlike the global Maclaurin reduction (:func:`k_maclaurin_bound_tail`), the
+    heavy reports' own terms are exact. Derivation: ``docs/proofs/k_reports.md``.
 
     Args:
         q, bits, population, reports, epsilon, outlier_bits: as in :func:`k_tail_mc`.
@@ -950,8 +936,8 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
         ParameterError: an input out of range.
 
     References:
-        ERRATA 4 (R(S^k) = e_k(w)/C(kN, k)); seed 001 eq. (1.7), (3.2)-(3.5); Maclaurin's inequality; Cantelli's
-        inequality.
+        ERRATA 4 (R(S^k) = e_k(w)/C(kN, k)); seed 001 (``papers/001_3d8ddaba8b46cf9c.txt``) eq. (1.7),
+        (3.2)-(3.5); Maclaurin's inequality; Cantelli's inequality; ``docs/proofs/k_reports.md``.
 
     Example:
         >>> r = k_tail_certified(q=0.2, bits=3, population=50, reports=2, epsilon=1.0)

@@ -6,44 +6,13 @@ vector, or a few *partial* outliers, beat the homogeneous configuration. Exhaust
 rigorous two-sided bracket)** for pairs whose common part ``D'`` is a *bulk* of ``n0`` copies of one vector plus a
 small group, at any N (10**6 and beyond) for small L, and searches families of such pairs.
 
-The computation
----------------
-Write ``D = n0 * z + G_D`` and ``D_m = n0 * z + G_Dm`` where ``z`` is the bulk vector and the *groups* hold the
-``m`` other people, including the changed one (``G_D = G + {x}``, ``G_Dm = G + {x'}``). XOR-ing every vector with
-``z`` (a symmetry of the flip kernel, see :mod:`worst_case`) makes the bulk the zero vector.
-
-1. **Classes (sufficiency).** Split the L bits into *regions* of bits on which every vector of the pair agrees
-   column-wise; bits where all vectors are 0 are dropped (their report bits are iid Bernoulli(q) under every
-   person's law, independent of everything else). A report's *class* is its tuple of set-bit counts per region.
-   Every person's report law depends on the report only through its class (times a factor common to all
-   persons), so the class histogram ``S`` is sufficient and ``R`` is a function of it. ``K`` classes.
-2. **Likelihoods.** ``S = T + U`` with ``T ~ Multinomial(n0, pi_0)`` (the bulk) and ``U`` the group's class
-   histogram, of law ``P_G(u)`` (a convolution over the ``m`` members). With the shift identity
-   ``Mult(n0, pi)(S - u) = Mult(N, pi)(S) (n0!/N!) prod_v (s_v)_{u_v} pi_v**(-u_v)`` (falling factorials)::
-
-       R(S) = Q_Dm(S) / Q_D(S),        Q_G(S) = sum_u P_G(u) prod_v (s_v)_{u_v} / (N pi_0(v))**u_v,
-
-   a ratio of two polynomials of degree m with non-negative terms, each **non-decreasing in every count** s_v.
-3. **Monotone bounds.** Distinguishing the changed person, ``R(S) = rho_x'.z / rho_x.z`` with
-   ``rho_y(c) = pi_y(c)/pi_0(c)`` and ``z = S - E_w[u']``, where ``w(u') ∝ P_G(u') prod_v (s_v)_{u'_v} /
-   (N pi_0(v))**u'_v`` is the posterior of the common group's histogram ``u'`` (``m - 1`` people) and
-   ``sum z = N - m + 1``. Every weight is non-decreasing in every count, so on a box of histograms
-   (componentwise corners ``lo``/``hi``; the bulk class's count is ``N`` minus the others) each weight lies
-   between its values at the corners, ``E_w[u'_c]`` between the extreme weighted means (a threshold rule), ``z``
-   in a box, and the linear-fractional ratio between the bounds of :func:`_lfp` (Dinkelbach, with a rigorous
-   gap term). The bounds are exact when ``lo = hi``; the test suite checks the form against ``Q_Dm / Q_D``.
-4. **Enumeration.** The bulk class is eliminated by the total; the most frequent other class is handled
-   *analytically* (below); the remaining classes are enumerated one at a time, rarest first, inside a box of
-   binomial quantiles. A prefix (values of the first i enumerated classes) whose bound puts the whole rest of the
-   box above ``e**epsilon`` contributes its exact marginal mass under ``A(D_m)`` (a mixture over u of marginal
-   multinomials); one that is wholly below contributes nothing; the others are refined. With every enumerated
-   class fixed, the analytic class's range is bisected with the same bounds down to single histograms where
-   needed, and the mass of each interval is exact: ``T_a | T_E ~ Bin(n0 - |T_E|, pi_a / (pi_a + pi_0))``, so it
-   is a mixture of binomial CDF differences.
-5. **Bracket.** ``eta_lower = (mass decided above) - tau`` and ``eta_upper = (mass decided above) + (ties) + tau``
-   where ``tau`` is the exact total binomial tail mass outside the box (a union bound on P[S outside the box]) and
-   *ties* are histograms with ``|log R - epsilon| <= 1e-9``. Masses are exact up to floating-point rounding
-   (log-gamma multinomials: relative ~1e-9 at N = 10**6); decisions carry a relative margin of 1e-9.
+How: the report-class histogram is sufficient (bits on which every vector of the pair agrees form regions; a
+report's class is its set-bit count per region; K classes), and ``R(S) = Q_Dm(S) / Q_D(S)`` is a ratio of two
+polynomials in the class counts, each non-decreasing in every count. Boxes of histograms are therefore bounded by
+their corners and decided whole (exact marginal masses above ``e**epsilon``, nothing below); the rest is refined down to single
+histograms. The bracket is ``eta_lower = (mass decided above) - tau``, ``eta_upper = (mass decided above) + (ties)
++ tau``, with ``tau`` the exact binomial mass outside the enumerated box and ties ``|log R - epsilon| <= 1e-9``.
+Derivation (sufficiency, the shift identity, the monotone bounds, the enumeration): ``docs/proofs/structured.md``.
 
 Cost: the number of prefixes near the surface ``R = e**epsilon``; it is small when K <= 4 (every pair at L <= 2,
 and at any L the families whose vectors take at most two patterns on the outlier's bits) at any N, and grows
@@ -52,12 +21,10 @@ pairs take 0.01-0.5 s at N = 1e3-1e5; an L = 3 pair with one partial outlier (K 
 epsilon = 1 takes ~1.7 million prefixes (45 s), and beyond 3e7 at N = 1e4. Small epsilon (eta ~ 0.1) costs much
 more than the tail regime that calibration targets.
 
-Verification (tests/ratio/test_structured.py): brute force over ordered outputs in exact rationals (L = 2, 3);
-the exhaustive enumeration of :mod:`sufficientdp.ratio.exact` for every pair at small N and for the ERRATA 5
-pair at N = 100; the exact single-bit theory up to N = 1e5; the homogeneous set-bit enumeration; seeded Monte
-Carlo at N = 500-1000.
+Verification (tests/ratio/test_structured.py): brute force in exact rationals, the exhaustive enumeration of
+:mod:`sufficientdp.ratio.exact`, the exact single-bit theory and seeded Monte Carlo (``docs/proofs/structured.md``).
 
-References: seed 001 §1.2 (conjecture), eq. (1.5), (1.7), (2.2); ERRATA 5.
+References: seed 001 (``papers/001_3d8ddaba8b46cf9c.txt``) §1.2 (conjecture), eq. (1.5), (1.7), (2.2); ERRATA 5.
 """
 
 from __future__ import annotations
