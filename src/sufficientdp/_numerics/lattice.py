@@ -111,20 +111,27 @@ def _window_ends(n: int, k: NDArray[np.float64], logpi: NDArray[np.float64], log
     With ``fewer = r`` the window holds for every number of people ``m`` in ``n - r .. n`` at once: for each theta,
     ``m Lambda(theta) <= n Lambda(theta) + r max(0, -Lambda(theta))``.
     """
+    a_lo, a_hi, _ = window_ends_and_mgf(n, k, logpi, log_gamma, log_1mg, k_sd, log_alpha, fewer, grid)
+    return a_lo, a_hi
+
+
+def window_ends_and_mgf(n: int, k: NDArray[np.float64], logpi: NDArray[np.float64], log_gamma: float,
+                        log_1mg: float, k_sd: float, log_alpha: float, fewer: int = 0, grid: int = 300
+                        ) -> tuple[float, float, NDArray[np.float64]]:
+    """:func:`_window_ends`, and ``Lambda(theta)`` on its grid of positive thetas (``np.geomspace(1e-9, 1e4, grid) /
+    k_sd``), which the positive-part bound reuses for its tail allowance. Both signs of theta go through one
+    row-wise log-sum-exp (each row is reduced on its own, so the numbers are those of two separate calls)."""
     thetas = np.geomspace(1e-9, 1e4, grid) / k_sd
-    ends = []
-    for sign in (1.0, -1.0):
-        th = sign * thetas
-        inner = log_gamma + log_sum_exp_rows(th[:, None] * k[None, :] + logpi[None, :])
-        lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
-        cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
-        with np.errstate(invalid="ignore"):
-            a = float(np.nanmin(cand)) if sign > 0 else float(np.nanmax(cand))
-        if sign > 0:
-            ends.append(math.ceil(min(a, n * max(0.0, float(np.max(k))))))
-        else:
-            ends.append(math.floor(max(a, n * min(0.0, float(np.min(k))))))
-    return float(ends[1]), float(ends[0])
+    th = np.concatenate([thetas, -thetas])
+    inner = log_gamma + log_sum_exp_rows(th[:, None] * k[None, :] + logpi[None, :])
+    lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
+    cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
+    with np.errstate(invalid="ignore"):
+        a_up = float(np.nanmin(cand[:grid]))
+        a_down = float(np.nanmax(cand[grid:]))
+    a_hi = math.ceil(min(a_up, n * max(0.0, float(np.max(k)))))
+    a_lo = math.floor(max(a_down, n * min(0.0, float(np.min(k)))))
+    return float(a_lo), float(a_hi), lam[:grid]
 
 
 HEAVY_RATE = 1e-3

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .lattice import ALPHA, HEAVY_RATE, _window_ends, compound_atoms, log_sum_exp_rows
+from .lattice import ALPHA, HEAVY_RATE, compound_atoms, window_ends_and_mgf
 
 __all__ = ["PositivePartBound", "compound_positive_part_upper"]
 
@@ -178,7 +178,8 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
     log_1mg = math.log1p(-gamma_l) if gamma_l < 1.0 else -math.inf
     sd = math.sqrt(max(n * (gamma_l * _dot(lp, lv * lv) - (gamma_l * _dot(lp, lv)) ** 2), 1e-300))
 
-    def fit(h: float, cells: int) -> tuple[float, NDArray[np.float64], NDArray[np.float64], float, float, float]:
+    def fit(h: float, cells: int) -> tuple[float, NDArray[np.float64], NDArray[np.float64], float, float, float,
+                                          float, NDArray[np.float64]]:
         """A step near h whose Chernoff window fits the cells (the window's width in cells scales like 1/h)."""
         for _ in range(80):
             kf = np.floor(lv / h)
@@ -188,23 +189,23 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
             pos = kp > 0
             kv, kp = kv[pos], kp[pos]
             k_sd = math.sqrt(max(n * (gamma_l * _dot(kp, kv * kv) - (gamma_l * _dot(kp, kv)) ** 2), 1.0))
-            a_lo, a_hi = _window_ends(n, kv, np.log(kp), log_gamma, log_1mg, k_sd, math.log(ALPHA), fewer=h_max,
-                                        grid=_THETAS)
+            a_lo, a_hi, lam = window_ends_and_mgf(n, kv, np.log(kp), log_gamma, log_1mg, k_sd, math.log(ALPHA),
+                                                  fewer=h_max, grid=_THETAS)
             width = a_hi - a_lo + 1
             if width > cells:
                 h *= 1.02 * width / cells
             elif width < 0.7 * cells and h * width > 1e-300 and kf.size and float(np.max(np.abs(kf))) > 4:
                 h *= max(width / cells, 0.25) * 1.01
             else:
-                return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f))
-        return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f))
+                return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f)), k_sd, lam
+        return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f)), k_sd, lam
 
     cells = _MIN_CELLS
     h = 16.0 * sd / cells
     best: _Run | None = None
     while True:
-        h, kv, kp, a_lo, a_hi, mean_ff = fit(h, cells)
-        res = _evaluate(kv, kp, gamma_l, n, h, cells, a_lo, a_hi, laws, tail, log_gamma, log_1mg, mean_ff)
+        h, kv, kp, a_lo, a_hi, mean_ff, k_sd, lam = fit(h, cells)
+        res = _evaluate(kv, kp, gamma_l, n, h, cells, a_lo, a_hi, laws, tail, k_sd, lam, mean_ff)
         run = _Run(res.upper, res.cells, res.step, res.allowance, res.slack_estimate, tail)
         # stop when the slack estimate is small, or when refining no longer helps (the slack is O(h**2): the
         # improvement of the last refinement bounds what is left, up to a constant)
@@ -224,8 +225,9 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
 
 def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, n: int, h: float, cells: int,
               a_lo: float, a_hi: float, laws: list[tuple[NDArray[np.float64], NDArray[np.float64]]], tail: float,
-              log_gamma: float, log_1mg: float, mean_ff: float) -> PositivePartBound:
-    """Steps 1-4 of the module docstring on one lattice (values in units of the largest |v|)."""
+              k_sd: float, lam: NDArray[np.float64], mean_ff: float) -> PositivePartBound:
+    """Steps 1-4 of the module docstring on one lattice (values in units of the largest |v|); ``lam`` is one
+    person's ``log E[exp(theta k)]`` on the grid ``np.geomspace(1e-9, 1e4, _THETAS) / k_sd`` (from the window)."""
     h_max = len(laws) - 1
     pmf = np.bincount(np.mod(kv.astype(np.int64), cells), weights=kp, minlength=cells)
     fhat = np.fft.rfft(pmf)
@@ -239,10 +241,7 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     powers.reverse()
     fft_err = math.sqrt(cells) * _U * (8.0 * math.log2(cells) + 16.0) * (
         n * gamma_l * math.sqrt(_dot(pmf, pmf)) + 1.0)
-    k_sd = math.sqrt(max(n * (gamma_l * _dot(kp, kv * kv) - (gamma_l * _dot(kp, kv)) ** 2), 1.0))
     thetas = np.geomspace(1e-9, 1e4, _THETAS) / k_sd
-    inner = log_gamma + log_sum_exp_rows(thetas[:, None] * kv[None, :] + np.log(kp)[None, :])
-    lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)  # log E[exp(theta k)], one person
     kk = a_lo + np.arange(cells, dtype=float)
     total = 0.0
     allowance = tail
