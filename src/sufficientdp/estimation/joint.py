@@ -18,30 +18,13 @@ maximum-likelihood estimate (the fixed point of expectation-maximization, hence 
 a square-root parametrization or, as a reference, by plain EM; intervals by parametric bootstrap. Details, the
 solvers that were tried, and coverage simulations: docs/joint_estimation.md.
 
-Certified distance from the maximum (derivation). ``l(pi) = sum_s h_s log (A pi)_s`` on the simplex, n = sum h,
-``g = A^T (h / A pi)`` (so ``sum_v pi_v g_v = n``). For any ``pi*`` on the simplex, Jensen's inequality with the
-weights ``h_s / n`` gives
+Certified distance from the maximum: ``l(pi*) - l(pi) <= n log(max_v g_v / n)`` for every ``pi*`` on the simplex,
+with ``g = A^T (h / A pi)`` and ``n = sum h`` (Jensen's inequality), 0 exactly at a maximum (``gap_bound``).
 
-    l(pi*) - l(pi) = n sum_s (h_s/n) log((A pi*)_s / (A pi)_s) <= n log(sum_s (h_s/n) (A pi*)_s / (A pi)_s)
-                   = n log(sum_v pi*_v g_v / n) <= n log(max_v g_v / n),
-
-which is 0 exactly when the KKT conditions hold (``g_v = n`` where ``pi_v > 0``, ``g_v <= n`` elsewhere).
-
-Variance of the inverse estimator (derivation). Write ``B = A**-1``. The kN reports are independent; report r
-comes from a person with vector x_r and is a one-hot vector with mean ``a_r = A e_{x_r}``, so
-``Cov h = sum_r (diag a_r - a_r a_r^T)``. Then ``Var (B h)_v = sum_r [sum_s B[v,s]**2 a_r[s] - (B a_r)_v**2]``
-and ``B a_r = e_{x_r}``; summing over the k reports of each of the f_v people with vector v, and with
-``f_hat = B h / k``,
-
-    Var f_hat_v = ( ((B∘B) E[h])_v - k f_v ) / k**2,   B∘B = (C**-1 ∘ C**-1)^{⊗L},
-    C**-1 ∘ C**-1 = [[p**2, q**2], [q**2, p**2]] / (p - q)**2
-
-(∘ is the elementwise product; the Hadamard product of Kronecker products is the Kronecker product of the
-Hadamard products). Equivalently ``Var f_hat_v = (sum_u f_u α**(L-d(u,v)) β**d(u,v) - f_v) / k`` with
-``β = pq/(p-q)**2`` and ``α = 1 + β``; for L = 1 this is ``N p q / (k (p - q)**2)``, seed 001 §4 and §6. The
-reported standard error plugs h in for E[h] and f_hat in for f -- an *unbiased* estimate of the variance, since
-both substitutions are unbiased -- floored at 0 before the square root. Covariances between cells are not zero
-but are not reported.
+Variance of the inverse estimator: ``Var f_hat_v = (((C**-1∘C**-1)^{⊗L} E[h])_v - k f_v) / k**2`` exactly, which is
+``N p q / (k (p - q)**2)`` for L = 1 (seed 001 §4, §6); the standard error plugs in h and f_hat (an unbiased
+variance estimate), floored at 0. Derivations: ``docs/proofs/joint_estimation.md``; seed 001 is
+``papers/001_3d8ddaba8b46cf9c.txt``.
 """
 
 from __future__ import annotations
@@ -699,7 +682,7 @@ def joint_frequencies(
         f_hat = (C**-1)^{⊗L} h / k,   C**-1 = [[p, -q], [-q, p]] / (p - q),
 
     seed 001 §4's ``d_hat = (M/k - qN)/(p - q)`` generalised from one bit to whole vectors. Its exact variance is
-    ``Var f_hat_v = (((C**-1∘C**-1)^{⊗L} E[h])_v - k f_v) / k**2`` (derivation in the module docstring); the
+    ``Var f_hat_v = (((C**-1∘C**-1)^{⊗L} E[h])_v - k f_v) / k**2`` (``docs/proofs/joint_estimation.md``); the
     standard error plugs in h and f_hat (an unbiased variance estimate), floored at 0. The interval is
     ``f_hat ± z_{(1+level)/2} * std_error`` clipped to [0, N]; the estimate itself is not clipped. Clipping never
     uncovers the truth (it lies in [0, N]); for a vector nobody holds it removes one tail, so coverage there is
@@ -723,16 +706,11 @@ def joint_frequencies(
     * ``"em"``: plain EM from the uniform distribution, ``pi <- pi ∘ A^T (h / A pi) / n`` -- the slow reference.
 
     Stopping rule (both solvers): the fit has *converged* when the log-likelihood gained over the last 10
-    iterations is at most ``tol`` nats, or when the certified bound ``gap_bound`` is at most ``tol``. The bound
-    follows from Jensen's inequality: with ``g = A^T (h / A pi)`` and ``n = sum h``,
-
-        l(pi*) - l(pi) = sum_s h_s log (A pi*)_s / (A pi)_s <= n log( sum_v pi*_v g_v / n ) <= n log(max_v g_v / n),
-
-    zero exactly at the maximum (the KKT conditions: ``g_v = n`` on the support, ``<= n`` elsewhere). The bound is
-    reported; it is usually far larger than the true distance. A likelihood ``tol`` nats below the maximum puts
-    every linear functional of the estimate within about ``sqrt(2 tol)`` standard errors of the MLE's (local
-    quadratic approximation), so the default 1e-3 is statistically negligible. If ``max_iter`` is reached first,
-    ``converged`` is ``False`` and :attr:`JointEstimate.status` says so.
+    iterations is at most ``tol`` nats, or when the certified bound ``gap_bound >= l(pi*) - l(pi)`` (Jensen's
+    inequality, 0 exactly at the maximum; ``docs/proofs/joint_estimation.md``) is at most ``tol``. A likelihood
+    ``tol`` nats below the maximum puts every linear functional of the estimate within about ``sqrt(2 tol)``
+    standard errors of the MLE's, so the default 1e-3 is statistically negligible. If ``max_iter`` is reached
+    first, ``converged`` is ``False`` and :attr:`JointEstimate.status` says so.
 
     Intervals for ``"em"`` (``bootstrap > 0``): parametric bootstrap. The estimate, rounded to integer counts
     summing to N, is taken as the population; each replicate simulates its kN reports exactly (every bit of every
@@ -742,15 +720,9 @@ def joint_frequencies(
         [min(P_lo, 2 f_hat - P_hi), max(P_hi, 2 f_hat - P_lo)]  clipped to [0, N],
 
     the union of the percentile and the basic ("reverse percentile") interval; ``std_error`` is the replicates'
-    standard deviation. Why the union: the MLE is biased -- large cells are pulled down, mass is smeared into
-    cells nobody holds -- and the two intervals fail at opposite ends. The percentile interval does not correct
-    the bias (at L = 16 it can miss the largest cell by several standard deviations) and never reaches 0 for a
-    cell estimated positive; the basic interval corrects the bias to first order but collapses to [0, 0] at a
-    cell estimated near 0 and undercovers small positive cells. In seeded simulations at ``level = 0.95``
-    (L = 2, 3 and 4 with empty and small cells, 100 to 1000 data sets; docs/joint_estimation.md) the union
-    covered 0.94 to 1.0 per cell except one cell of 40 people at L = 3 (0.91 pooled over 600 data sets); the
-    percentile interval alone covered 0 at empty cells, the basic one 0.34 at small cells. Marginal per cell,
-    not simultaneous. Cost: ``bootstrap`` refits.
+    standard deviation. The MLE is biased and the two intervals fail at opposite ends; in seeded simulations at
+    ``level = 0.95`` the union covered 0.94 to 1.0 per cell but one (0.91; ``docs/joint_estimation.md``,
+    Intervals). Marginal per cell, not simultaneous. Cost: ``bootstrap`` refits.
 
     One pass of the channel costs O(L 2**L) (the 2**L x 2**L matrix is never formed): about 1.5 ms at L = 16,
     0.03 s at L = 20 on one core; an iteration of either solver is two passes.
