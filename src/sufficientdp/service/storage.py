@@ -87,8 +87,11 @@ _FETCH_ROWS: Final = 1 << 16
 GROUP_COMMIT_MAX_REQUESTS: Final = 512
 #: Most reports it puts in one transaction (a single larger request is committed alone).
 GROUP_COMMIT_MAX_REPORTS: Final = 20_000
-#: A request queued for the group-commit writer: campaign id, packed reports, nonces, its future.
-_Queued: TypeAlias = "tuple[str, list[bytes], list[bytes | None], Future[tuple[int, int]]]"
+#: Most times the group-commit writer puts back a request whose writes lost a deadlock or serialization conflict
+#: against another process's transaction (PostgreSQL); after that its future gets the error.
+GROUP_COMMIT_MAX_RETRIES: Final = 8
+#: A request queued for the group-commit writer: campaign id, packed reports, nonces, its future, times retried.
+_Queued: TypeAlias = "tuple[str, list[bytes], list[bytes | None], Future[tuple[int, int]], int]"
 _log = logging.getLogger("sufficientdp.service")
 
 _SCHEMA: Final = (
@@ -273,6 +276,10 @@ class Storage:
             self._release(conn, broken=broken)
 
     def _is_broken(self, conn: Any) -> bool:
+        return False
+
+    def _is_retryable(self, exc: BaseException) -> bool:
+        """Whether a request's writes failed only because of a concurrent transaction (retry it later)."""
         return False
 
     def _x(self, cur: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
@@ -469,7 +476,7 @@ class Storage:
         with self._group_cond:
             if self._closed or self._group_stopping:
                 raise RuntimeError("the storage is closed")
-            self._group_queue.append((campaign_id, reports, nonces, fut))
+            self._group_queue.append((campaign_id, reports, nonces, fut, 0))
             if self._group_thread is None or not self._group_thread.is_alive():
                 self._group_thread = threading.Thread(target=self._group_writer, name="sufficientdp-group-commit",
                                                       daemon=True)
@@ -509,15 +516,23 @@ class Storage:
         return batch
 
     def _group_writer(self) -> None:
-        """The writer thread: one transaction (one commit) per batch of queued requests, a savepoint each."""
+        """The writer thread: one transaction (one commit) per batch of queued requests, a savepoint each.
+
+        Several collector processes on one PostgreSQL database can deadlock: two batches that hold the same two
+        nonces (one token sent to two processes at once, twice) insert them in opposite orders, and the server
+        aborts one of the waiting statements. That request's savepoint is rolled back and, after the commit of the
+        rest of its batch, it is queued again at the front (at most :data:`GROUP_COMMIT_MAX_RETRIES` times): the
+        other transaction then finishes, and the retry finds the nonce spent (a duplicate) or stores it.
+        """
         while (batch := self._next_group()) is not None:
-            live = [item for item in batch if item[3].set_running_or_notify_cancel()]
+            # A request put back after a conflict is already running (its future cannot be cancelled any more).
+            live = [item for item in batch if item[4] > 0 or item[3].set_running_or_notify_cancel()]
             if not live:
                 continue
             results: list[tuple[int, int] | BaseException] = []
             try:
                 with self._tx() as cur:
-                    for campaign_id, reports, nonces, _ in live:
+                    for campaign_id, reports, nonces, _, _ in live:
                         self._x(cur, "SAVEPOINT sdp_report")
                         try:
                             results.append(self._insert_reports(cur, campaign_id, reports, nonces))
@@ -530,11 +545,18 @@ class Storage:
                 for item in live:
                     item[3].set_exception(exc)
                 continue  # the writer lives on: the next batch gets a fresh transaction
+            retry: list[_Queued] = []
             for item, result in zip(live, results, strict=True):  # after the commit: acknowledge
                 if isinstance(result, BaseException):
-                    item[3].set_exception(result)
+                    if item[4] < GROUP_COMMIT_MAX_RETRIES and self._is_retryable(result):
+                        retry.append((*item[:4], item[4] + 1))
+                    else:
+                        item[3].set_exception(result)
                 else:
                     item[3].set_result(result)
+            if retry:
+                with self._group_cond:
+                    self._group_queue.extendleft(reversed(retry))  # first, in their order
 
     def _stop_group_writer(self) -> None:
         """Let the writer commit what is queued, then stop it (called by :meth:`close`)."""
@@ -661,6 +683,10 @@ class PostgresStorage(Storage):
 
     def _is_broken(self, conn: Any) -> bool:
         return bool(conn.closed or conn.broken)
+
+    def _is_retryable(self, exc: BaseException) -> bool:
+        errors = self._psycopg.errors
+        return isinstance(exc, (errors.DeadlockDetected, errors.SerializationFailure))
 
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s")
