@@ -20,7 +20,15 @@ server), each sending its next request as soon as the previous answer arrives, f
 * ``batch 1``: ``POST .../reports`` with one report and its idempotency nonce per request (the privacy design);
 * ``batch 100``: 100 reports per request;
 * ``batch 1, fresh connection``: one report per request on a new TCP connection each time (what
-  ``sufficientdp.client.Reporter`` does by default, so that reports are not linked by connection).
+  ``sufficientdp.client.Reporter`` does by default, so that reports are not linked by connection);
+* with PostgreSQL (see below): ``batch 1`` against one collector process on PostgreSQL, then against two
+  processes sharing the database (the connections alternate between them).
+
+PostgreSQL: the database URL in ``$SUFFICIENTDP_BENCH_POSTGRES_URL`` (a fresh database is created in it and dropped
+afterwards when the role may), else a throwaway server started with ``scripts/ci_postgres.sh`` if ``initdb`` is
+installed (never installing anything), else those phases are left out, saying so. For a server the benchmark
+started itself, the server CPU per request also counts the PostgreSQL server's processes (postmaster and
+backends); otherwise it is the collector processes only.
 
 For each phase: requests/s and reports/s over the phase, p50/p99 latency, the server process's CPU time per
 request (from ``/proc``: the part that does not depend on how busy the shared machine is), and the ratio of
@@ -33,9 +41,12 @@ Usage: ``.venv/bin/python benchmarks/bench_collector.py`` (prints a markdown sec
 """
 
 import asyncio
+import glob
 import json
 import os
 import secrets
+import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -59,6 +70,8 @@ STARTUP_TIMEOUT = 60.0
 ACTIVE_TIMEOUT = 300.0
 SEED = 20240611
 ADMIN = secrets.token_hex(16)
+POSTGRES_URL_ENV = "SUFFICIENTDP_BENCH_POSTGRES_URL"
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "ci_postgres.sh"
 
 
 def _free_port() -> int:
@@ -115,7 +128,7 @@ def _run_baseline_server(port: int, database: str) -> None:
 class Server:
     """A server subprocess on a free port, stopped (by its own pid) on exit."""
 
-    def __init__(self, workdir: Path, name: str, baseline: bool) -> None:
+    def __init__(self, workdir: Path, name: str, baseline: bool, database: str | None = None) -> None:
         self.port = _free_port()
         self.url = f"http://{HOST}:{self.port}"
         self.workdir = workdir
@@ -126,7 +139,7 @@ class Server:
             cmd = [sys.executable, __file__, "--baseline-server", str(self.port), str(db)]
         else:
             cmd = [sys.executable, "-m", "sufficientdp.cli", "serve", "--host", HOST, "--port", str(self.port),
-                   "--database", f"sqlite:///{db}", "--log-level", "warning"]
+                   "--database", database or f"sqlite:///{db}", "--log-level", "warning"]
         env = {**os.environ, "SUFFICIENTDP_ADMIN_TOKEN": ADMIN}
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
 
@@ -181,16 +194,32 @@ def _cpu_seconds(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def _phase(port: int, make: Callable[[int], tuple[bytes, int]], *, fresh: bool, seconds: float,
-           pid: int) -> dict[str, float]:
+def _tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process, its reaped children and its live children (a PostgreSQL postmaster and its
+    backends; Linux /proc; NaN elsewhere)."""
+    total = _cpu_seconds(pid)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            total += sum(int(x) for x in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _phase(ports: list[int], make: Callable[[int], tuple[bytes, int]], *, fresh: bool, seconds: float,
+           pids: list[int], tree_pids: tuple[int, ...] = ()) -> dict[str, float]:
     """``CONNECTIONS`` concurrent clients send requests back to back for ``seconds``; rates and latencies.
 
-    ``make(i)`` is the i-th raw HTTP request and the number of reports it carries (0 for a read).
+    ``make(i)`` is the i-th raw HTTP request and the number of reports it carries (0 for a read). Client ``c``
+    talks to ``ports[c % len(ports)]``; the server CPU is that of ``pids`` plus the process trees ``tree_pids``.
     """
     latencies: list[float] = []
     counts = [0]
 
     async def client(c: int, stop_at: float) -> None:
+        port = ports[c % len(ports)]
         conn = None if fresh else await asyncio.open_connection(HOST, port)
         i = 0
         try:
@@ -218,9 +247,12 @@ def _phase(port: int, make: Callable[[int], tuple[bytes, int]], *, fresh: bool, 
         await asyncio.gather(*(client(c, t0 + seconds) for c in range(CONNECTIONS)))
         return time.perf_counter() - t0
 
-    cpu0 = _cpu_seconds(pid)
+    def server_cpu() -> float:
+        return sum(_cpu_seconds(p) for p in pids) + sum(_tree_cpu_seconds(p) for p in tree_pids)
+
+    cpu0 = server_cpu()
     elapsed = asyncio.run(run_all())
-    cpu = _cpu_seconds(pid) - cpu0
+    cpu = server_cpu() - cpu0
     lat = np.asarray(latencies)
     return {"requests": float(lat.size), "reports": float(counts[0]), "seconds": elapsed,
             "server_cpu_ms": 1e3 * cpu / max(1, lat.size),
@@ -282,7 +314,7 @@ def run(seconds: float = PHASE_SECONDS) -> tuple[list[tuple[str, dict[str, float
                 ("collector: POST reports, batch 1, fresh connection", server,
                  post(server.port, reports_path, 1, True), True),
             ]
-            results = [(name, _phase(srv.port, fn, fresh=fresh, seconds=seconds, pid=srv.proc.pid))
+            results = [(name, _phase([srv.port], fn, fresh=fresh, seconds=seconds, pids=[srv.proc.pid]))
                        for name, srv, fn, fresh in phases]
             final = httpx.get(f"{server.url}/v1/campaigns/{cid}", timeout=30.0).json()
             stored = sum(int(r["reports"]) for name, r in results[2:])
@@ -294,22 +326,141 @@ def run(seconds: float = PHASE_SECONDS) -> tuple[list[tuple[str, dict[str, float
             base.stop()
 
 
+class _Postgres:
+    """A PostgreSQL database for the benchmark: ``url``, the postmaster's pid if this process started the server
+    (else None), or ``skip`` saying why there is none. A context manager: drops the database and stops the server
+    it made."""
+
+    def __init__(self) -> None:
+        self.url: str | None = None
+        self.postmaster: int | None = None
+        self.skip = ""
+        self._dir: str | None = None
+        self._server_url: str | None = None
+        self._db: str | None = None
+
+    def __enter__(self) -> "_Postgres":
+        try:
+            import psycopg
+        except ImportError:
+            self.skip = "psycopg is not installed (extra 'service')"
+            return self
+        server_url = os.environ.get(POSTGRES_URL_ENV)
+        if not server_url:
+            if shutil.which("initdb") is None and not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+                self.skip = f"no PostgreSQL: set {POSTGRES_URL_ENV} or install initdb"
+                return self
+            self._dir = tempfile.mkdtemp(prefix="bench-collector-pg-")
+            os.chmod(self._dir, 0o755)  # the server runs as another user when we are root
+            out = subprocess.run(["bash", str(SCRIPT), os.path.join(self._dir, "pg")], check=True, text=True,
+                                 capture_output=True, env={**os.environ, "SUFFICIENTDP_PG_NO_INSTALL": "1"},
+                                 timeout=180)
+            server_url = out.stdout.strip().splitlines()[-1]
+            pid_file = Path(self._dir, "pg", "data", "postmaster.pid")
+            self.postmaster = int(pid_file.read_text().split()[0])
+        self._server_url = server_url
+        name = "sdp_bench_" + secrets.token_hex(6)
+        try:
+            with psycopg.connect(server_url, autocommit=True) as conn:
+                conn.execute(f"CREATE DATABASE {name}")
+            self._db = name
+            from urllib.parse import urlsplit, urlunsplit
+
+            self.url = urlunsplit(urlsplit(server_url)._replace(path="/" + name))
+        except psycopg.Error:  # no CREATE DATABASE privilege: use the given database
+            self.url = server_url
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._db is not None and self._server_url is not None:
+            import psycopg
+
+            with psycopg.connect(self._server_url, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {self._db} WITH (FORCE)")
+        if self._dir is not None:
+            pid_file = Path(self._dir, "pg", "data", "postmaster.pid")
+            if self.postmaster is not None and pid_file.exists():
+                os.kill(self.postmaster, signal.SIGINT)  # fast shutdown
+                deadline = time.monotonic() + 30
+                while pid_file.exists() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def run_postgres(pg: _Postgres, seconds: float = PHASE_SECONDS) -> list[tuple[str, dict[str, float]]]:
+    """One-report requests to one, then two collector processes sharing the PostgreSQL database ``pg.url``."""
+    import httpx
+
+    from sufficientdp import randomize
+
+    assert pg.url is not None
+    tree = () if pg.postmaster is None else (pg.postmaster,)
+    with tempfile.TemporaryDirectory(prefix="bench-collector-pg-logs-") as tmp:
+        servers = [Server(Path(tmp), f"pg{i}", baseline=False, database=pg.url) for i in range(2)]
+        try:
+            for srv in servers:
+                srv.wait_ready()
+            first = servers[0]
+            auth = {"authorization": f"Bearer {ADMIN}"}
+            created = httpx.post(f"{first.url}/v1/campaigns", json=CAMPAIGN, headers=auth, timeout=60.0)
+            if created.status_code != 202:
+                raise RuntimeError(f"campaign creation failed: {created.status_code} {created.text[:500]}")
+            cid = created.json()["id"]
+            deadline = time.monotonic() + ACTIVE_TIMEOUT
+            while (campaign := httpx.get(f"{first.url}/v1/campaigns/{cid}", timeout=30.0).json())["status"] \
+                    == "calibrating":
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the campaign was not active within {ACTIVE_TIMEOUT:.0f} s")
+                time.sleep(0.2)
+            if campaign["status"] != "active":
+                raise RuntimeError(f"the campaign failed: {campaign.get('error')}")
+            pool = randomize(np.random.default_rng(SEED).integers(0, 2, size=(4096, BITS)), q=campaign["q"],
+                             rng=np.random.default_rng(SEED + 1)).tolist()
+            path = f"/v1/campaigns/{cid}/reports"
+
+            def make(i: int) -> tuple[bytes, int]:
+                body = {"reports": [pool[i % len(pool)]], "nonces": [secrets.token_hex(32)]}
+                return _post(path, first.port, body, fresh=False), 1
+
+            results = []
+            for n in (1, 2):
+                label = "1 process" if n == 1 else f"{n} processes"
+                results.append((f"collector on PostgreSQL, {label}: POST reports, batch 1",
+                                _phase([s.port for s in servers[:n]], make, fresh=False, seconds=seconds,
+                                       pids=[s.proc.pid for s in servers[:n]], tree_pids=tree)))
+            final = httpx.get(f"{servers[1].url}/v1/campaigns/{cid}", timeout=30.0).json()
+            stored = sum(int(r["reports"]) for _, r in results)
+            if int(final.get("pending_reports", -1)) != stored:
+                raise RuntimeError(f"server holds {final.get('pending_reports')} reports; clients sent {stored}")
+            return results
+        finally:
+            for srv in servers:
+                srv.stop()
+
+
 def main() -> str:
     """Run the load test and return a markdown section."""
     t0 = time.perf_counter()
     results, campaign = run()
+    with _Postgres() as pg:
+        if pg.url is not None:
+            results += run_postgres(pg)
     total = time.perf_counter() - t0
     base = results[0][1]
     lines = [
-        "## Collector service under load (`sufficientdp serve`, SQLite)",
+        "## Collector service under load (`sufficientdp serve`, SQLite and PostgreSQL)",
         "",
         (f"{CONNECTIONS} concurrent keep-alive connections from one asyncio client process on 127.0.0.1 send "
          f"requests back to back for {PHASE_SECONDS:.0f} s per phase (same machine as the servers; all share the "
          f"2 cores). Campaign: L = {campaign['bits']}, q = {campaign['q']:.6g}, rate_limit = none; every report "
          "carries a fresh 32-byte idempotency nonce. Baseline: a minimal FastAPI + SQLite endpoint "
          "(`benchmarks/bench_collector.py` `baseline_app`: WAL, synchronous=FULL, one commit per request) in the "
-         "same run. After the run the collector's pending count equals the number of reports sent. Total "
-         f"benchmark time {total:.0f} s."),
+         "same run. After the run the collector's pending count equals the number of reports sent. "
+         + ("PostgreSQL phases: not run (" + pg.skip + "). " if pg.url is None else
+            "PostgreSQL phases: one, then two `serve` processes on one database (connections alternate between "
+            "them); server CPU " + ("includes the PostgreSQL server's processes. " if pg.postmaster is not None
+                                    else "is the collector processes' only. "))
+         + f"Total benchmark time {total:.0f} s."),
         "",
         "| phase | requests/s | reports/s | p50 ms | p99 ms | server CPU ms per request | reports/s vs baseline |",
         "|---|---:|---:|---:|---:|---:|---:|",
