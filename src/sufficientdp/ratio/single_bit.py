@@ -44,6 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._errors import ParameterError
+from .._numerics.blas import one_blas_thread
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
 from .result import TailResult
 
@@ -74,8 +75,9 @@ _CHUNK_ELEMS = 4_000_000
 def _log_binom_pmf_all(size: int, prob: float) -> NDArray[np.float64]:
     """``log Bin(j; size, prob)`` for j = 0..size (exact to rounding)."""
     j = np.arange(size + 1, dtype=np.float64)
-    return (gammaln(size + 1.0) - gammaln(j + 1.0) - gammaln(size - j + 1.0)
-            + j * math.log(prob) + (size - j) * math.log1p(-prob))
+    out: NDArray[np.float64] = (gammaln(size + 1.0) - gammaln(j + 1.0) - gammaln(size - j + 1.0)
+                                + j * math.log(prob) + (size - j) * math.log1p(-prob))
+    return out
 
 
 def _lse_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -84,7 +86,8 @@ def _lse_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
     sm = np.where(fin, m, 0.0)
     with np.errstate(under="ignore", divide="ignore"):
         out = np.log(np.sum(np.exp(a - sm[:, None]), axis=-1)) + sm
-    return np.where(fin, out, m)
+    res: NDArray[np.float64] = np.where(fin, out, m)
+    return res
 
 
 @dataclass(frozen=True)
@@ -799,7 +802,8 @@ def _contour_block(n: int, q: float, epsilon: float, ms: NDArray[np.int64], b0: 
         tail = np.where(b + big_k / 2.0 > n1, -np.inf, _log_bernstein(b + big_k / 2.0 - mu[:, None], s2[:, None]))
         split = np.exp(-j * lr) * (math.exp(0.5 * big_k * lr) / -math.expm1(0.5 * big_k * lr)
                                    + (2.0 * n1 / big_k + 1.0) * np.exp(tail))
-        return np.minimum(whole, split)
+        res: NDArray[np.float64] = np.minimum(whole, split)
+        return res
 
     lof = np.where(sf - big_k < 0, -np.inf, _log_bernstein(mu[:, None] - (sf - big_k), s2[:, None]))
     ef = ef + geo(sf, jf[None, :]) + np.exp(lof - jf[None, :] * lr) * (np.maximum(sf, 0) / big_k + 1.0)
@@ -923,7 +927,8 @@ def _remove_pairs(n: int, q: float, epsilon: float, ms: NDArray[np.int64],
         b0: NDArray[np.int64] | None = None
         kmult = 1.0
         for _ in range(6):
-            blk = _contour_block(n, q, epsilon, ms[todo], b0, kmult)
+            with one_blas_thread():  # small products: OpenBLAS's spinning workers only cost CPU (same numbers)
+                blk = _contour_block(n, q, epsilon, ms[todo], b0, kmult)
             nodes = [min(nodes[0], blk["nodes"]), max(nodes[1], blk["nodes"])]
             out = _resolve_block(n, blk)
             done = out["good"] & (out["rel"] <= (_MAX_REL if kmult == 1.0 else _ACCEPT_REL))
