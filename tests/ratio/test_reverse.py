@@ -123,10 +123,11 @@ def test_k_reports_exact_and_certified_against_brute_force(q: float, j: int, n: 
 def test_truncated_chernoff_k2_without_enumeration_against_brute_force() -> None:
     """(C3) alone (no exact-enumeration shortcut): force it through the core on a brute-forceable case."""
     from sufficientdp.ratio import reverse as rv
+    from sufficientdp.ratio._chernoff import check_config
 
     q, j, n, k, eps = 0.3, 2, 4, 2, 0.5
     rev_bf, _ = brute_force_k(q, j, n, k, eps)
-    cfg = rv._check(q, j, n, eps, None, k)
+    cfg = check_config(q, j, n, eps, None, k)
     rb = rv._reverse_certified_core(cfg)
     assert rv._finish_up(rb.log_bound) >= rev_bf
 

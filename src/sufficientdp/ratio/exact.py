@@ -179,6 +179,20 @@ def _compositions(n: int, k: int) -> np.ndarray:
     return np.column_stack([rows, remaining])
 
 
+def count_vector_atoms(log_level_probs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every count vector ``T`` of ``n`` iid reports over the levels of ``log_level_probs`` and ``log P(T)``.
+
+    ``T`` runs over the ``C(n + J, J)`` compositions of ``n`` into ``J + 1`` parts (lexicographic order) and
+    ``P(T) = n! / prod_l T_l! * prod_l pi_l**T_l`` (the multinomial law; seed 001 eq. 3.5). The one exact
+    enumeration of homogeneous count vectors: :func:`homogeneous_ratio_distribution` and the k-report exact
+    tails of :mod:`sufficientdp.ratio.reverse` use it.
+    """
+    t = _compositions(n, int(log_level_probs.size))
+    tf = t.astype(float)
+    log_mn: np.ndarray = gammaln(n + 1.0) - gammaln(tf + 1.0).sum(axis=1) + tf @ log_level_probs
+    return t, log_mn
+
+
 def _rank_table(n: int, k: int) -> np.ndarray:
     """``T[m, r] = C(r + m, m)``, the number of compositions of at most ``r`` into ``m`` parts (used by :func:`_rank`)."""
     table = np.zeros((k, n + 1), dtype=np.int64)
@@ -479,8 +493,7 @@ def homogeneous_ratio_distribution(
     ls = np.arange(j + 1)
     log_a = gammaln(j + 1) - gammaln(ls + 1) - gammaln(j - ls + 1) + ls * math.log(q) + (j - ls) * math.log(p)
     log_w = (j - 2 * ls) * (math.log(q) - math.log(p))
-    t = _compositions(population, j + 1)
-    log_mn = gammaln(population + 1) - gammaln(t + 1).sum(axis=1) + t @ log_a
+    t, log_mn = count_vector_atoms(log_a, population)
     log_r = logsumexp(np.broadcast_to(log_w, t.shape), b=t, axis=1) - math.log(population)
     if outlier_in == "modified":
         lr, lp = log_r, log_mn + log_r

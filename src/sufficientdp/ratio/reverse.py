@@ -1,82 +1,18 @@
 """The *reverse* homogeneous pair and two-sided statements (seed 001 eq. 1.7 quantifies over ALL neighbours).
 
-Sufficient DP (seed 001 eq. 1.7) asks ``P_{S~A(D_m)}[R(S; D, D_m) > e**eps] <= eta`` for every neighbouring pair,
-and neighbouring is symmetric. :mod:`sufficientdp.ratio.tail` handles the paper's (*forward*) pair: ``D`` = N
-zero vectors, ``D_m`` = N - 1 zeros + one outlier differing in ``j`` bits. The **reverse** pair swaps them: ``D``
-= zeros + outlier, ``D_m`` = all zeros. Then ``R_rev(S) = 1 / R_fwd(S)`` with ``S ~ A(all zeros)``, so all reports
-are iid "zero" reports (``l ~ Bin(j, q)`` set bits among the j bits, per-report ratio ``w_l = r**(j - 2l)``,
-``r = q/p``, ``E w = 1``) and, with k reports per person (``n = kN`` reports; ERRATA 4)::
+The reverse pair swaps the paper's: ``D`` = zeros + outlier, ``D_m`` = all zeros, so ``R_rev = 1 / R_fwd`` with all
+``n = kN`` reports iid zero reports (ERRATA 4) and ``eta_rev = P[e_k(w) / C(n, k) < e**-eps]``, a lower tail.
 
-    eta_rev = P[ e_k(w_1..w_n) / C(n, k) < e**-eps ]          (k = 1: P[(1/N) sum w_i < e**-eps])
+* (C1)–(C2) lower-tail Chernoff with the exact MGF and exact conditioning on the heavy levels: the REVERSE direction
+  of the engine in :mod:`sufficientdp.ratio._chernoff` (the forward one is :mod:`sufficientdp.ratio.tail`);
+* (C3) k > 1: ``e_k(w) >= e_k(min(w, tau)) >= prod_s (e_1 - s tau)_+ / k!`` reduces to a truncated sum;
+* (C4) forward, k > 1 (:func:`forward_k_certified`): Maclaurin ``R(S^k) <= (mean w)**k``, exact outlier
+  convolution and a heavy-level split.
 
-a *lower* tail of non-negative iid variables: light, and large for small N (the all-zero output, probability
-``p**(jN)`` for k = 1, has the largest reverse ratio ``(p/q)**j``; see ``docs/worst_case.md``).
-
-Certified upper bounds (``kind="bound"``) — every step is a proof
------------------------------------------------------------------
-Throughout we bound the *non-strict* event (``<=``), so ties at the threshold cannot make the bound understate.
-
-**(C1) Lower-tail Chernoff, exact MGF.** For iid ``V_i >= 0`` with law ``pi`` on values ``v_l`` and any
-``theta >= 0``: ``P[sum_{i<=m} V_i <= y] <= E exp(theta (y - sum V)) = exp(theta y + m Lambda(-theta))`` with
-``Lambda(-theta) = log sum_l pi_l e^{-theta v_l}`` (Markov on ``e^{-theta sum V}``). ``theta`` is chosen on a fine
-log grid by the tilted mean (any theta is valid). Values are scaled so that the threshold is 1.
-
-**(C2) Exact conditioning on heavy levels (k = 1, and the truncated k > 1 sum).** The counts of the top levels
-``T_j, T_{j-1}, ...`` are enumerated top-down with their exact conditional binomial laws
-``T_l | T_{>l} ~ Bin(m, pi_l / pi(<= l))``. A configuration with ``H + m v_0 > 1`` cannot be in the event (drops
-out with *zero* mass), one with ``H + m v_{l*-1} <= 1`` is in it surely; the light remainder (levels ``< l*``) is
-bounded by (C1) with the conditional law. Count windows (binomial Chernoff mass outside added) and pruned
-configurations (mass added) keep it finite. Every stage gives a valid bound; the smallest is kept. If the
-enumeration reaches ``l* = 2`` the remaining ``T_1`` is binomial and its CDF is summed exactly (``"exact"``).
-
-**(C3) k > 1 reverse.** Let ``u_i = min(w_i, tau)`` for any ``tau > 0``. (i) ``e_k`` is non-decreasing in each
-non-negative argument, so ``e_k(w) >= e_k(u)``. (ii) ``k! e_k(u)`` is the sum over *ordered* k-tuples of distinct
-indices; summing one index at a time, the inner sum over indices not yet used is ``>= e_1(u) - s tau`` after
-``s`` indices (each used ``u <= tau``), so by induction ``k! e_k(u) >= prod_{s<k} (e_1(u) - s tau)_+``. (iii)
-``k! C(n, k) = prod_{s<k} (n - s)``. Hence ``R_fwd >= g(e_1(u)) := prod_{s<k} (e_1(u) - s tau)_+ / (n - s)``,
-continuous and non-decreasing, strictly increasing for ``x > (k-1) tau``; with ``x*`` its root at ``e**-eps``
-(bisection, rounded up), ``{R_fwd < e**-eps} c {e_1(u) <= x*}`` and (C1)/(C2) apply to the truncated sum.
-``tau`` is optimized over the levels ``w_l`` and a geometric grid (each tau gives a valid bound). This is
-sharper than the Bonferroni route ``k! e_k >= e_1**k - C(k,2) p_2 e_1**(k-2)`` (whose ``p_2 = sum w**2`` is
-heavy-tailed and needs a separate union bound): truncation makes ``p_2 <= tau e_1`` automatically, and the
-product ``prod (1 - s tau/e_1) >= 1 - C(k,2) tau/e_1``.
-
-**(C4) Forward, k > 1** (for the two-sided statement). Maclaurin (ERRATA 4): ``R(S^k) <= (mean w)**k``, so
-``eta_fwd <= P[sum_{i<=n} w_i >= n e**(eps/k)]`` with ``n - k`` zero reports and ``k`` outlier reports
-(``l ~ Bin(j, p)``). Scaled values ``v = w/(n e**(eps/k))``. The outlier sum ``O`` is computed exactly by
-convolution, each partial sum rounded *up* onto a log grid (so ``O`` is overstated, safe). Given ``O = o`` the zero
-sum ``Z`` must reach ``y = 1 - o``; for every split level ``l*`` with ``H`` = number of zero reports at levels
-``>= l*``: ``P[Z >= y] <= P[H >= 2] + sum_{h >= l*} P[H = 1, at h] P[Light_{m-1} >= y - v_h]
-+ P[H = 0] P[Light_m >= y]`` (exact ``P[H = 0], P[H = 1]``; ``P[H >= 2] <= min(1 - P0 - P1, C(m,2) pi_>=**2)``),
-the light tails by the upper-tail Chernoff of :mod:`tail` (exact MGF). The min over ``l*`` is taken per value of
-``o`` (valid, since each is a bound on the same conditional probability); ``y`` is rounded down onto the grid
-(monotone, safe). For k = 1 the forward direction uses :func:`tail.homogeneous_tail` (its finer machinery).
-
-**delta.** ``delta = E[(1 - e**eps/R)_+] <= eta`` always. For the reverse k = 1 pair ``e**eps / R_rev = V``
-(the scaled sum), so ``delta_rev = E[(1 - V)_+]``; with ``(x)_+ <= e^{theta x - 1}/theta`` (theta > 0):
-``delta_rev <= exp(theta - 1 - log theta + N Lambda(-theta))`` (C1 again). We report the min of that and eta's
-bound; for k > 1 only ``delta <= eta`` is used.
-
-Float-safety conventions (those of :mod:`tail`): log-domain throughout; thresholds moved by a relative ``1e-10``
-in the safe direction; every Chernoff exponent inflated by ``1e-9`` of its terms' magnitude (+1e-12); final upper
-bounds multiplied by ``1 + 1e-9`` and floored at ``1e-300`` (an underflowed bound is never reported as 0);
-"impossible"/"sure" decisions carry relative margins ``1e-9``; ``eta = 0`` exactly only in the local-DP regime
-``(p/q)**(jk) <= e**eps`` (decided with a 1e-12 margin), where ``R <= (p/q)**(jk)`` in both directions. The
-margins exceed float64 rounding by orders of magnitude; they are not interval arithmetic.
-
-Exact (``kind="exact"``): k = 1 via (C2) run to the binomial level (an independent implementation; the tests
-check it against :func:`exact.homogeneous_ratio_distribution` with ``outlier_in="original"``); any k by
-enumerating every count vector ``T`` of the n reports when ``C(n + j, j) <= 1e6`` (``P_m(T) = R_fwd(T) P_0(T)``
-gives the forward direction from the same enumeration).
-
-Monte Carlo (``kind="estimate"``): count vectors ``T ~ Multinomial(n, pi_theta)`` with the exponential tilt
-``pi_theta(l) ∝ pi(l) e^{-theta u_l}`` of the certified bound (theta = 0: plain sampling), the exact statistic
-(``log_esp_from_counts``), and weight ``Y = 1_E exp(theta (sum u - x*)) in [0, 1]`` since ``E c {sum u <= x*}``;
-``eta = B E[Y]`` with ``B`` the (un-inflated) Chernoff value, empirical-Bernstein interval (valid for every
-sample size), intersected with the certified bracket.
-
-The homogeneous configuration is the paper's *unproven* worst case (ERRATA 5; in fact refuted at small sizes, see
-``docs/worst_case.md``): everything here is a statement about that configuration, both directions, worst over j.
+``"exact"``: k = 1 by the enumeration down to the binomial level, any k by every count vector
+(``C(kN + j, j) <= 1e6``); ``"mc"``: tilted Monte Carlo with an empirical-Bernstein interval. Proofs, the delta bound
+and the float-safety conventions: ``docs/proofs/reverse_tail.md``. Everything is a statement about the homogeneous
+configuration (ERRATA 5; ``docs/worst_case.md``), both directions, worst over j.
 """
 
 from __future__ import annotations
@@ -84,17 +20,37 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import logsumexp
 
 from .._errors import ParameterError
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
-from . import tail as _tail
-from .result import DIRECTIONS, TailResult
+from .._validation import check_int, check_open_interval, check_rng
+from ._chernoff import (
+    ABS_FLOOR,
+    CERT_MAX_CONFIGS,
+    EXACT_MAX_CONFIGS,
+    LOG_CAP,
+    REL_SAFETY,
+    THRESH_SLACK,
+    Config,
+    Heavy,
+    Problem,
+    TooMany,
+    check_config,
+    empirical_bernstein,
+    enumerate_heavy,
+    forward_problem,
+    impossible,
+    levels,
+    make_problem,
+)
+from .exact import count_vector_atoms
+from .result import DIRECTIONS, Direction, TailResult
+from .tail import homogeneous_tail, worst_certified_forward
 
 __all__ = [
     "DIRECTIONS",
@@ -108,12 +64,6 @@ __all__ = [
 
 METHODS = ("certified", "exact", "mc")
 
-_REL_SAFETY = 1e-9
-_THRESH_SLACK = 1e-10
-_ABS_FLOOR = 1e-300
-_LOG_CAP = 700.0
-_CERT_MAX_CONFIGS = 120_000
-_EXACT_MAX_CONFIGS = 3_000_000
 _EXACT_MAX_ATOMS = 1_000_000  # count vectors enumerated by the k > 1 exact method
 _REFINE_ABOVE = math.log(1e-250)  # (C2) refinement only where the plain bound is above this
 _PRUNE_REL = 45.0  # configurations below (plain bound) * e**-45 are pruned (mass added)
@@ -125,52 +75,13 @@ _O_MIN = 1e-9
 # ---------------------------------------------------------------------------------------------------------------
 # validation
 # ---------------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _Cfg:
-    q: float
-    bits: int
-    population: int
-    epsilon: float
-    j: int
-    k: int
-
-    @property
-    def n(self) -> int:
-        return self.population * self.k
-
-
-def _check(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits: Any, reports: Any) -> _Cfg:
-    q = check_open_interval("q", q, 0.0, 0.5)
-    bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    reports = check_int("reports", reports, minimum=1)
-    j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
-    return _Cfg(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
-
-
 def _check_method(method: Any) -> str:
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     return str(method)
 
 
-def _impossible(cfg: _Cfg, j: int | None = None) -> bool:
-    """``(p/q)**(j k) <= e**eps``: both directions have ``R <= e**eps`` surely (eta = delta = 0)."""
-    jj = cfg.j if j is None else j
-    log_max = jj * cfg.k * (math.log1p(-cfg.q) - math.log(cfg.q))
-    return log_max <= cfg.epsilon * (1.0 - 1e-12) - 1e-15
-
-
-def _levels(q: float, j: int) -> tuple[np.ndarray, np.ndarray]:
-    """``log P[Bin(j, q) = l]`` and ``log w_l = (j - 2l) log(q/p)``, l = 0..j (w increasing in l)."""
-    lv = np.arange(j + 1, dtype=float)
-    logq, logp = math.log(q), math.log1p(-q)
-    logpi = gammaln(j + 1.0) - gammaln(lv + 1.0) - gammaln(j - lv + 1.0) + lv * logq + (j - lv) * logp
-    return logpi, (j - 2.0 * lv) * (logq - logp)
-
-
-def _result(cfg: _Cfg, *, eta: float, lo: float | None, hi: float | None, method: str, kind: str,
+def _result(cfg: Config, *, eta: float, lo: float | None, hi: float | None, method: str, kind: str,
             delta: float | None = None, d_lo: float | None = None, d_hi: float | None = None,
             confidence: float | None = None, details: dict[str, Any] | None = None) -> TailResult:
     return TailResult(eta=eta, eta_lower=lo, eta_upper=hi, method=method, kind=kind, epsilon=cfg.epsilon, q=cfg.q,
@@ -181,263 +92,28 @@ def _result(cfg: _Cfg, *, eta: float, lo: float | None, hi: float | None, method
 _NEVER = "(p/q)**(j k) <= e**epsilon: R <= e**epsilon surely in both directions (local-DP regime), eta = delta = 0"
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# (C1) lower-tail Chernoff with the exact MGF
-# ---------------------------------------------------------------------------------------------------------------
-class _LowerLaw:
-    """Law ``pi`` (normalized from ``logpi``) on non-decreasing values ``v``; bounds on ``P[sum of m <= y]``."""
-
-    def __init__(self, logpi: np.ndarray, v: np.ndarray) -> None:
-        self.logpi = logpi - float(logsumexp(logpi))
-        self.pi = np.exp(self.logpi)
-        self.v = np.asarray(v, dtype=float)
-        self.vmin = float(self.v[0])
-        self.mu = float(np.sum(self.pi * self.v))
-        gaps = self.v - self.vmin
-        pos = gaps[gaps > 0]
-        self.theta_lo = 1e-8 / max(self.mu, 1e-300)
-        self.theta_hi = max(1e4 / float(pos.min()), self.theta_lo * 10.0) if pos.size else 0.0
-        self._grid: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(theta grid, Lambda(-theta), tilted mean) — built lazily (only the vectorized stages need it)."""
-        if self._grid is None:
-            if self.theta_hi <= 0.0:
-                theta = np.zeros(1)
-            else:
-                lo, hi = self.theta_lo, self.theta_hi
-                npts = int(min(60_000, max(200, math.ceil(math.log10(hi / lo) * 800))))
-                theta = np.concatenate([[0.0], np.geomspace(lo, hi, npts)])
-            lam = self.log_mgf(theta)
-            with np.errstate(over="ignore", invalid="ignore"):
-                z = self.logpi[None, :] - theta[:, None] * self.v[None, :]
-                zm = z.max(axis=1, keepdims=True)
-                wts = np.exp(z - zm)
-                tm = np.sum(wts * self.v[None, :], axis=1) / np.sum(wts, axis=1)
-            self._grid = (theta, lam, np.minimum.accumulate(np.nan_to_num(tm, nan=self.vmin)))
-        return self._grid
-
-    @property
-    def theta(self) -> np.ndarray:
-        return self._tables()[0]
-
-    @property
-    def lam(self) -> np.ndarray:
-        return self._tables()[1]
-
-    @property
-    def tmean(self) -> np.ndarray:
-        return self._tables()[2]
-
-    def scalar(self, m: float, y: float) -> tuple[float, float, float]:
-        """(log bound with margin, theta, Lambda) for one ``P[sum of m <= y]``: Brent on log theta (the
-        exponent is convex in theta, hence unimodal in log theta) after a coarse scan; any theta is valid and
-        the bound is evaluated at the theta found."""
-        from scipy.optimize import minimize_scalar
-
-        if y < m * self.vmin * (1.0 - 1e-12) - 1e-300:
-            return -math.inf, math.inf, -math.inf
-        if m <= 0 or y >= m * self.mu or self.theta_hi <= 0.0:
-            return 0.0, 0.0, 0.0
-
-        def f(u: float) -> float:
-            th = math.exp(u)
-            return th * y + m * float(self.log_mgf(np.array([th]))[0])
-
-        us = np.linspace(math.log(self.theta_lo), math.log(self.theta_hi), 64)
-        fs = [f(float(u)) for u in us]
-        i = int(np.argmin(fs))
-        lo_u, hi_u = float(us[max(i - 1, 0)]), float(us[min(i + 1, us.size - 1)])
-        r = minimize_scalar(f, bounds=(lo_u, hi_u), method="bounded", options={"xatol": 1e-10})
-        u = float(r.x) if float(r.fun) < fs[i] else float(us[i])
-        th = math.exp(u)
-        lam = float(self.log_mgf(np.array([th]))[0])
-        raw = th * y + m * lam
-        if raw >= 0:
-            return 0.0, 0.0, 0.0
-        return min(raw + _REL_SAFETY * (abs(th * y) + abs(m * lam)) + 1e-12, 0.0), th, lam
-
-    def log_mgf(self, theta: np.ndarray) -> np.ndarray:
-        """``log E e^{-theta V}`` (accurate: log1p of a same-sign sum, or logsumexp when far from 0)."""
-        theta = np.asarray(theta, dtype=float)
-        with np.errstate(over="ignore", invalid="ignore"):
-            tv = theta[:, None] * self.v[None, :]
-            s = np.sum(self.pi[None, :] * np.expm1(-tv), axis=1)
-            lse = logsumexp(self.logpi[None, :] - tv, axis=1)
-        out: np.ndarray = np.where(s > -0.5, np.log1p(np.maximum(s, -0.5)), lse)
-        return out
-
-    def choose(self, m: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(theta, raw log bound ``min(0, theta y + m Lambda)``, Lambda) — no margin; -inf where impossible."""
-        m, y = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(y, dtype=float))
-        theta = np.zeros(y.shape)
-        lam = np.zeros(y.shape)
-        out = np.zeros(y.shape)
-        imp = y < m * self.vmin * (1.0 - 1e-12) - 1e-300
-        mid = ~imp & (y < m * self.mu) & (m > 0)
-        out[imp] = -np.inf
-        if np.any(mid) and self.theta.size > 1:
-            mm, yy = m[mid], y[mid]
-            g = yy / mm
-            idx = np.searchsorted(-self.tmean, -g)  # first theta whose tilted mean is <= g
-            cands = np.stack([np.clip(idx - 1, 0, self.theta.size - 1), np.clip(idx, 0, self.theta.size - 1)])
-            vals = self.theta[cands] * yy[None, :] + mm[None, :] * self.lam[cands]
-            best = np.argmin(vals, axis=0)
-            gi = cands[best, np.arange(mm.size)]
-            b = vals[best, np.arange(mm.size)]
-            pos = b >= 0
-            theta[mid] = np.where(pos, 0.0, self.theta[gi])
-            lam[mid] = np.where(pos, 0.0, self.lam[gi])
-            out[mid] = np.minimum(b, 0.0)
-        return theta, out, lam
-
-    def log_upper(self, m: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Log of a rigorous bound on ``P[sum of m <= y]`` (y already moved up by the slack)."""
-        m, y = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(y, dtype=float))
-        theta, raw, lam = self.choose(m, y)
-        out = raw.copy()
-        act = (theta > 0) & np.isfinite(raw)
-        if np.any(act):
-            mag = np.abs(theta[act] * y[act]) + np.abs(m[act] * lam[act])
-            out[act] = np.minimum(raw[act] + _REL_SAFETY * mag + 1e-12, 0.0)
-        return out
-
-    def log_delta_upper(self, m: float) -> float:
-        """Log of a bound on ``E[(1 - sum of m)_+]``: ``min_theta exp(theta - 1 - log theta + m Lambda)``."""
-        th = self.theta[1:]
-        if th.size == 0:
-            return 0.0 if m * self.vmin < 1.0 else -math.inf
-        vals = th - 1.0 - np.log(th) + m * self.lam[1:]
-        i = int(np.argmin(vals))
-        mag = abs(th[i]) + 1.0 + abs(math.log(th[i])) + abs(m * self.lam[1:][i])
-        return float(min(vals[i] + _REL_SAFETY * mag + 1e-12, 0.0))
-
-
 def _slack_up(h: np.ndarray) -> np.ndarray:
-    out: np.ndarray = (1.0 - h) + _THRESH_SLACK * (1.0 + np.abs(h)) + 1e-300
+    out: np.ndarray = (1.0 - h) + THRESH_SLACK * (1.0 + np.abs(h)) + 1e-300
     return out
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # (C2) enumeration of heavy levels for the lower tail  {sum V <= 1}
 # ---------------------------------------------------------------------------------------------------------------
-class _TooMany(Exception):
-    pass
-
-
-@dataclass(slots=True)
-class _State:
-    lstar: int  # light levels are 0..lstar-1
-    logp: np.ndarray
-    h: np.ndarray
-    m: np.ndarray
-    log_certain: float = -math.inf
-    log_dropped: float = -math.inf
-    certain_delta: float = 0.0  # sum over sure configurations of P * E[1 - V | config] (delta, k = 1)
-    configs: int = 0
-
-
-@dataclass(slots=True)
-class _Problem:
-    """Lower tail ``P[sum_{i<=n} V_i <= 1]``, ``V = v_l`` with ``l ~ pi`` (log), ``v`` non-decreasing."""
-
-    logpi: np.ndarray
-    v: np.ndarray
-    n: int
-    laws: dict[int, _LowerLaw] = field(default_factory=dict)
-
-    def law(self, lstar: int) -> _LowerLaw:
-        if lstar not in self.laws:
-            self.laws[lstar] = _LowerLaw(self.logpi[:lstar], self.v[:lstar])
-        return self.laws[lstar]
-
-
-def _lae(a: float, b: float) -> float:
-    return float(np.logaddexp(a, b))
-
-
-def _enumerate(pb: _Problem, *, log_ref: float, cap: int, stop_level: int,
-               stage: Callable[[_State], None]) -> _State:
-    """Top-down enumeration of heavy counts (levels J..stop_level); ``stage`` is called at every stage."""
-    v = pb.v
-    big_j = v.size - 1
-    logle = np.logaddexp.accumulate(pb.logpi)
-    st = _State(lstar=big_j + 1, logp=np.zeros(1), h=np.zeros(1), m=np.full(1, pb.n, dtype=np.int64))
-    v0 = float(v[0])
+def _enumerate(pb: Problem, *, log_ref: float, cap: int, stop_level: int,
+               stage: Callable[[Heavy], None]) -> Heavy:
+    """(C2): the shared enumeration (:func:`._chernoff.enumerate_heavy`, REVERSE), pruning relative to
+    ``log_ref`` (the plain bound): children below ``log_ref - 45`` and window tails of ``e**-5`` of that."""
     log_prune = log_ref - _PRUNE_REL
-    tol = math.exp(max(log_prune - 5.0, -690.0))
-    for lev in range(big_j, stop_level - 1, -1):
-        stage(st)
-        if st.logp.size == 0:
-            st = replace(st, lstar=lev)
-            continue
-        log_a = float(pb.logpi[lev] - logle[lev])
-        log1m_a = float(logle[lev - 1] - logle[lev])
-        vl = float(v[lev])
-        m = st.m
-        if vl > v0:
-            with np.errstate(over="ignore", invalid="ignore"):
-                cm = np.floor(((1.0 + 1e-9) - st.h - m * v0) / (vl - v0) * (1.0 + 1e-12) + 1e-9)
-            cmax = np.clip(np.nan_to_num(cm, nan=-1.0, posinf=1e18), -1, m).astype(np.int64)
-        else:
-            cmax = m.copy()
-        lo, hi = _tail._window(int(m.min()), int(m.max()), log_a, log1m_a, tol)
-        top = min(hi, int(cmax.max()))
-        if top < lo:
-            c = np.zeros(0, dtype=np.int64)
-        else:
-            c = np.arange(lo, top + 1, dtype=np.int64)
-        if c.size * m.size > 8 * cap:
-            raise _TooMany
-        # mass outside the window (Chernoff): lower side always; upper side only where it could matter
-        low_t = _tail._log_lower_tail(np.full(m.shape, lo - 1), m, log_a, log1m_a)
-        up_t = np.where(cmax > hi, _tail._log_upper_tail(np.full(m.shape, hi + 1), m, log_a, log1m_a), -np.inf)
-        out = st.logp + np.logaddexp(low_t, up_t)
-        log_dropped = _lae(st.log_dropped, float(logsumexp(out)) if out.size else -math.inf)
-        log_certain = st.log_certain
-        certain_delta = st.certain_delta
-        if c.size == 0:
-            st = _State(lev, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), log_certain, log_dropped,
-                        certain_delta, st.configs)
-            continue
-        um, uinv = np.unique(m, return_inverse=True)
-        with np.errstate(divide="ignore"):
-            ltab = np.log(_tail._binom_pmf(c[None, :], um[:, None], log_a, log1m_a))
-        child = st.logp[:, None] + ltab[uinv]
-        valid = (c[None, :] <= cmax[:, None]) & (c[None, :] <= m[:, None])
-        keep = valid & (child >= log_prune)
-        drop = valid & ~keep
-        if np.any(drop):
-            dl = child[drop]
-            fin = np.isfinite(dl)
-            extra = float(logsumexp(dl[fin])) if np.any(fin) else -math.inf
-            if np.any(~fin):
-                extra = _lae(extra, math.log(_ABS_FLOOR * int(np.sum(~fin))))
-            log_dropped = _lae(log_dropped, extra)
-        h = np.broadcast_to(st.h[:, None] + (c * vl)[None, :], child.shape)[keep]
-        mn = np.broadcast_to(m[:, None] - c[None, :], child.shape)[keep]
-        lp = child[keep]
-        vmax_rest = float(v[lev - 1])
-        sure = (h + mn * vmax_rest) * (1.0 + 1e-9) <= 1.0 - 1e-9
-        never = h + mn * v0 > (1.0 + 1e-9) * (1.0 + 1e-9)
-        if np.any(sure):
-            log_certain = _lae(log_certain, float(logsumexp(lp[sure])))
-            mu_rest = pb.law(lev).mu
-            certain_delta += float(np.sum(np.exp(lp[sure]) * np.maximum(1.0 - h[sure] - mn[sure] * mu_rest, 0.0)))
-        live = ~sure & ~never
-        if int(np.count_nonzero(live)) > cap:
-            raise _TooMany
-        st = _State(lev, lp[live], h[live], mn[live], log_certain, log_dropped, certain_delta,
-                    st.configs + int(np.count_nonzero(live)))
-    stage(st)
-    return st
+    return enumerate_heavy(pb, stop_level=stop_level, cap=cap, log_prune=log_prune,
+                           window_tol=math.exp(max(log_prune - 5.0, -690.0)), stage=stage)
 
 
-def _stage_log_bound(pb: _Problem, st: _State) -> float:
+def _stage_log_bound(pb: Problem, st: Heavy) -> float:
     """Log of the (C1)+(C2) bound at one stage (without the final relative margin)."""
     parts = [st.log_certain, st.log_dropped]
     if st.logp.size:
-        law = pb.law(st.lstar)
+        law = pb.lower_law(st.lstar)
         lb = law.log_upper(st.m, _slack_up(st.h))
         parts.append(float(logsumexp(st.logp + lb)))
     return float(logsumexp(np.array(parts)))
@@ -452,7 +128,7 @@ class _BinomFinish:
     delta_err: float
 
 
-def _binomial_finish(pb: _Problem, st: _State) -> _BinomFinish:
+def _binomial_finish(pb: Problem, st: Heavy) -> _BinomFinish:
     """Levels {0, 1} left: ``V = H + T_1 v_1 + (m - T_1) v_0`` with ``T_1 ~ Bin(m, pi_1/(pi_0 + pi_1))``."""
     if st.logp.size == 0:
         return _BinomFinish(0.0, 0.0, 0.0, 0.0, 0.0)
@@ -464,7 +140,7 @@ def _binomial_finish(pb: _Problem, st: _State) -> _BinomFinish:
     m = st.m.astype(float)
     big_a = 1.0 - st.h - m * v0
     kk = big_a / d
-    s = _THRESH_SLACK * (1.0 + np.abs(st.h) + m * v0) / d + 1e-12
+    s = THRESH_SLACK * (1.0 + np.abs(st.h) + m * v0) / d + 1e-12
 
     def cdf(x: np.ndarray, mm: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
@@ -477,7 +153,7 @@ def _binomial_finish(pb: _Problem, st: _State) -> _BinomFinish:
         k_up = np.floor(np.clip(kk + s, -1.0, 2e18))
         k_lo = np.ceil(np.clip(kk - s, -1.0, 2e18)) - 1
         k_raw = np.ceil(np.clip(kk, -1.0, 2e18)) - 1
-        up = cdf(k_up, m) + _ABS_FLOOR
+        up = cdf(k_up, m) + ABS_FLOOR
         lo = cdf(k_lo, m)
         raw = cdf(k_raw, m)
         kf = np.floor(np.clip(kk, -1.0, 2e18))
@@ -515,9 +191,9 @@ def _x_star(n: int, k: int, tau: float, epsilon: float) -> float:
     return hi * (1.0 + 1e-12)
 
 
-def _reverse_problem(cfg: _Cfg, tau: float | None) -> tuple[_Problem, float]:
+def _reverse_problem(cfg: Config, tau: float | None) -> tuple[Problem, float]:
     """(problem, x*) for truncation ``tau`` (None: no truncation; k = 1)."""
-    logpi, logw = _levels(cfg.q, cfg.j)
+    logpi, logw = levels(cfg.q, cfg.j)
     n = cfg.n
     if tau is None:
         logu = logw
@@ -525,12 +201,12 @@ def _reverse_problem(cfg: _Cfg, tau: float | None) -> tuple[_Problem, float]:
     else:
         logu = np.minimum(logw, math.log(tau))
         xs = _x_star(n, cfg.k, tau, cfg.epsilon)
-    v = np.exp(np.minimum(logu - math.log(xs), _LOG_CAP))
-    return _Problem(logpi=logpi, v=v, n=n), xs
+    v = np.exp(np.minimum(logu - math.log(xs), LOG_CAP))
+    return make_problem(Direction.REVERSE, cfg.q, cfg.j, cfg.population, cfg.epsilon, n, logpi, v), xs
 
 
-def _tau_candidates(cfg: _Cfg) -> list[float]:
-    _, logw = _levels(cfg.q, cfg.j)
+def _tau_candidates(cfg: Config) -> list[float]:
+    _, logw = levels(cfg.q, cfg.j)
     n, k = cfg.n, cfg.k
     scale = n * math.exp(-cfg.epsilon / k)
     grid = scale * np.geomspace(1e-9, 0.95 / (k - 1), 48)
@@ -538,9 +214,9 @@ def _tau_candidates(cfg: _Cfg) -> list[float]:
     return sorted(c for c in cands if c > 0 and (k - 1) * c < scale * 10)
 
 
-def _plain_log_bound(pb: _Problem) -> tuple[float, float, float]:
+def _plain_log_bound(pb: Problem) -> tuple[float, float, float]:
     """(log bound, theta, Lambda) of (C1) for the whole sum."""
-    return pb.law(pb.v.size).scalar(float(pb.n), float(_slack_up(np.zeros(1))[0]))
+    return pb.lower_law(pb.v.size).scalar(float(pb.n), float(_slack_up(np.zeros(1))[0]))
 
 
 @dataclass(slots=True)
@@ -556,15 +232,15 @@ class _RevBound:
     lstar: int
     configs: int
     exact_reached: bool
-    problem: _Problem
+    problem: Problem
 
 
-def _reverse_certified_core(cfg: _Cfg, *, refine: bool = True, stop_below: float | None = None) -> _RevBound:
+def _reverse_certified_core(cfg: Config, *, refine: bool = True, stop_below: float | None = None) -> _RevBound:
     if cfg.k == 1:
         choices: list[float | None] = [None]
     else:
         choices = list(_tau_candidates(cfg))
-    best: tuple[float, _Problem, float, float | None, float, float] | None = None
+    best: tuple[float, Problem, float, float | None, float, float] | None = None
     for tau in choices:
         pb, xs = _reverse_problem(cfg, tau)
         lb, th, lam = _plain_log_bound(pb)
@@ -577,7 +253,7 @@ def _reverse_certified_core(cfg: _Cfg, *, refine: bool = True, stop_below: float
     if not refine or lb < _REFINE_ABOVE or (stop_below is not None and lb <= math.log(stop_below)):
         return res
 
-    def stage(st: _State) -> None:
+    def stage(st: Heavy) -> None:
         if st.lstar == pb.v.size:
             return  # the root stage is the plain bound
         b = _stage_log_bound(pb, st)
@@ -587,27 +263,28 @@ def _reverse_certified_core(cfg: _Cfg, *, refine: bool = True, stop_below: float
             res.log_bound, res.lstar, res.configs = b, st.lstar, int(st.logp.size)
 
     try:
-        final = _enumerate(pb, log_ref=lb, cap=_CERT_MAX_CONFIGS, stop_level=2, stage=stage)
+        final = _enumerate(pb, log_ref=lb, cap=CERT_MAX_CONFIGS, stop_level=2, stage=stage)
         if pb.v.size >= 2 and pb.v[1] > pb.v[0]:
             fin = _binomial_finish(pb, final)
-            b = float(np.logaddexp(_lae(final.log_certain, final.log_dropped), math.log(max(fin.upper, 1e-320))))
+            b = float(np.logaddexp(float(np.logaddexp(final.log_certain, final.log_dropped)),
+                                   math.log(max(fin.upper, 1e-320))))
             stages.append(b)
             res.exact_reached = True
             res.log_lower = max(res.log_lower, math.log(max(fin.lower + math.exp(final.log_certain), 1e-320)))
             if b < res.log_bound:
                 res.log_bound, res.lstar, res.configs = b, 1, int(final.logp.size)
-    except _TooMany:
+    except TooMany:
         pass
     return res
 
 
 def _finish_up(log_b: float) -> float:
-    return float(min(1.0, math.exp(min(log_b, 0.0)) * (1.0 + _REL_SAFETY) + _ABS_FLOOR))
+    return float(min(1.0, math.exp(min(log_b, 0.0)) * (1.0 + REL_SAFETY) + ABS_FLOOR))
 
 
-def _reverse_certified(cfg: _Cfg) -> TailResult:
+def _reverse_certified(cfg: Config) -> TailResult:
     t0 = time.perf_counter()
-    if _impossible(cfg):
+    if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
         return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="certified", kind="bound", delta=0.0, d_lo=0.0,
                        d_hi=0.0, details={"direction": "reverse", "reason": _NEVER})
     rb = _reverse_certified_core(cfg)
@@ -615,7 +292,7 @@ def _reverse_certified(cfg: _Cfg) -> TailResult:
     # For k > 1 the core's lower end comes from the truncated sum e_1(min(w, tau)), whose event contains the tail
     # event: it bounds eta from above, not below. Only k = 1 has a valid lower end here (k_reports has the
     # rigorous k > 1 bracket).
-    lo = (max(0.0, math.exp(rb.log_lower) * (1.0 - _REL_SAFETY))
+    lo = (max(0.0, math.exp(rb.log_lower) * (1.0 - REL_SAFETY))
           if cfg.k == 1 and rb.log_lower > -math.inf else 0.0)
     enum = _small_exact(cfg, "reverse")
     if enum is not None and enum.eta_upper is not None and enum.eta_upper < up:
@@ -623,7 +300,7 @@ def _reverse_certified(cfg: _Cfg) -> TailResult:
         lo = max(lo, float(enum.eta_lower or 0.0))
     lo = min(lo, up)
     if cfg.k == 1:
-        d_up = min(up, _finish_up(rb.problem.law(rb.problem.v.size).log_delta_upper(float(rb.problem.n))))
+        d_up = min(up, _finish_up(rb.problem.lower_law(rb.problem.v.size).log_delta_upper(float(rb.problem.n))))
         d_note = "delta <= min(eta bound, min_theta exp(theta - 1 - log theta + N Lambda(-theta)))"
     else:
         d_up = up
@@ -649,26 +326,26 @@ def _reverse_certified(cfg: _Cfg) -> TailResult:
 # ---------------------------------------------------------------------------------------------------------------
 # exact
 # ---------------------------------------------------------------------------------------------------------------
-def _reverse_exact_k1(cfg: _Cfg) -> TailResult:
+def _reverse_exact_k1(cfg: Config) -> TailResult:
     t0 = time.perf_counter()
     pb, _ = _reverse_problem(cfg, None)
     lb, _, _ = _plain_log_bound(pb)
     log_ref = max(lb, math.log(1e-200))
     try:
-        st = _enumerate(pb, log_ref=log_ref, cap=_EXACT_MAX_CONFIGS, stop_level=2, stage=lambda s: None)
-    except _TooMany:
+        st = _enumerate(pb, log_ref=log_ref, cap=EXACT_MAX_CONFIGS, stop_level=2, stage=lambda s: None)
+    except TooMany:
         raise ParameterError(
             f"exact method infeasible for outlier_bits={cfg.j}, population={cfg.population}: more than "
-            f"{_EXACT_MAX_CONFIGS:,} heavy-count configurations; use method='certified' or 'mc'") from None
+            f"{EXACT_MAX_CONFIGS:,} heavy-count configurations; use method='certified' or 'mc'") from None
     fin = _binomial_finish(pb, st)
     cert = math.exp(st.log_certain) if st.log_certain > -math.inf else 0.0
     drop = math.exp(st.log_dropped) if st.log_dropped > -math.inf else 0.0
-    lo = max(0.0, (fin.lower + cert) * (1.0 - _REL_SAFETY))
-    hi = min(1.0, (fin.upper + cert + drop) * (1.0 + _REL_SAFETY) + _ABS_FLOOR, _finish_up(lb))
+    lo = max(0.0, (fin.lower + cert) * (1.0 - REL_SAFETY))
+    hi = min(1.0, (fin.upper + cert + drop) * (1.0 + REL_SAFETY) + ABS_FLOOR, _finish_up(lb))
     raw = min(max(fin.raw + cert, lo), hi)
     d = fin.delta + st.certain_delta
-    d_lo = max(0.0, (d - fin.delta_err) * (1.0 - _REL_SAFETY))
-    d_hi = min(hi, (d + fin.delta_err + drop) * (1.0 + _REL_SAFETY) + _ABS_FLOOR)
+    d_lo = max(0.0, (d - fin.delta_err) * (1.0 - REL_SAFETY))
+    d_hi = min(hi, (d + fin.delta_err + drop) * (1.0 + REL_SAFETY) + ABS_FLOOR)
     details = {"direction": "reverse", "configs": st.configs, "dropped_mass": drop,
                "seconds": time.perf_counter() - t0,
                "note": "bracket contains P[R_rev > lambda] and P[R_rev >= lambda] (enumeration + binomial CDF)"}
@@ -676,13 +353,7 @@ def _reverse_exact_k1(cfg: _Cfg) -> TailResult:
                    d_lo=d_lo, d_hi=d_hi, details=details)
 
 
-def _compositions(n: int, parts: int) -> np.ndarray:
-    from .exact import _compositions as comp
-
-    return comp(n, parts)
-
-
-def _exact_counts(cfg: _Cfg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _exact_counts(cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every count vector T of n reports: (log P_0(T), log R_fwd(T), log P_m(T) = log R_fwd + log P_0)."""
     from .k_reports import _log_comb, log_esp_from_counts
 
@@ -691,14 +362,14 @@ def _exact_counts(cfg: _Cfg) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if atoms > _EXACT_MAX_ATOMS:
         raise ParameterError(f"exact method needs C(n + j, j) <= {_EXACT_MAX_ATOMS} count vectors (n = reports * "
                              f"population = {n}, outlier_bits = {j}); got {atoms}; use 'certified' or 'mc'")
-    logpi, logw = _levels(cfg.q, j)
-    t = _compositions(n, j + 1).astype(float)
-    log_p0 = gammaln(n + 1.0) - gammaln(t + 1.0).sum(axis=1) + t @ logpi
+    logpi, logw = levels(cfg.q, j)
+    counts, log_p0 = count_vector_atoms(logpi, n)
+    t = counts.astype(float)
     log_r = log_esp_from_counts(logw, t, cfg.k) - _log_comb(float(n), cfg.k)
     return log_p0, log_r, log_p0 + log_r
 
 
-def _exact_from_atoms(cfg: _Cfg, log_prob: np.ndarray, log_ratio: np.ndarray, direction: str) -> TailResult:
+def _exact_from_atoms(cfg: Config, log_prob: np.ndarray, log_ratio: np.ndarray, direction: str) -> TailResult:
     eps = cfg.epsilon
     pr = np.exp(log_prob)
 
@@ -706,8 +377,8 @@ def _exact_from_atoms(cfg: _Cfg, log_prob: np.ndarray, log_ratio: np.ndarray, di
         return float(math.fsum(pr[log_ratio > e].tolist()))
 
     eta = tail(eps)
-    lo = tail(eps + 1e-9) * (1.0 - _REL_SAFETY)
-    hi = min(1.0, tail(eps - 1e-9) * (1.0 + _REL_SAFETY) + 1e-15)
+    lo = tail(eps + 1e-9) * (1.0 - REL_SAFETY)
+    hi = min(1.0, tail(eps - 1e-9) * (1.0 + REL_SAFETY) + 1e-15)
     sel = log_ratio > eps
     dval = float(math.fsum((pr[sel] * -np.expm1(eps - log_ratio[sel])).tolist()))
     return _result(cfg, eta=eta, lo=lo, hi=hi, method="exact", kind="exact", delta=dval, d_lo=dval * (1 - 1e-9),
@@ -716,7 +387,7 @@ def _exact_from_atoms(cfg: _Cfg, log_prob: np.ndarray, log_ratio: np.ndarray, di
                             "note": "every count vector enumerated; bracket = ties within 1e-9 in log R"})
 
 
-def _small_exact(cfg: _Cfg, direction: str) -> TailResult | None:
+def _small_exact(cfg: Config, direction: str) -> TailResult | None:
     """k > 1 and ``C(kN + j, j) <= 2e5``: the exact enumeration, whose upper end (ties within 1e-9 in log R
     included, relative margin 1e-9) is a valid bound and is used by "certified" where it is smaller."""
     if cfg.k == 1 or math.comb(cfg.n + cfg.j, cfg.j) > 200_000:
@@ -727,8 +398,8 @@ def _small_exact(cfg: _Cfg, direction: str) -> TailResult | None:
     return _exact_from_atoms(cfg, log_pm, log_r, "forward")
 
 
-def _reverse_exact(cfg: _Cfg) -> TailResult:
-    if _impossible(cfg):
+def _reverse_exact(cfg: Config) -> TailResult:
+    if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
         return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0, d_lo=0.0, d_hi=0.0,
                        details={"direction": "reverse", "reason": _NEVER})
     if cfg.k == 1:
@@ -740,19 +411,19 @@ def _reverse_exact(cfg: _Cfg) -> TailResult:
 # ---------------------------------------------------------------------------------------------------------------
 # Monte Carlo (tilted by the certified bound; plain when the bound is trivial)
 # ---------------------------------------------------------------------------------------------------------------
-def _reverse_mc(cfg: _Cfg, rng: np.random.Generator, samples: int, confidence: float) -> TailResult:
+def _reverse_mc(cfg: Config, rng: np.random.Generator, samples: int, confidence: float) -> TailResult:
     from .k_reports import _log_comb, log_esp_from_counts
 
     t0 = time.perf_counter()
-    if _impossible(cfg):
+    if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
         return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="mc", kind="estimate", confidence=confidence,
                        details={"direction": "reverse", "reason": _NEVER})
     rb = _reverse_certified_core(cfg, refine=False)
     cert_up = _finish_up(rb.log_bound)
     pb = rb.problem
     theta = rb.theta
-    logpi, logw = _levels(cfg.q, cfg.j)
-    law = pb.law(pb.v.size)
+    logpi, logw = levels(cfg.q, cfg.j)
+    law = pb.lower_law(pb.v.size)
     lam = float(law.log_mgf(np.array([theta]))[0]) if theta > 0 else 0.0
     log_b = theta * 1.0 + pb.n * lam  # un-inflated Chernoff value (threshold 1 in scaled units)
     lt = logpi - theta * pb.v
@@ -773,7 +444,7 @@ def _reverse_mc(cfg: _Cfg, rng: np.random.Generator, samples: int, confidence: f
     alpha = 1.0 - confidence
     b = math.exp(log_b)
     est = b * float(y.mean())
-    half = b * _tail._empirical_bernstein(y, alpha)
+    half = b * empirical_bernstein(y, alpha)
     lo = max(0.0, est - half)
     hi = min(1.0, est + half, cert_up)
     details = {"direction": "reverse", "samples": samples, "tilt_theta": theta, "chernoff_value": b,
@@ -790,7 +461,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
     """``eta_rev = P_{S~A(zeros)}[R_rev(S) > e**epsilon]`` for the reverse homogeneous pair (outlier in D).
 
     ``R_rev = C(n, k) / e_k(w)`` with all ``n = kN`` reports from zero vectors (k = 1: ``N / sum w``). See the
-    module docstring for the derivations (C1)–(C3) and the float-safety conventions.
+    derivations (C1)–(C3) and the float-safety conventions in ``docs/proofs/reverse_tail.md``.
 
     Args:
         q: flip probability in (0, 0.5).
@@ -815,7 +486,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
         ('bound', 'reverse', True)
     """
     method = _check_method(method)
-    cfg = _check(q, bits, population, epsilon, outlier_bits, reports)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits, reports)
     if method == "certified":
         return _reverse_certified(cfg)
     if method == "exact":
@@ -828,10 +499,10 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
 # ---------------------------------------------------------------------------------------------------------------
 # (C4) forward, k reports: Maclaurin + outlier convolution + heavy split
 # ---------------------------------------------------------------------------------------------------------------
-def _forward_k_log_bound(cfg: _Cfg) -> tuple[float, dict[str, Any]]:
+def _forward_k_log_bound(cfg: Config) -> tuple[float, dict[str, Any]]:
     """Log of a rigorous bound on ``P[sum w >= n e**(eps/k)]`` (n - k zero reports, k outlier reports)."""
     n, k, j = cfg.n, cfg.k, cfg.j
-    model = _tail._model(cfg.q, j, n, cfg.epsilon / k)  # v_l = w_l / (n e**(eps/k)), capped at e**700
+    model = forward_problem(cfg.q, j, n, cfg.epsilon / k)  # v_l = w_l / (n e**(eps/k)), capped at e**700
     v = model.v
     logp0 = model.logp0
     p1 = np.exp(model.logp1)
@@ -849,14 +520,14 @@ def _forward_k_log_bound(cfg: _Cfg) -> tuple[float, dict[str, Any]]:
     og = g
     m0 = n - k
     y = np.maximum(1.0 - og, 0.0)
-    y_dn = y - _THRESH_SLACK * (1.0 + y) - 1e-300
+    y_dn = y - THRESH_SLACK * (1.0 + y) - 1e-300
     best = np.ones(og.size)
     best_l = np.full(og.size, -1)
     if m0 == 0:
         best = np.where(y_dn <= 0, 1.0, 0.0)
     else:
         for lstar in range(j + 1, 0, -1):
-            light = _tail._Light(model, lstar)
+            light = model.upper_law(lstar)
             if lstar == j + 1:
                 b = np.exp(light.log_upper(np.full(og.shape, float(m0)), y_dn))
             else:
@@ -891,7 +562,7 @@ def forward_k_certified(*, q: float, bits: int, population: int, epsilon: float,
 
     ``R(S^k) <= (mean w)**k`` (ERRATA 4), so the tail is at most ``P[sum w >= kN e**(epsilon/k)]`` over
     ``kN - k`` zero reports and ``k`` outlier reports; bounded by exact convolution of the outlier part (rounded
-    up) and Chernoff with a heavy-level split for the zero part (see the module docstring). For k = 1 it is a
+    up) and Chernoff with a heavy-level split for the zero part (docs/proofs/reverse_tail.md). For k = 1 it is a
     valid but looser alternative to :func:`tail.certified_tail`.
 
     Args:
@@ -904,13 +575,13 @@ def forward_k_certified(*, q: float, bits: int, population: int, epsilon: float,
     Raises:
         ParameterError: a parameter out of range.
     """
-    cfg = _check(q, bits, population, epsilon, outlier_bits, reports)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits, reports)
     return _forward_k(cfg)
 
 
-def _forward_k(cfg: _Cfg) -> TailResult:
+def _forward_k(cfg: Config) -> TailResult:
     t0 = time.perf_counter()
-    if _impossible(cfg):
+    if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
         return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="certified", kind="bound", delta=0.0, d_lo=0.0,
                        d_hi=0.0, details={"direction": "forward", "reason": _NEVER})
     log_b, info = _forward_k_log_bound(cfg)
@@ -927,17 +598,17 @@ def _forward_k(cfg: _Cfg) -> TailResult:
                    details=details)
 
 
-def _forward(cfg: _Cfg, method: str, rng: np.random.Generator, samples: int | None,
+def _forward(cfg: Config, method: str, rng: np.random.Generator, samples: int | None,
              confidence: float) -> TailResult:
     if cfg.k == 1:
-        r = _tail.homogeneous_tail(q=cfg.q, bits=cfg.bits, population=cfg.population, epsilon=cfg.epsilon,
+        r = homogeneous_tail(q=cfg.q, bits=cfg.bits, population=cfg.population, epsilon=cfg.epsilon,
                                    method=method, outlier_bits=cfg.j, rng=rng, samples=samples,
                                    confidence=confidence)
         return replace(r, details={**r.details, "direction": "forward"})
     if method == "certified":
         return _forward_k(cfg)
     if method == "exact":
-        if _impossible(cfg):
+        if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
             return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0,
                            details={"direction": "forward", "reason": _NEVER})
         _, log_r, log_pm = _exact_counts(cfg)
@@ -954,7 +625,7 @@ def _forward(cfg: _Cfg, method: str, rng: np.random.Generator, samples: int | No
 # ---------------------------------------------------------------------------------------------------------------
 # two-sided, worst over j, calibration
 # ---------------------------------------------------------------------------------------------------------------
-def _combine(cfg: _Cfg, fwd: TailResult | None, rev: TailResult | None, method: str,
+def _combine(cfg: Config, fwd: TailResult | None, rev: TailResult | None, method: str,
              confidence: float | None, extra: dict[str, Any]) -> TailResult:
     parts = [r for r in (fwd, rev) if r is not None]
     worst = max(parts, key=lambda r: (r.eta, r.eta_upper if r.eta_upper is not None else 1.0))
@@ -1002,7 +673,7 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
     method = _check_method(method)
     if direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
-    cfg = _check(q, bits, population, epsilon, outlier_bits, reports)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits, reports)
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
     gen = check_rng(rng)
     conf_each = 1.0 - (1.0 - confidence) / 2.0 if (method == "mc" and direction == "both") else confidence
@@ -1036,7 +707,7 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
         True
     """
     method = _check_method(method)
-    cfg = _check(q, bits, population, epsilon, None, reports)
+    cfg = check_config(q, bits, population, epsilon, None, reports)
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
     gen = check_rng(rng)
     t0 = time.perf_counter()
@@ -1064,8 +735,8 @@ def worst_certified_two_sided(q: float, bits: int, population: int, epsilon: flo
     worst = 0.0
     info: dict[str, Any] = {}
     for j in range(bits, 0, -1):
-        cfg = _Cfg(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
-        if _impossible(cfg):
+        cfg = Config(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
+        if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
             continue
         rb = _reverse_certified_core(cfg, stop_below=fail_above)
         b = _finish_up(rb.log_bound)
@@ -1076,13 +747,13 @@ def worst_certified_two_sided(q: float, bits: int, population: int, epsilon: flo
         if b > fail_above:
             return False, worst, info
     if reports == 1:
-        b, _, jw, _, complete = _tail._worst_certified(q, bits, population, epsilon, fail_above=fail_above)
+        b, _, jw, _, complete = worst_certified_forward(q, bits, population, epsilon, fail_above=fail_above)
         if b > worst:
             worst, info = b, {"j": jw, "direction": "forward"}
         return complete and worst <= fail_above, worst, info
     for j in range(bits, 0, -1):
-        cfg = _Cfg(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
-        if _impossible(cfg):
+        cfg = Config(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
+        if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
             continue
         b = _forward_k(cfg).eta
         if b > worst:

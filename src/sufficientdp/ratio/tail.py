@@ -1,62 +1,18 @@
-"""The tail ``eta = P[R(S) > e**epsilon]`` of the privacy ratio, homogeneous configuration (seed 001 §1.2–§3).
+"""The tail ``eta = P[R(S) > e**epsilon]`` of the privacy ratio, homogeneous configuration, forward pair
+(seed 001 §1.2–§3, eq. 1.7, 3.2, 3.4–3.6).
 
-Configuration (seed 001 §1.2, eq. 3.4–3.6): ``N - 1`` all-zero vectors and one outlier that differs from them in
-``j`` bits (``j = outlier_bits <= L``; the other ``L - j`` bits have ratio 1, so only ``j`` matters). Every bit is
-flipped with probability ``q`` (``p = 1 - q``, ``r = q/p < 1``). A report with ``l`` set bits among the ``j``
-differing bits carries the per-report ratio ``w_l = r**(j - 2l)`` (eq. 3.2) and
+``N - 1`` zero vectors and one outlier differing in ``j = outlier_bits`` bits; ``N R = sum_l T_l w_l + w_{l1}``
+with ``T ~ Multinomial(N - 1, Bin(j, q))``, ``l1 ~ Bin(j, p)`` and ``w_l = (q/p)**(j - 2l)``. Three methods:
 
-    R = (1/N) * (sum_{i < N} X0_i + X1),   X0 = w_l with l ~ Bin(j, q),   X1 = w_l with l ~ Bin(j, p)
+* ``"certified"`` — rigorous upper bound (``kind="bound"``) with a Cantelli lower bound: exact conditioning on the
+  outlier's level and the heavy counts, Chernoff with the exact MGF on the light remainder;
+* ``"exact"`` — the same enumeration down to the binomial level (two-sided bracket; small j, N);
+* ``"mc"`` — importance sampling of the light tails on top of the exact conditioning (empirical-Bernstein interval).
 
-(eq. 3.5–3.6). Equivalently ``N R = sum_l T_l w_l + w_{l1}`` with ``T ~ Multinomial(N - 1, Bin(j, q))`` and
-the outlier's count ``l1 ~ Bin(j, p)``. We compute
-
-* ``eta(epsilon) = P[R > lambda]`` with ``lambda = e**epsilon`` (seed 001 eq. 1.7), and
-* ``delta(epsilon) = E[(1 - lambda/R)_+] = int_0^1 P[R > lambda/(1 - v)] dv`` (the approximate-DP delta of the
-  privacy-loss distribution; the integrand is non-increasing in ``v``, so Riemann sums on a grid of ``v`` give a
-  rigorous bracket from a bracket of the tail).
-
-Three methods (one ``method=`` argument, STYLE.md):
-
-``"certified"`` — a rigorous **upper bound** (``kind="bound"``). Condition on the outlier's ``l1`` (exact
-Binomial weights) and on the counts of the *heavy* levels ``l >= l*`` (exact multinomial probabilities, generated
-top-down as conditional binomials ``T_l | T_{>l} ~ Bin(m, P0(l)/P0(<= l))``), and bound the *light* remainder
-``sum_{l < l*} T_l w_l`` (``m`` iid reports with the law of X0 given ``l < l*``) by Chernoff's inequality with the
-exact moment generating function::
-
-    P[Light_m >= t] <= exp(-theta t + m log E[e^{theta X0} | l < l*])   for every theta >= 0.
-
-Any ``theta`` gives a valid bound, so ``theta`` is picked numerically (near-optimal, from a fine grid). Heavy
-configurations are enumerated over windows whose outside mass is bounded by the binomial Chernoff bound
-``P[Bin(m, a) >= k] <= exp(-m D(k/m || a))`` and configurations with probability below ``1e-20`` are pruned; both
-masses are added to the bound. Everything is done per outlier stratum ``l1``, so configurations that are sure
-(``H + m w_0`` already above the threshold) or impossible (``H + m w_{l*-1}`` still below it) are resolved
-exactly. ``l*`` is lowered one level at a time (every stage gives a valid bound; the smallest is kept) until the
-stratum's bound is within 0.1% of its lower bound or the enumeration would exceed 120,000 configurations. A
-rigorous **lower bound** comes with it: the same conditioning with Cantelli's inequality
-``P[Light_m > t] >= d**2/(m s**2 + d**2)``, ``d = m mu - t > 0``.
-
-``"exact"`` — the same enumeration down to ``l* = 2``, where the light part ``T_1 w_1 + (m - T_1) w_0`` is a
-binomial in ``T_1`` and its tail is summed exactly (``kind="exact"`` with a two-sided bracket that contains both
-``P[R > lambda]`` and ``P[R >= lambda]``). Feasible while the enumeration stays below ``EXACT_MAX_CONFIGS``
-live heavy configurations per stratum (at the paper's L = 5 configurations N = 5000 takes ~2 s; each extra
-differing bit multiplies the work by the spread of one more count); beyond it raises :class:`ParameterError`.
-
-``"mc"`` — Monte Carlo (``kind="estimate"``) on top of the same exact conditioning: the outlier stratum and
-the heavy counts are exact, and only the light tails ``P[Light_m > t]`` are sampled, by importance sampling with
-the Chernoff tilt (pairs drawn in proportion to their Chernoff bound, light counts from the exponentially tilted
-law ``pi_theta(l) ∝ pi(l) e^{theta w_l}``). The weighted indicator lies in [0, 1], so the interval is the
-empirical-Bernstein interval (valid for every sample size, not asymptotic). A plain simulation of eq. 3.5–3.6 is
-what ``benchmarks/bench_tail.py`` uses as an independent check.
-
-Rounding (certified and exact): probabilities are computed in float64 in the log domain from ``scipy``'s
-binomial pmf (boost; relative error ~1e-15, checked against mpmath in the tests; ``binom.logpmf`` is *not* used,
-it loses ~1e-8 for N ~ 1e7), every threshold is moved by a relative ``1e-10`` in the safe direction, every Chernoff
-exponent is inflated by ``1e-9`` of its terms' magnitude, the final upper bound is multiplied by ``1 + 1e-9`` and
-the lower bound by ``1 - 1e-9``. These margins exceed the float64 rounding of the computation by several orders of
-magnitude; they are not interval arithmetic, and the bounds are rigorous up to that stated assumption.
-
-The homogeneous configuration itself is the paper's *unproven* worst case (ERRATA 5); take the worst over
-``j = 1..L`` (:func:`worst_over_outlier_bits`). Nothing here uses the paper's Maurer step (ERRATA 3).
+The enumeration and the Chernoff laws are the FORWARD direction of :mod:`sufficientdp.ratio._chernoff`, shared with
+:mod:`sufficientdp.ratio.reverse`. Derivation, rounding margins and feasibility limits:
+``docs/proofs/chernoff_tail.md``. The homogeneous configuration is the paper's *unproven* worst case (ERRATA 5;
+take the worst over ``j``, :func:`worst_over_outlier_bits`); nothing here uses the Maurer step (ERRATA 3).
 """
 
 from __future__ import annotations
@@ -68,11 +24,32 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import xlogy
 
 from .._errors import ParameterError
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_int, check_open_interval
+from ._chernoff import (
+    ABS_FLOOR,
+    CERT_MAX_CONFIGS,
+    EXACT_MAX_CONFIGS,
+    REL_SAFETY,
+    THRESH_SLACK,
+    Heavy,
+    Problem,
+    TooMany,
+    UpperLaw,
+    binom_pmf,
+    check_config,
+    dot,
+    empirical_bernstein,
+    enumerate_heavy,
+    forward_problem,
+    impossible,
+    log_lower_tail,
+    log_upper_tail,
+    root,
+    window,
+)
 from .result import TailResult
 
 __all__ = [
@@ -87,268 +64,16 @@ __all__ = [
 
 METHODS = ("certified", "exact", "mc")
 
-EXACT_MAX_CONFIGS = 3_000_000
-"""Largest number of heavy-count configurations the exact method enumerates before raising ParameterError."""
-
-_CERT_MAX_CONFIGS = 120_000  # the certified method stops lowering l* before a stage would exceed this
-_PRUNE = 1e-20  # configurations below this probability are dropped (their mass is added to upper bounds)
+_LOG_PRUNE = math.log(1e-20)  # configurations below this probability are dropped (mass added to upper bounds)
 _WINDOW_TOL = 1e-22  # per-parent Chernoff mass allowed outside a level's count window
-_REL_SAFETY = 1e-9  # relative safety margin on final bounds and Chernoff exponents
-_THRESH_SLACK = 1e-10  # relative shift of thresholds in the safe direction
-_ABS_FLOOR = 1e-300  # stand-in for a probability that underflowed
-_LOG_CAP = 700.0  # scaled ratios above e**700 are capped (they exceed every threshold; see _Model)
 _CERT_DELTA_GRID = 32
 _TIGHT = 1e-3  # a stratum stops refining once its upper bound is within 0.1% of its lower bound
 _MC_DEFAULT_SAMPLES = 200_000
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The model: levels, probabilities and scaled ratios
+# Delta brackets of configurations sure to exceed
 # ---------------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _Model:
-    """Levels ``l = 0..j`` of one configuration, in units of ``N lambda`` (so the threshold of ``N R`` is 1).
-
-    ``v[l] = w_l / (N lambda)``, capped at ``e**700`` (a capped level exceeds every threshold <= 1 on its own, so
-    events ``{sum >= t}`` with ``t <= 1`` are unchanged by the cap).
-    """
-
-    q: float
-    j: int
-    population: int
-    epsilon: float
-    n: int  # N - 1 zero reports
-    logp0: np.ndarray  # log P[Bin(j, q) = l]
-    logle: np.ndarray  # log P[Bin(j, q) <= l]
-    logp1: np.ndarray  # log P[Bin(j, p) = l]
-    logv: np.ndarray  # log v_l (uncapped)
-    v: np.ndarray  # v_l (capped)
-
-    @property
-    def y(self) -> np.ndarray:
-        """Threshold of the zero-report sum in each outlier stratum: ``S > 1 - v_{l1}``."""
-        return 1.0 - self.v
-
-
-def _log_binom_coef(n: int, k: np.ndarray) -> np.ndarray:
-    from scipy.special import gammaln
-
-    out: np.ndarray = gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
-    return out
-
-
-def _model(q: float, j: int, population: int, epsilon: float) -> _Model:
-    lv = np.arange(j + 1, dtype=float)
-    logq, logp = math.log(q), math.log1p(-q)
-    logp0 = _log_binom_coef(j, lv) + lv * logq + (j - lv) * logp
-    logle = np.logaddexp.accumulate(logp0)
-    logp1 = logp0[::-1].copy()
-    logv = (j - 2.0 * lv) * (logq - logp) - math.log(population) - epsilon
-    v = np.exp(np.minimum(logv, _LOG_CAP))
-    return _Model(q=q, j=j, population=population, epsilon=epsilon, n=population - 1, logp0=logp0,
-                  logle=logle, logp1=logp1, logv=logv, v=v)
-
-
-def _impossible(model: _Model) -> bool:
-    """``R <= max_l w_l = (p/q)**j <= lambda`` always: then eta = delta = 0 exactly.
-
-    Decided with a relative margin of 1e-12 so that rounding never declares a tail zero that is not.
-    """
-    log_max_ratio = model.j * (math.log1p(-model.q) - math.log(model.q))
-    return log_max_ratio <= model.epsilon * (1.0 - 1e-12) - 1e-15
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Binomial pieces
-# ---------------------------------------------------------------------------------------------------------------
-def _kl(x: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
-    """``D(x || a) = x log(x/a) + (1-x) log((1-x)/(1-a))`` with ``log a``, ``log(1-a)`` given."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out: np.ndarray = xlogy(x, x) - x * log_a + xlogy(1.0 - x, 1.0 - x) - (1.0 - x) * log1m_a
-        return out
-
-
-def _log_upper_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
-    """Log of a rigorous bound on ``P[Bin(m, a) >= k]`` (Chernoff; 0 where trivial, -inf where impossible)."""
-    k = np.asarray(k, dtype=float)
-    m = np.asarray(m, dtype=float)
-    k, m = np.broadcast_arrays(k, m)
-    out = np.zeros(k.shape)
-    out[k > m] = -np.inf
-    a = math.exp(log_a)
-    mid = (k > 0) & (k <= m) & (k > m * a)
-    if np.any(mid):
-        x = k[mid] / m[mid]
-        out[mid] = -m[mid] * _kl(x, log_a, log1m_a)
-    return out
-
-
-def _log_lower_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
-    """Log of a rigorous bound on ``P[Bin(m, a) <= k]``."""
-    k = np.asarray(k, dtype=float)
-    m = np.asarray(m, dtype=float)
-    k, m = np.broadcast_arrays(k, m)
-    out = np.zeros(k.shape)
-    out[k < 0] = -np.inf
-    a = math.exp(log_a)
-    mid = (k >= 0) & (k < m) & (k < m * a)
-    if np.any(mid):
-        x = k[mid] / m[mid]
-        out[mid] = -m[mid] * _kl(x, log_a, log1m_a)
-    return out
-
-
-def _window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> tuple[int, int]:
-    """Count window ``[lo, hi]`` outside which Bin(m, a), ``m_lo <= m <= m_hi``, has Chernoff mass <= tol/side."""
-    log_tol = math.log(tol)
-    a = math.exp(log_a)
-    # hi: smallest k >= m_hi a with P[Bin(m_hi) >= k + 1] <= tol (bisection; the bound is monotone in k)
-    lo_k, hi_k = int(math.floor(m_hi * a)), m_hi
-    if _log_upper_tail(np.array([hi_k + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol:
-        while hi_k - lo_k > 1:
-            mid = (lo_k + hi_k) // 2
-            if _log_upper_tail(np.array([mid + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol:
-                hi_k = mid
-            else:
-                lo_k = mid
-    hi = hi_k
-    # lo: largest k <= m_lo a with P[Bin(m_lo) <= k - 1] <= tol
-    lo_k, hi_k = 0, int(math.ceil(m_lo * a))
-    if _log_lower_tail(np.array([lo_k - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol:
-        while hi_k - lo_k > 1:
-            mid = (lo_k + hi_k) // 2
-            if _log_lower_tail(np.array([mid - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol:
-                lo_k = mid
-            else:
-                hi_k = mid
-    lo = lo_k
-    return max(0, min(lo, hi)), max(hi, 0)
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    """``sum(a * b)`` without BLAS: a BLAS product wakes OpenBLAS's worker threads, whose spinning slowed the whole
-    exact tail 2-3x on a busy 2-core machine (issue 10). numpy sums pairwise (error O(eps log n))."""
-    return float(np.sum(a * b))
-
-
-def _binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
-    """``P[Bin(m, a) = c]`` via boost's pmf, parameterized by the smaller of a, 1 - a (accurate to ~1e-15)."""
-    out: np.ndarray
-    if log_a <= log1m_a:
-        out = scipy_stats().binom.pmf(c, m, math.exp(log_a))
-    else:
-        out = scipy_stats().binom.pmf(m - c, m, math.exp(log1m_a))
-    return out
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Top-down enumeration of heavy-level counts, one outlier stratum at a time (shared by "certified" and "exact")
-# ---------------------------------------------------------------------------------------------------------------
-@dataclass(slots=True)
-class _Heavy:
-    """Heavy configurations of one stratum after processing levels ``j..lstar`` (light: ``0..lstar-1``)."""
-
-    lstar: int
-    logp: np.ndarray  # log probability of each live configuration (exact multinomial marginal)
-    h: np.ndarray  # scaled heavy sum  sum_{l >= lstar} T_l v_l
-    m: np.ndarray  # reports left for the light levels
-    dropped: float  # mass removed (window tails and pruning): added to upper bounds
-    certain: float  # mass of configurations for which the event is sure whatever the light levels do
-    collapsed: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]  # (level, logp, h, m) of those
-
-
-class _TooMany(Exception):
-    pass
-
-
-def _root(model: _Model) -> _Heavy:
-    return _Heavy(lstar=model.j + 1, logp=np.zeros(1), h=np.zeros(1), m=np.full(1, model.n, dtype=np.int64),
-                  dropped=0.0, certain=0.0, collapsed=[])
-
-
-def _enumerate(model: _Model, y: float, *, stop_level: int, cap: int,
-               stage: Callable[[_Heavy], bool] | None = None) -> _Heavy:
-    """Enumerate heavy counts level by level from ``j`` down to ``stop_level`` for the threshold ``S > y``.
-
-    ``stage(heavy)`` is called before each level (and after the last) with the configurations so far; if it
-    returns True the enumeration stops there. Raises :class:`_TooMany` if a level would exceed ``cap`` live
-    configurations (the stages already seen stay valid).
-
-    After each level, a configuration whose smallest possible total ``H + m v_0`` already exceeds ``y`` is
-    collapsed into ``certain`` mass (kept in ``collapsed`` for delta), and one whose largest possible total
-    ``H + m v_{lev-1}`` cannot exceed ``y`` is removed (exactly zero contribution to eta, and to delta since
-    ``R <= lambda`` there). Both tests carry a relative margin of 1e-9.
-    """
-    heavy = _root(model)
-    v0 = float(model.v[0])
-    margin = 1e-9 * abs(y) + 1e-300
-    log_prune = math.log(_PRUNE)
-    for lev in range(model.j, stop_level - 1, -1):
-        if stage is not None and stage(heavy):
-            return heavy
-        if heavy.logp.size == 0:
-            heavy = _Heavy(lev, heavy.logp, heavy.h, heavy.m, heavy.dropped, heavy.certain, heavy.collapsed)
-            continue
-        log_a = float(model.logp0[lev] - model.logle[lev])
-        log1m_a = float(model.logle[lev - 1] - model.logle[lev])
-        m = heavy.m
-        lo, hi = _window(int(m.min()), int(m.max()), log_a, log1m_a, _WINDOW_TOL)
-        width = hi - lo + 1
-        if width * m.size > 8 * cap:
-            raise _TooMany
-        # mass of each parent outside the window (rigorous Chernoff bound)
-        tail = np.logaddexp(_log_upper_tail(np.full(m.shape, hi + 1), m, log_a, log1m_a),
-                            _log_lower_tail(np.full(m.shape, lo - 1), m, log_a, log1m_a))
-        dropped = heavy.dropped + float(np.sum(np.exp(heavy.logp + tail)))
-        c = np.arange(lo, hi + 1, dtype=np.int64)
-        v_rest = float(model.v[lev - 1])
-        step = max(1, 2_000_000 // width)
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        sure_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        certain = heavy.certain
-        kept = 0
-        # the pmf depends on (m, c) only: tabulate it once per distinct m
-        um, uinv = np.unique(m, return_inverse=True)
-        with np.errstate(divide="ignore"):
-            ltab = np.log(_binom_pmf(c[None, :], um[:, None], log_a, log1m_a))
-        for start in range(0, m.size, step):
-            sl = slice(start, start + step)
-            mm = m[sl, None]
-            lpmf = ltab[uinv[sl]]
-            valid = c[None, :] <= mm
-            child = heavy.logp[sl, None] + lpmf
-            keep = valid & (child >= log_prune)
-            drop = valid & ~keep
-            if np.any(drop):
-                dl = child[drop]
-                fin = np.isfinite(dl)
-                dropped += float(np.sum(np.exp(dl[fin]))) + _ABS_FLOOR * int(np.sum(~fin))
-            h = heavy.h[sl, None] + (c * model.v[lev])[None, :]
-            h = np.broadcast_to(h, child.shape)[keep]
-            m_new = np.broadcast_to(mm - c[None, :], child.shape)[keep]
-            lp = child[keep]
-            sure = h + m_new * v0 > y + margin
-            if np.any(sure):
-                certain += float(np.sum(np.exp(lp[sure])))
-                sure_parts.append((lp[sure], h[sure], m_new[sure]))
-            never = (h + m_new * v_rest) * (1.0 + 1e-9) < y - margin
-            live = ~sure & ~never
-            parts.append((lp[live], h[live], m_new[live]))
-            kept += int(np.count_nonzero(live))
-            if kept > cap:
-                raise _TooMany
-        collapsed = list(heavy.collapsed)
-        if sure_parts:
-            collapsed.append((lev, np.concatenate([x[0] for x in sure_parts]),
-                              np.concatenate([x[1] for x in sure_parts]),
-                              np.concatenate([x[2] for x in sure_parts])))
-        heavy = _Heavy(lev, np.concatenate([x[0] for x in parts]), np.concatenate([x[1] for x in parts]),
-                       np.concatenate([x[2] for x in parts]), dropped, certain, collapsed)
-    if stage is not None:
-        stage(heavy)
-    return heavy
-
 
 def _f_delta(x: np.ndarray) -> np.ndarray:
     """``(1 - 1/x)_+``: the delta integrand as a function of ``R / lambda``."""
@@ -356,7 +81,7 @@ def _f_delta(x: np.ndarray) -> np.ndarray:
         return np.maximum(1.0 - 1.0 / x, 0.0)
 
 
-def _rest_moments(model: _Model, lev: int) -> tuple[float, float]:
+def _rest_moments(model: Problem, lev: int) -> tuple[float, float]:
     """Mean and variance of one report's ``v`` given ``l < lev``."""
     k = np.arange(lev)
     pi = np.exp(model.logp0[k] - model.logle[lev - 1])
@@ -381,7 +106,14 @@ def _concave_bracket(a: np.ndarray, b: np.ndarray, mean: np.ndarray, var: np.nda
     return np.maximum(low, 0.0), fe
 
 
-def _collapsed_delta(model: _Model, heavy: _Heavy, v1: float) -> tuple[float, float]:
+def _all_certain(model: Problem) -> Heavy:
+    """A stratum sure to exceed: its one root configuration collapsed (certain mass 1)."""
+    start = root(model)
+    return Heavy(start.lstar, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, 1.0,
+                 [(model.j + 1, start.logp, start.h, start.m)])
+
+
+def _collapsed_delta(model: Problem, heavy: Heavy, v1: float) -> tuple[float, float]:
     """Bracket of ``E[(1 - lambda/R)_+ ; collapsed configurations]`` in one stratum (outlier value ``v1``).
 
     A configuration collapsed at level ``lev`` has ``R/lambda = H + v1 + Light > 1`` with ``Light`` the sum of
@@ -395,110 +127,22 @@ def _collapsed_delta(model: _Model, heavy: _Heavy, v1: float) -> tuple[float, fl
         base = h + v1
         lo, hi = _concave_bracket(base + mf * model.v[0], base + mf * model.v[lev - 1], base + mf * mu, mf * var)
         pc = np.exp(logp)
-        lo_sum += _dot(pc, lo)
-        hi_sum += _dot(pc, hi)
+        lo_sum += dot(pc, lo)
+        hi_sum += dot(pc, hi)
     return lo_sum, hi_sum
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # The light remainder: Chernoff upper bound and Cantelli lower bound
 # ---------------------------------------------------------------------------------------------------------------
-class _Light:
-    """Law of one zero report given ``l < lstar`` and tail bounds for the sum of ``m`` such reports."""
-
-    def __init__(self, model: _Model, lstar: int) -> None:
-        logpi = model.logp0[:lstar] - model.logle[lstar - 1]
-        self.logpi = logpi
-        self.pi = np.exp(logpi)
-        self.v = model.v[:lstar].copy()
-        self.vmin = float(self.v.min())
-        self.vmax = float(self.v.max())
-        self.mu = float(np.sum(self.pi * self.v))
-        self.var = float(np.sum(self.pi * (self.v - self.mu) ** 2))
-        s = np.concatenate([[0.0], np.geomspace(1e-10, 1e7, 2400)])
-        self.theta = s / self.vmax
-        tv = self.theta[:, None] * self.v[None, :]
-        with np.errstate(over="ignore"):
-            small = tv[:, -1] < 600.0
-            lam = np.empty(s.size)
-            # log E e^{theta X} = log1p(sum pi expm1(theta v)): accurate to a few ulp of itself (all terms >= 0)
-            lam[small] = np.log1p(np.sum(self.pi[None, :] * np.expm1(tv[small]), axis=1))
-            big = ~small
-            if np.any(big):
-                z = logpi[None, :] + tv[big]
-                zm = z.max(axis=1, keepdims=True)
-                lam[big] = (zm + np.log(np.sum(np.exp(z - zm), axis=1, keepdims=True)))[:, 0]
-            # tilted mean Lambda'(theta), used only to choose theta
-            z = logpi[None, :] + tv
-            zm = z.max(axis=1, keepdims=True)
-            wts = np.exp(z - zm)
-            dmean = np.sum(wts * self.v[None, :], axis=1) / np.sum(wts, axis=1)
-        self.lam = lam
-        self.dmean = np.maximum.accumulate(dmean)
-
-    def choose(self, m: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Near-optimal Chernoff ``theta`` for ``P[Light_m > t]`` and the raw log bound
-        ``min(0, -theta t + m Lambda(theta))`` (``theta = 0``, bound 1, where trivial; ``-inf`` where
-        impossible), and ``Lambda(theta)``. No safety margin: for proposals, and the core of :meth:`log_upper`."""
-        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
-        theta = np.zeros(t.shape)
-        lam = np.zeros(t.shape)
-        out = np.zeros(t.shape)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            sure = t <= m * self.vmin
-            never = ~sure & (t > m * self.vmax * (1.0 + 1e-12))
-            mid = ~sure & ~never & (t > m * self.mu)
-        out[never] = -np.inf
-        if np.any(mid):
-            mm, tt = m[mid], t[mid]
-            g = np.clip(np.searchsorted(self.dmean, tt / mm), 1, self.theta.size - 1)
-            x0 = -self.theta[g - 1] * tt + mm * self.lam[g - 1]
-            x1 = -self.theta[g] * tt + mm * self.lam[g]
-            use1 = x1 < x0
-            gg = np.where(use1, g, g - 1)
-            best = np.where(use1, x1, x0)
-            pos = best > 0
-            theta[mid] = np.where(pos, 0.0, self.theta[gg])
-            lam[mid] = np.where(pos, 0.0, self.lam[gg])
-            out[mid] = np.minimum(best, 0.0)
-        return theta, out, lam
-
-    def log_upper(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Log of a rigorous upper bound on ``P[Light_m >= t]`` (t already shifted down by the slack).
-
-        ``-theta t + m Lambda(theta)`` for the chosen theta, inflated by ``1e-9 (|theta t| + |m Lambda|)``
-        (float64 rounding of both terms is far below that), capped at 0."""
-        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
-        theta, raw, lam = self.choose(m, t)
-        out = raw.copy()
-        act = (theta > 0) & np.isfinite(raw)
-        if np.any(act):
-            mag = np.abs(theta[act] * t[act]) + np.abs(m[act] * lam[act])
-            out[act] = np.minimum(raw[act] + _REL_SAFETY * mag + 1e-12, 0.0)
-        return out
-
-    def lower(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Rigorous lower bound on ``P[Light_m > t]`` (t shifted up by the slack): Cantelli's inequality."""
-        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
-        out = np.zeros(t.shape)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            sure = t < m * self.vmin * (1.0 - 1e-12)
-            mid = ~sure & (t < m * self.mu)
-            d = m[mid] * self.mu - t[mid]
-            d2 = d * d
-            out[mid] = d2 / (m[mid] * self.var + d2) * (1.0 - 1e-9)
-        out[sure] = 1.0
-        return out
-
-
-def _residual(heavy: _Heavy, x: float, v1: float, up: bool) -> np.ndarray:
+def _residual(heavy: Heavy, x: float, v1: float, up: bool) -> np.ndarray:
     """Residual threshold for the light sum, ``x - v1 - H``, moved by the slack in the safe direction."""
     t = (x - v1) - heavy.h
-    slack = _THRESH_SLACK * (x + v1 + heavy.h) + 1e-300
+    slack = THRESH_SLACK * (x + v1 + heavy.h) + 1e-300
     return t - slack if up else t + slack
 
 
-def _live_tail(heavy: _Heavy, light: _Light, v1: float, xs: np.ndarray,
+def _live_tail(heavy: Heavy, light: UpperLaw, v1: float, xs: np.ndarray,
                want_lower: bool) -> tuple[np.ndarray, np.ndarray]:
     """Raw sums over the live configurations of upper (and lower) bounds on ``P[R > x lambda, config]``."""
     ups = np.zeros(xs.size)
@@ -513,11 +157,11 @@ def _live_tail(heavy: _Heavy, light: _Light, v1: float, xs: np.ndarray,
     return ups, los
 
 
-def _finish(heavy: _Heavy, up_live: float, lo_live: float, extra_up: float = 0.0) -> tuple[float, float]:
+def _finish(heavy: Heavy, up_live: float, lo_live: float, extra_up: float = 0.0) -> tuple[float, float]:
     """Bounds for one stratum from the live sums: add the certain mass (both ends) and the dropped mass (upper
     end), then apply the relative margins."""
-    up = (up_live + heavy.certain + heavy.dropped + extra_up) * (1.0 + _REL_SAFETY) + _ABS_FLOOR
-    lo = (lo_live + heavy.certain) * (1.0 - _REL_SAFETY)
+    up = (up_live + heavy.certain + heavy.dropped + extra_up) * (1.0 + REL_SAFETY) + ABS_FLOOR
+    lo = (lo_live + heavy.certain) * (1.0 - REL_SAFETY)
     return float(min(up, 1.0)), float(min(max(lo, 0.0), 1.0))
 
 
@@ -526,7 +170,7 @@ def _delta_grid(k: int) -> np.ndarray:
     return 1.0 / (1.0 - np.arange(k) / k)
 
 
-def _stratum_kind(model: _Model, l1: int) -> str:
+def _stratum_kind(model: Problem, l1: int) -> str:
     """``"certain"`` if ``(N-1) w_0 + w_{l1} > N lambda`` (always exceeds), ``"never"`` if even ``N - 1`` top
     reports cannot exceed, else ``"random"`` (margins 1e-9 relative)."""
     y = float(model.y[l1])
@@ -550,45 +194,33 @@ class _Stratum:
     kind: str
     up: float
     lo: float
-    heavy: _Heavy | None = None
+    heavy: Heavy | None = None
     stages: int = 0
     refined: bool = False
 
 
-class _Lights:
-    """Cache of :class:`_Light` per ``l*`` for one model."""
-
-    def __init__(self, model: _Model) -> None:
-        self.model = model
-        self._cache: dict[int, _Light] = {}
-
-    def __call__(self, lstar: int) -> _Light:
-        if lstar not in self._cache:
-            self._cache[lstar] = _Light(self.model, lstar)
-        return self._cache[lstar]
-
-
-def _stratum_stage0(model: _Model, l1: int, lights: _Lights, want_lower: bool) -> _Stratum:
+def _stratum_stage0(model: Problem, l1: int, lights: Callable[[int], UpperLaw], want_lower: bool) -> _Stratum:
     w = float(math.exp(model.logp1[l1]))
     kind = _stratum_kind(model, l1)
     if kind == "certain":
         return _Stratum(l1, w, kind, 1.0, 1.0, None)
     if kind == "never":
         return _Stratum(l1, w, kind, 0.0, 0.0, None)
-    root = _root(model)
-    ups, los = _live_tail(root, lights(model.j + 1), float(model.v[l1]), np.array([1.0]), want_lower)
-    up, lo = _finish(root, float(ups[0]), float(los[0]))
-    return _Stratum(l1, w, kind, up, lo, root, 1)
+    start = root(model)
+    ups, los = _live_tail(start, lights(model.j + 1), float(model.v[l1]), np.array([1.0]), want_lower)
+    up, lo = _finish(start, float(ups[0]), float(los[0]))
+    return _Stratum(l1, w, kind, up, lo, start, 1)
 
 
-def _refine_stratum(model: _Model, st: _Stratum, lights: _Lights, cap: int, want_lower: bool) -> None:
+def _refine_stratum(model: Problem, st: _Stratum, lights: Callable[[int], UpperLaw], cap: int,
+                    want_lower: bool) -> None:
     """Lower l* stage by stage for one stratum, keeping the smallest upper and largest lower bound."""
     if st.kind != "random":
         return
     v1 = float(model.v[st.l1])
     one = np.array([1.0])
 
-    def stage(heavy: _Heavy) -> bool:
+    def stage(heavy: Heavy) -> bool:
         st.stages += 1
         if heavy.lstar <= model.j:  # the root stage was done by _stratum_stage0
             ups, los = _live_tail(heavy, lights(heavy.lstar), v1, one, want_lower)
@@ -599,13 +231,14 @@ def _refine_stratum(model: _Model, st: _Stratum, lights: _Lights, cap: int, want
         return st.up <= st.lo * (1.0 + _TIGHT) or st.up <= 1e-300
 
     try:
-        _enumerate(model, float(model.y[st.l1]), stop_level=1, cap=cap, stage=stage)
-    except _TooMany:
+        enumerate_heavy(model, y=float(model.y[st.l1]), stop_level=1, cap=cap, log_prune=_LOG_PRUNE,
+                        window_tol=_WINDOW_TOL, stage=stage)
+    except TooMany:
         pass
     st.refined = True
 
 
-def _certified_core(model: _Model, *, stop_below: float | None = None, cap: int = _CERT_MAX_CONFIGS,
+def _certified_core(model: Problem, *, stop_below: float | None = None, cap: int = CERT_MAX_CONFIGS,
                     want_lower: bool = True) -> list[_Stratum]:
     """Per-stratum certified bounds; ``eta <= sum_l1 P[l1] up_l1`` (and ``>= sum P[l1] lo_l1``).
 
@@ -614,7 +247,7 @@ def _certified_core(model: _Model, *, stop_below: float | None = None, cap: int 
     strata keep their valid stage-0 bounds), and strata whose contribution is below 1e-4 of the total / (j+1)
     are not refined (their bounds are valid, they just are not tightened).
     """
-    lights = _Lights(model)
+    lights = model.upper_law
     strata = [_stratum_stage0(model, l1, lights, want_lower) for l1 in range(model.j + 1)]
 
     def total() -> float:
@@ -632,18 +265,18 @@ def _certified_core(model: _Model, *, stop_below: float | None = None, cap: int 
 
 
 def _sum_strata(strata: list[_Stratum]) -> tuple[float, float]:
-    up = math.fsum(s.weight * s.up for s in strata) * (1.0 + _REL_SAFETY) + _ABS_FLOOR
-    lo = math.fsum(s.weight * s.lo for s in strata) * (1.0 - _REL_SAFETY)
+    up = math.fsum(s.weight * s.up for s in strata) * (1.0 + REL_SAFETY) + ABS_FLOOR
+    lo = math.fsum(s.weight * s.lo for s in strata) * (1.0 - REL_SAFETY)
     return min(up, 1.0), min(max(lo, 0.0), 1.0)
 
 
-def _certified_delta(model: _Model, strata: list[_Stratum]) -> tuple[float, float]:
+def _certified_delta(model: Problem, strata: list[_Stratum]) -> tuple[float, float]:
     """Rigorous bracket of delta: per stratum, Riemann sums of the Chernoff/Cantelli bounds on the live
     configurations over ``x_i = 1/(1 - i/K)``, plus the Jensen/chord bracket of the collapsed ones, plus dropped
     mass (upper)."""
     xs = _delta_grid(_CERT_DELTA_GRID)
     k = xs.size
-    lights = _Lights(model)
+    lights = model.upper_law
     d_up, d_lo = [], []
     for s in strata:
         v1 = float(model.v[s.l1])
@@ -651,27 +284,21 @@ def _certified_delta(model: _Model, strata: list[_Stratum]) -> tuple[float, floa
             continue
         heavy = s.heavy
         if heavy is None:  # certain stratum: everything collapsed at the root
-            root = _root(model)
-            heavy = _Heavy(root.lstar, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, 1.0,
-                           [(model.j + 1, root.logp, root.h, root.m)])
+            heavy = _all_certain(model)
         ups, los = _live_tail(heavy, lights(heavy.lstar), v1, xs, True)
         c_lo, c_hi = _collapsed_delta(model, heavy, v1)
         hi = float(np.sum(ups)) / k + c_hi + heavy.dropped
         lo = float(np.sum(los[1:])) / k + c_lo
         d_up.append(s.weight * min(hi, s.up))
         d_lo.append(s.weight * lo)
-    return (max(0.0, math.fsum(d_lo) * (1.0 - _REL_SAFETY)),
-            min(1.0, math.fsum(d_up) * (1.0 + _REL_SAFETY) + _ABS_FLOOR))
+    return (max(0.0, math.fsum(d_lo) * (1.0 - REL_SAFETY)),
+            min(1.0, math.fsum(d_up) * (1.0 + REL_SAFETY) + ABS_FLOOR))
 
 
 def _check_common(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits: Any) -> tuple[
         float, int, int, float, int]:
-    q = check_open_interval("q", q, 0.0, 0.5)
-    bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
-    return q, bits, population, epsilon, j
+    cfg = check_config(q, bits, population, epsilon, outlier_bits)
+    return cfg.q, cfg.bits, cfg.population, cfg.epsilon, cfg.j
 
 
 def _zero_result(method: str, kind: str, q: float, bits: int, population: int, epsilon: float, j: int,
@@ -729,8 +356,8 @@ def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
     """
     q, bits, population, epsilon, j = _check_common(q, bits, population, epsilon, outlier_bits)
     t0 = time.perf_counter()
-    model = _model(q, j, population, epsilon)
-    if _impossible(model):
+    model = forward_problem(q, j, population, epsilon)
+    if impossible(model.q, model.j, model.epsilon):
         return _zero_result("certified", "bound", q, bits, population, epsilon, j, _NEVER)
     strata = _certified_core(model)
     up, lo = _sum_strata(strata)
@@ -751,19 +378,19 @@ def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
 class _BinomialLight:
     """Exact law of ``T_1 v_1 + (m - T_1) v_0`` with ``T_1 ~ Bin(m, a1)``: pmf and tail tables per distinct m."""
 
-    def __init__(self, model: _Model, m: np.ndarray) -> None:
+    def __init__(self, model: Problem, m: np.ndarray) -> None:
         self.v0, self.v1 = float(model.v[0]), float(model.v[1])
         self.log_a = float(model.logp0[1] - model.logle[1])
         self.log1m_a = float(model.logp0[0] - model.logle[1])
         self.mu, self.inv = np.unique(m, return_inverse=True)
-        lo, hi = _window(int(self.mu.min()), int(self.mu.max()), self.log_a, self.log1m_a, _WINDOW_TOL)
+        lo, hi = window(int(self.mu.min()), int(self.mu.max()), self.log_a, self.log1m_a, _WINDOW_TOL)
         self.lo, self.hi = lo, hi
         if self.mu.size * (hi - lo + 2) > 40_000_000:
             raise ParameterError("exact method infeasible: the T_1 table would exceed 4e7 entries "
                                  f"(population={model.population}, outlier_bits={model.j}); use "
                                  "method='certified' or 'mc'")
         self.k = np.arange(lo, hi + 1)
-        self.pmf = _binom_pmf(self.k[None, :], self.mu[:, None], self.log_a, self.log1m_a)
+        self.pmf = binom_pmf(self.k[None, :], self.mu[:, None], self.log_a, self.log1m_a)
         # suffix sums over k >= lo + i (last column 0) of pmf, and of pmf * (k - c), pmf * (k - c)**2 with the
         # centre c = m a1 (centred to avoid cancellation in the conditional variance)
         centre = self.mu * math.exp(self.log_a)
@@ -778,8 +405,8 @@ class _BinomialLight:
         self.sf = suffix(self.pmf)
         self.s1 = suffix(self.pmf * kc)
         self.s2 = suffix(self.pmf * kc * kc)
-        tails = np.logaddexp(_log_upper_tail(np.full(self.mu.shape, hi + 1), self.mu, self.log_a, self.log1m_a),
-                             _log_lower_tail(np.full(self.mu.shape, lo - 1), self.mu, self.log_a, self.log1m_a))
+        tails = np.logaddexp(log_upper_tail(np.full(self.mu.shape, hi + 1), self.mu, self.log_a, self.log1m_a),
+                             log_lower_tail(np.full(self.mu.shape, lo - 1), self.mu, self.log_a, self.log1m_a))
         self.outside = np.exp(tails)  # per distinct m: Chernoff bound on the mass outside the window
 
     def col(self, kmin: np.ndarray) -> np.ndarray:
@@ -792,20 +419,19 @@ class _BinomialLight:
         return out
 
 
-def _exact_stratum(model: _Model, l1: int) -> tuple[float, float, float, float, float, float, int]:
+def _exact_stratum(model: Problem, l1: int) -> tuple[float, float, float, float, float, float, int]:
     """One stratum: (eta float value, eta lower, eta upper, delta lower, delta upper, dropped, configs)."""
     kind = _stratum_kind(model, l1)
     v1 = float(model.v[l1])
     if kind == "never":
         return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0
     if kind == "certain":
-        heavy = _root(model)
-        heavy = _Heavy(heavy.lstar, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, 1.0,
-                       [(model.j + 1, heavy.logp, heavy.h, heavy.m)])
+        heavy = _all_certain(model)
     else:
         try:
-            heavy = _enumerate(model, float(model.y[l1]), stop_level=2, cap=EXACT_MAX_CONFIGS)
-        except _TooMany:
+            heavy = enumerate_heavy(model, y=float(model.y[l1]), stop_level=2, cap=EXACT_MAX_CONFIGS,
+                                    log_prune=_LOG_PRUNE, window_tol=_WINDOW_TOL)
+        except TooMany:
             raise ParameterError(
                 f"exact method infeasible for outlier_bits={model.j}, population={model.population}: more "
                 f"than {EXACT_MAX_CONFIGS:,} heavy-count configurations; use method='certified' (rigorous "
@@ -820,15 +446,15 @@ def _exact_stratum(model: _Model, l1: int) -> tuple[float, float, float, float, 
         dv = bl.v1 - bl.v0
         mw0 = heavy.m.astype(float) * bl.v0
         k = ((1.0 - v1) - heavy.h - mw0) / dv  # the event is T_1 > k
-        s = _THRESH_SLACK * (1.0 + v1 + heavy.h + mw0) / dv + 1e-12
+        s = THRESH_SLACK * (1.0 + v1 + heavy.h + mw0) / dv + 1e-12
         with np.errstate(invalid="ignore", over="ignore"):
             k_raw = np.maximum(np.floor(np.clip(k, -1.0, 2e18)) + 1, 0)
             k_lo = np.maximum(np.floor(np.clip(k + s, -1.0, 2e18)) + 1, 0)  # strictly above: lower end
             k_hi = np.maximum(np.ceil(np.clip(k - s, -1.0, 2e18)), 0)  # equality and rounding: upper end
-        raw = _dot(pc, bl.prob_ge(rows, k_raw))
-        lo = _dot(pc, bl.prob_ge(rows, k_lo))
-        hi = _dot(pc, bl.prob_ge(rows, k_hi))
-        outside = _dot(pc, bl.outside[bl.inv])
+        raw = dot(pc, bl.prob_ge(rows, k_raw))
+        lo = dot(pc, bl.prob_ge(rows, k_lo))
+        hi = dot(pc, bl.prob_ge(rows, k_hi))
+        outside = dot(pc, bl.outside[bl.inv])
         # delta over the live configurations: X = base + T_1 dv with base = H + v1 + m v0. Given T_1 >= k1
         # (the first count with X > 1), X lies in [base + k1 dv, base + hi dv] where f = 1 - 1/x is concave:
         # bracket E[f(X); T_1 >= k1] with the conditional mean and variance (suffix-sum tables, exact).
@@ -846,16 +472,16 @@ def _exact_stratum(model: _Model, l1: int) -> tuple[float, float, float, float, 
             b_x = np.maximum(base + bl.hi * dv, a_x)
             mean_x = np.clip(base + mean_k * dv, a_x, b_x)
             blo, bhi = _concave_bracket(a_x, b_x, mean_x, var_k * dv * dv)
-            d_lo += _dot(pc[ok], (mass * blo)[ok])
-            d_hi += _dot(pc[ok], (mass * bhi)[ok])
+            d_lo += dot(pc[ok], (mass * blo)[ok])
+            d_hi += dot(pc[ok], (mass * bhi)[ok])
         # counts between the ">=" threshold and k1 have 1 <= X < base + k1 dv (a relative 1e-10 sliver)
         sliver = bl.sf[u, bl.col(k_hi)] - mass
-        d_hi += _dot(pc, np.maximum(sliver, 0.0) * _f_delta(base + (bl.lo + c1) * dv))
+        d_hi += dot(pc, np.maximum(sliver, 0.0) * _f_delta(base + (bl.lo + c1) * dv))
     up, _ = _finish(heavy, hi, 0.0, extra_up=outside)
     _, low = _finish(heavy, 0.0, lo)
     dropped = heavy.dropped + outside
-    d_lo = (d_lo + c_lo) * (1.0 - _REL_SAFETY)
-    d_hi = (d_hi + c_hi + dropped) * (1.0 + _REL_SAFETY) + _ABS_FLOOR
+    d_lo = (d_lo + c_lo) * (1.0 - REL_SAFETY)
+    d_hi = (d_hi + c_hi + dropped) * (1.0 + REL_SAFETY) + ABS_FLOOR
     return raw + heavy.certain, low, up, max(d_lo, 0.0), min(d_hi, up), dropped, n_cfg
 
 
@@ -895,16 +521,16 @@ def exact_tail(*, q: float, bits: int, population: int, epsilon: float,
     """
     q, bits, population, epsilon, j = _check_common(q, bits, population, epsilon, outlier_bits)
     t0 = time.perf_counter()
-    model = _model(q, j, population, epsilon)
-    if _impossible(model):
+    model = forward_problem(q, j, population, epsilon)
+    if impossible(model.q, model.j, model.epsilon):
         return _zero_result("exact", "exact", q, bits, population, epsilon, j, _NEVER)
     p1 = np.exp(model.logp1)
     vals = [_exact_stratum(model, l1) for l1 in range(j + 1)]
     raw = math.fsum(p1[i] * v[0] for i, v in enumerate(vals))
-    lo = max(0.0, math.fsum(p1[i] * v[1] for i, v in enumerate(vals)) * (1.0 - _REL_SAFETY))
-    hi = min(1.0, math.fsum(p1[i] * v[2] for i, v in enumerate(vals)) * (1.0 + _REL_SAFETY) + _ABS_FLOOR)
-    d_lo = max(0.0, math.fsum(p1[i] * v[3] for i, v in enumerate(vals)) * (1.0 - _REL_SAFETY))
-    d_hi = min(hi, math.fsum(p1[i] * v[4] for i, v in enumerate(vals)) * (1.0 + _REL_SAFETY) + _ABS_FLOOR)
+    lo = max(0.0, math.fsum(p1[i] * v[1] for i, v in enumerate(vals)) * (1.0 - REL_SAFETY))
+    hi = min(1.0, math.fsum(p1[i] * v[2] for i, v in enumerate(vals)) * (1.0 + REL_SAFETY) + ABS_FLOOR)
+    d_lo = max(0.0, math.fsum(p1[i] * v[3] for i, v in enumerate(vals)) * (1.0 - REL_SAFETY))
+    d_hi = min(hi, math.fsum(p1[i] * v[4] for i, v in enumerate(vals)) * (1.0 + REL_SAFETY) + ABS_FLOOR)
     details = {"configs": sum(v[6] for v in vals), "dropped_mass": math.fsum(p1[i] * v[5] for i, v in
                                                                              enumerate(vals)),
                "seconds": time.perf_counter() - t0,
@@ -917,21 +543,7 @@ def exact_tail(*, q: float, bits: int, population: int, epsilon: float,
 # ---------------------------------------------------------------------------------------------------------------
 # Monte Carlo
 # ---------------------------------------------------------------------------------------------------------------
-def _empirical_bernstein(x: np.ndarray, alpha: float) -> float:
-    """Half-width of a two-sided ``1 - alpha`` interval for the mean of iid variables in [0, 1].
-
-    Maurer & Pontil (2009), Theorem 4, applied to each side at level alpha/2:
-    ``sqrt(2 V ln(4/alpha) / n) + 7 ln(4/alpha) / (3 (n - 1))`` with V the sample variance. Valid for every n
-    (not asymptotic).
-    """
-    n = x.size
-    if n < 2:
-        return 1.0
-    log_term = math.log(4.0 / alpha)
-    return math.sqrt(2.0 * float(x.var(ddof=1)) * log_term / n) + 7.0 * log_term / (3.0 * (n - 1))
-
-
-def _collapsed_all(model: _Model, strata: list[_Stratum]) -> tuple[float, float]:
+def _collapsed_all(model: Problem, strata: list[_Stratum]) -> tuple[float, float]:
     """``sum_l1 P[l1] E[(1 - lambda/R)_+ ; collapsed]`` bracket (certain strata collapse at the root)."""
     lo, hi = 0.0, 0.0
     for s in strata:
@@ -939,9 +551,7 @@ def _collapsed_all(model: _Model, strata: list[_Stratum]) -> tuple[float, float]
             continue
         heavy = s.heavy
         if heavy is None:
-            root = _root(model)
-            heavy = _Heavy(root.lstar, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, 1.0,
-                           [(model.j + 1, root.logp, root.h, root.m)])
+            heavy = _all_certain(model)
         c_lo, c_hi = _collapsed_delta(model, heavy, float(model.v[s.l1]))
         lo += s.weight * c_lo
         hi += s.weight * c_hi
@@ -1000,12 +610,12 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
     elif not isinstance(rng, np.random.Generator):
         raise ParameterError(f"rng must be a numpy.random.Generator or None; got {rng!r}")
     t0 = time.perf_counter()
-    model = _model(q, j, population, epsilon)
-    if _impossible(model):
+    model = forward_problem(q, j, population, epsilon)
+    if impossible(model.q, model.j, model.epsilon):
         return _zero_result("mc", "estimate", q, bits, population, epsilon, j, _NEVER)
     strata = _certified_core(model)
     cert_up, cert_lo = _sum_strata(strata)
-    lights = _Lights(model)
+    lights = model.upper_law
     exact_part = math.fsum(s.weight * (1.0 if s.kind == "certain" else (s.heavy.certain if s.heavy else 0.0))
                            for s in strata if s.kind != "never")
     dropped = math.fsum(s.weight * s.heavy.dropped for s in strata if s.kind == "random" and s.heavy)
@@ -1050,10 +660,10 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
             y[start:start + sel.size] = np.minimum(yy, 1.0)
             dval[start:start + sel.size] = y[start:start + sel.size] * _f_delta(hh + v1s + light_sum)
         est = exact_part + u_tot * float(y.mean())
-        half = u_tot * _empirical_bernstein(y, alpha)
+        half = u_tot * empirical_bernstein(y, alpha)
         normal_half = u_tot * float(scipy_stats().norm.ppf(1 - alpha / 2)) * float(y.std(ddof=1)) / math.sqrt(samples)
         d_est = u_tot * float(dval.mean())
-        d_half = u_tot * _empirical_bernstein(dval, alpha)
+        d_half = u_tot * empirical_bernstein(dval, alpha)
         n_pairs = int(cat["u"].size)
     else:
         u_tot, est, half, normal_half, d_est, d_half, n_pairs = 0.0, exact_part, 0.0, 0.0, 0.0, 0.0, 0
@@ -1116,7 +726,7 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
                    samples=samples, confidence=confidence)
 
 
-def _worst_certified(q: float, bits: int, population: int, epsilon: float, *,
+def worst_certified_forward(q: float, bits: int, population: int, epsilon: float, *,
                      fail_above: float | None = None) -> tuple[float, float, int, dict[int, float], bool]:
     """Max over j of the certified bound. Branch and bound: refinement of a j stops once its bound is below the
     running maximum (or below ``fail_above``, the target of a calibration), since its bound is valid either way
@@ -1126,8 +736,8 @@ def _worst_certified(q: float, bits: int, population: int, epsilon: float, *,
     per: dict[int, float] = {}
     best, best_lo, best_j = 0.0, 0.0, bits
     for j in range(bits, 0, -1):
-        model = _model(q, j, population, epsilon)
-        if _impossible(model):
+        model = forward_problem(q, j, population, epsilon)
+        if impossible(model.q, model.j, model.epsilon):
             per[j] = 0.0
             continue
         stop = best if fail_above is None else max(best, fail_above)
@@ -1179,7 +789,7 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
     q, bits, population, epsilon, _ = _check_common(q, bits, population, epsilon, None)
     t0 = time.perf_counter()
     if method == "certified":
-        eta, lo, jw, per, _ = _worst_certified(q, bits, population, epsilon)
+        eta, lo, jw, per, _ = worst_certified_forward(q, bits, population, epsilon)
         details: dict[str, Any] = {"per_outlier_bits": {str(k): per[k] for k in sorted(per)},
                                    "seconds": time.perf_counter() - t0,
                                    "note": "max over j of rigorous bounds; j not refined once below the max"}

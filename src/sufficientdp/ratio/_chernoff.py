@@ -1,0 +1,673 @@
+"""The one Chernoff tail engine behind :mod:`.tail` (forward direction) and :mod:`.reverse` (reverse direction).
+
+Both directions of the homogeneous pair (seed 001 §1.2, eq. 1.7, 3.2–3.6) reduce to a tail of a sum of ``n`` iid
+reports whose level ``l ~ Bin(j, q)`` carries a scaled value ``v_l`` (non-decreasing in ``l``): the *forward* pair
+asks for the upper tail ``P[sum v > y]`` (:class:`Direction` ``FORWARD``), the *reverse* pair for the lower tail
+``P[sum v <= 1]`` (``REVERSE``). This module holds what both need, once:
+
+* :class:`Problem` — the one model type (levels, their law, scaled values, direction) with a cache of the
+  Chernoff law of the light levels (:class:`UpperLaw` or :class:`LowerLaw` by direction);
+* :func:`enumerate_heavy` — the top-down enumeration of the counts of the heavy levels with exact conditional
+  binomial laws, count windows, pruning, and "sure"/"impossible" collapsing, parameterized by direction;
+* the binomial pieces (Chernoff bounds on binomial tails, count windows, boost's pmf), :class:`TooMany`,
+  the local-DP test :func:`impossible`, :func:`check_config`, :func:`empirical_bernstein` and the float-safety
+  margins shared by both directions.
+
+The derivations (conditioning on heavy levels, Chernoff with the exact moment generating function, the
+rounding margins) are in ``docs/proofs/chernoff_tail.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln, logsumexp, xlogy
+
+from .._numerics.stats import scipy_stats
+from .._validation import check_int, check_open_interval, check_positive_finite
+from .result import Direction
+
+__all__ = [
+    "ABS_FLOOR",
+    "CERT_MAX_CONFIGS",
+    "EXACT_MAX_CONFIGS",
+    "LOG_CAP",
+    "REL_SAFETY",
+    "THRESH_SLACK",
+    "Config",
+    "Heavy",
+    "LowerLaw",
+    "Problem",
+    "TooMany",
+    "UpperLaw",
+    "binom_pmf",
+    "check_config",
+    "dot",
+    "empirical_bernstein",
+    "enumerate_heavy",
+    "forward_problem",
+    "impossible",
+    "levels",
+    "log_lower_tail",
+    "log_upper_tail",
+    "make_problem",
+    "root",
+    "window",
+]
+
+REL_SAFETY = 1e-9  # relative safety margin on final bounds and Chernoff exponents
+THRESH_SLACK = 1e-10  # relative shift of thresholds in the safe direction
+ABS_FLOOR = 1e-300  # stand-in for a probability that underflowed
+LOG_CAP = 700.0  # scaled values above e**700 are capped (they exceed every threshold <= 1 on their own)
+CERT_MAX_CONFIGS = 120_000  # certified methods stop refining before a stage would exceed this
+EXACT_MAX_CONFIGS = 3_000_000
+"""Largest number of heavy-count configurations the exact methods enumerate before raising ParameterError."""
+
+
+class TooMany(Exception):
+    """The enumeration would exceed its cap of live configurations (the stages already seen stay valid)."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Configuration, levels, the local-DP regime
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Validated parameters of one homogeneous pair: ``j`` differing bits, ``k`` reports per person."""
+
+    q: float
+    bits: int
+    population: int
+    epsilon: float
+    j: int
+    k: int
+
+    @property
+    def n(self) -> int:
+        return self.population * self.k
+
+
+def check_config(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits: Any, reports: Any = 1) -> Config:
+    """Validate the public parameters (ParameterError naming the parameter) into a :class:`Config`."""
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=1)
+    epsilon = check_positive_finite("epsilon", epsilon)
+    reports = check_int("reports", reports, minimum=1)
+    j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
+    return Config(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
+
+
+def levels(q: float, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """``log P[Bin(j, q) = l]`` and ``log w_l = (j - 2l) log(q/p)``, l = 0..j (seed 001 eq. 3.2; w increasing)."""
+    lv = np.arange(j + 1, dtype=float)
+    logq, logp = math.log(q), math.log1p(-q)
+    logpi = gammaln(j + 1.0) - gammaln(lv + 1.0) - gammaln(j - lv + 1.0) + lv * logq + (j - lv) * logp
+    return logpi, (j - 2.0 * lv) * (logq - logp)
+
+
+def impossible(q: float, j: int, epsilon: float, k: int = 1) -> bool:
+    """``(p/q)**(j k) <= e**eps``: ``R <= e**eps`` surely in both directions (eta = delta = 0 exactly).
+
+    Decided with a relative margin of 1e-12 so that rounding never declares a tail zero that is not.
+    """
+    log_max = j * k * (math.log1p(-q) - math.log(q))
+    return log_max <= epsilon * (1.0 - 1e-12) - 1e-15
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The one model type
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """``n`` iid reports at levels ``l = 0..j`` (law ``logpi``), scaled values ``v`` (non-decreasing, capped at
+    ``e**700``) so that the threshold of the sum is 1, and the direction of the tail asked for.
+
+    ``FORWARD``: ``v_l = w_l / (N lambda)`` and the event is ``{sum of the n = N - 1 zero reports > y}`` with
+    ``y = 1 - v_{l1}`` per outlier level ``l1`` (:mod:`.tail`). ``REVERSE``: ``v_l = u_l / x*`` and the event is
+    ``{sum of the n reports <= 1}`` (:mod:`.reverse`). ``laws`` caches the law of the light levels ``< l*``.
+    """
+
+    direction: Direction
+    q: float
+    j: int
+    population: int
+    epsilon: float
+    n: int
+    logpi: np.ndarray  # log P[Bin(j, q) = l]
+    logle: np.ndarray  # log P[Bin(j, q) <= l]
+    v: np.ndarray  # scaled values (capped)
+    laws: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def logp0(self) -> np.ndarray:
+        """``log P[Bin(j, q) = l]``: the law of a zero report."""
+        return self.logpi
+
+    @property
+    def logp1(self) -> np.ndarray:
+        """``log P[Bin(j, p) = l]``: the law of the outlier's report (forward)."""
+        out: np.ndarray = self.logpi[::-1].copy()
+        return out
+
+    @property
+    def y(self) -> np.ndarray:
+        """Forward: threshold of the zero-report sum in each outlier stratum, ``S > 1 - v_{l1}``."""
+        out: np.ndarray = 1.0 - self.v
+        return out
+
+    def law(self, lstar: int) -> UpperLaw | LowerLaw:
+        """The Chernoff law of one report given ``l < lstar`` (upper tail forward, lower tail reverse)."""
+        if lstar not in self.laws:
+            if self.direction == Direction.FORWARD:
+                self.laws[lstar] = UpperLaw(self, lstar)
+            else:
+                self.laws[lstar] = LowerLaw(self.logpi[:lstar], self.v[:lstar])
+        out: UpperLaw | LowerLaw = self.laws[lstar]
+        return out
+
+    def upper_law(self, lstar: int) -> UpperLaw:
+        law = self.law(lstar)
+        assert isinstance(law, UpperLaw)
+        return law
+
+    def lower_law(self, lstar: int) -> LowerLaw:
+        law = self.law(lstar)
+        assert isinstance(law, LowerLaw)
+        return law
+
+
+def make_problem(direction: Direction, q: float, j: int, population: int, epsilon: float, n: int,
+                 logpi: np.ndarray, v: np.ndarray) -> Problem:
+    return Problem(direction=direction, q=q, j=j, population=population, epsilon=epsilon, n=n, logpi=logpi,
+                   logle=np.logaddexp.accumulate(logpi), v=v)
+
+
+def forward_problem(q: float, j: int, population: int, epsilon: float) -> Problem:
+    """The forward pair in units of ``N lambda``: ``v_l = w_l / (N e**epsilon)``, ``n = N - 1`` zero reports."""
+    logpi, logw = levels(q, j)
+    logv = logw - math.log(population) - epsilon
+    v = np.exp(np.minimum(logv, LOG_CAP))
+    return make_problem(Direction.FORWARD, q, j, population, epsilon, population - 1, logpi, v)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Binomial pieces
+# ---------------------------------------------------------------------------------------------------------------
+def _kl(x: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """``D(x || a) = x log(x/a) + (1-x) log((1-x)/(1-a))`` with ``log a``, ``log(1-a)`` given."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: np.ndarray = xlogy(x, x) - x * log_a + xlogy(1.0 - x, 1.0 - x) - (1.0 - x) * log1m_a
+        return out
+
+
+def log_upper_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """Log of a rigorous bound on ``P[Bin(m, a) >= k]`` (Chernoff; 0 where trivial, -inf where impossible)."""
+    k = np.asarray(k, dtype=float)
+    m = np.asarray(m, dtype=float)
+    k, m = np.broadcast_arrays(k, m)
+    out = np.zeros(k.shape)
+    out[k > m] = -np.inf
+    a = math.exp(log_a)
+    mid = (k > 0) & (k <= m) & (k > m * a)
+    if np.any(mid):
+        x = k[mid] / m[mid]
+        out[mid] = -m[mid] * _kl(x, log_a, log1m_a)
+    return out
+
+
+def log_lower_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """Log of a rigorous bound on ``P[Bin(m, a) <= k]``."""
+    k = np.asarray(k, dtype=float)
+    m = np.asarray(m, dtype=float)
+    k, m = np.broadcast_arrays(k, m)
+    out = np.zeros(k.shape)
+    out[k < 0] = -np.inf
+    a = math.exp(log_a)
+    mid = (k >= 0) & (k < m) & (k < m * a)
+    if np.any(mid):
+        x = k[mid] / m[mid]
+        out[mid] = -m[mid] * _kl(x, log_a, log1m_a)
+    return out
+
+
+def window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> tuple[int, int]:
+    """Count window ``[lo, hi]`` outside which Bin(m, a), ``m_lo <= m <= m_hi``, has Chernoff mass <= tol/side."""
+    log_tol = math.log(tol)
+    a = math.exp(log_a)
+    # hi: smallest k >= m_hi a with P[Bin(m_hi) >= k + 1] <= tol (bisection; the bound is monotone in k)
+    lo_k, hi_k = int(math.floor(m_hi * a)), m_hi
+    if log_upper_tail(np.array([hi_k + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol:
+        while hi_k - lo_k > 1:
+            mid = (lo_k + hi_k) // 2
+            if log_upper_tail(np.array([mid + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol:
+                hi_k = mid
+            else:
+                lo_k = mid
+    hi = hi_k
+    # lo: largest k <= m_lo a with P[Bin(m_lo) <= k - 1] <= tol
+    lo_k, hi_k = 0, int(math.ceil(m_lo * a))
+    if log_lower_tail(np.array([lo_k - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol:
+        while hi_k - lo_k > 1:
+            mid = (lo_k + hi_k) // 2
+            if log_lower_tail(np.array([mid - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol:
+                lo_k = mid
+            else:
+                hi_k = mid
+    lo = lo_k
+    return max(0, min(lo, hi)), max(hi, 0)
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``sum(a * b)`` without BLAS: a BLAS product wakes OpenBLAS's worker threads, whose spinning slowed the whole
+    exact tail 2-3x on a busy 2-core machine (issue 10). numpy sums pairwise (error O(eps log n))."""
+    return float(np.sum(a * b))
+
+
+def binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """``P[Bin(m, a) = c]`` via boost's pmf, parameterized by the smaller of a, 1 - a (accurate to ~1e-15)."""
+    out: np.ndarray
+    if log_a <= log1m_a:
+        out = scipy_stats().binom.pmf(c, m, math.exp(log_a))
+    else:
+        out = scipy_stats().binom.pmf(m - c, m, math.exp(log1m_a))
+    return out
+
+
+def empirical_bernstein(x: np.ndarray, alpha: float) -> float:
+    """Half-width of a two-sided ``1 - alpha`` interval for the mean of iid variables in [0, 1].
+
+    Maurer & Pontil (2009), Theorem 4, applied to each side at level alpha/2:
+    ``sqrt(2 V ln(4/alpha) / n) + 7 ln(4/alpha) / (3 (n - 1))`` with V the sample variance. Valid for every n
+    (not asymptotic).
+    """
+    n = x.size
+    if n < 2:
+        return 1.0
+    log_term = math.log(4.0 / alpha)
+    return math.sqrt(2.0 * float(x.var(ddof=1)) * log_term / n) + 7.0 * log_term / (3.0 * (n - 1))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chernoff laws of the light levels (exact moment generating function)
+# ---------------------------------------------------------------------------------------------------------------
+class UpperLaw:
+    """Law of one zero report given ``l < lstar`` and upper-tail bounds for the sum of ``m`` such reports
+    (forward): Chernoff ``P[Light_m >= t] <= exp(-theta t + m Lambda(theta))`` and Cantelli's lower bound."""
+
+    def __init__(self, model: Problem, lstar: int) -> None:
+        logpi = model.logp0[:lstar] - model.logle[lstar - 1]
+        self.logpi = logpi
+        self.pi = np.exp(logpi)
+        self.v = model.v[:lstar].copy()
+        self.vmin = float(self.v.min())
+        self.vmax = float(self.v.max())
+        self.mu = float(np.sum(self.pi * self.v))
+        self.var = float(np.sum(self.pi * (self.v - self.mu) ** 2))
+        s = np.concatenate([[0.0], np.geomspace(1e-10, 1e7, 2400)])
+        self.theta = s / self.vmax
+        tv = self.theta[:, None] * self.v[None, :]
+        with np.errstate(over="ignore"):
+            small = tv[:, -1] < 600.0
+            lam = np.empty(s.size)
+            # log E e^{theta X} = log1p(sum pi expm1(theta v)): accurate to a few ulp of itself (all terms >= 0)
+            lam[small] = np.log1p(np.sum(self.pi[None, :] * np.expm1(tv[small]), axis=1))
+            big = ~small
+            if np.any(big):
+                z = logpi[None, :] + tv[big]
+                zm = z.max(axis=1, keepdims=True)
+                lam[big] = (zm + np.log(np.sum(np.exp(z - zm), axis=1, keepdims=True)))[:, 0]
+            # tilted mean Lambda'(theta), used only to choose theta
+            z = logpi[None, :] + tv
+            zm = z.max(axis=1, keepdims=True)
+            wts = np.exp(z - zm)
+            dmean = np.sum(wts * self.v[None, :], axis=1) / np.sum(wts, axis=1)
+        self.lam = lam
+        self.dmean = np.maximum.accumulate(dmean)
+
+    def choose(self, m: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Near-optimal Chernoff ``theta`` for ``P[Light_m > t]`` and the raw log bound
+        ``min(0, -theta t + m Lambda(theta))`` (``theta = 0``, bound 1, where trivial; ``-inf`` where
+        impossible), and ``Lambda(theta)``. No safety margin: for proposals, and the core of :meth:`log_upper`."""
+        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
+        theta = np.zeros(t.shape)
+        lam = np.zeros(t.shape)
+        out = np.zeros(t.shape)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            sure = t <= m * self.vmin
+            never = ~sure & (t > m * self.vmax * (1.0 + 1e-12))
+            mid = ~sure & ~never & (t > m * self.mu)
+        out[never] = -np.inf
+        if np.any(mid):
+            mm, tt = m[mid], t[mid]
+            g = np.clip(np.searchsorted(self.dmean, tt / mm), 1, self.theta.size - 1)
+            x0 = -self.theta[g - 1] * tt + mm * self.lam[g - 1]
+            x1 = -self.theta[g] * tt + mm * self.lam[g]
+            use1 = x1 < x0
+            gg = np.where(use1, g, g - 1)
+            best = np.where(use1, x1, x0)
+            pos = best > 0
+            theta[mid] = np.where(pos, 0.0, self.theta[gg])
+            lam[mid] = np.where(pos, 0.0, self.lam[gg])
+            out[mid] = np.minimum(best, 0.0)
+        return theta, out, lam
+
+    def log_upper(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Log of a rigorous upper bound on ``P[Light_m >= t]`` (t already shifted down by the slack).
+
+        ``-theta t + m Lambda(theta)`` for the chosen theta, inflated by ``1e-9 (|theta t| + |m Lambda|)``
+        (float64 rounding of both terms is far below that), capped at 0."""
+        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
+        theta, raw, lam = self.choose(m, t)
+        out = raw.copy()
+        act = (theta > 0) & np.isfinite(raw)
+        if np.any(act):
+            mag = np.abs(theta[act] * t[act]) + np.abs(m[act] * lam[act])
+            out[act] = np.minimum(raw[act] + REL_SAFETY * mag + 1e-12, 0.0)
+        return out
+
+    def lower(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Rigorous lower bound on ``P[Light_m > t]`` (t shifted up by the slack): Cantelli's inequality."""
+        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
+        out = np.zeros(t.shape)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            sure = t < m * self.vmin * (1.0 - 1e-12)
+            mid = ~sure & (t < m * self.mu)
+            d = m[mid] * self.mu - t[mid]
+            d2 = d * d
+            out[mid] = d2 / (m[mid] * self.var + d2) * (1.0 - 1e-9)
+        out[sure] = 1.0
+        return out
+
+
+class LowerLaw:
+    """Law ``pi`` (normalized from ``logpi``) on non-decreasing values ``v``; bounds on ``P[sum of m <= y]``."""
+
+    def __init__(self, logpi: np.ndarray, v: np.ndarray) -> None:
+        self.logpi = logpi - float(logsumexp(logpi))
+        self.pi = np.exp(self.logpi)
+        self.v = np.asarray(v, dtype=float)
+        self.vmin = float(self.v[0])
+        self.mu = float(np.sum(self.pi * self.v))
+        gaps = self.v - self.vmin
+        pos = gaps[gaps > 0]
+        self.theta_lo = 1e-8 / max(self.mu, 1e-300)
+        self.theta_hi = max(1e4 / float(pos.min()), self.theta_lo * 10.0) if pos.size else 0.0
+        self._grid: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(theta grid, Lambda(-theta), tilted mean) — built lazily (only the vectorized stages need it)."""
+        if self._grid is None:
+            if self.theta_hi <= 0.0:
+                theta = np.zeros(1)
+            else:
+                lo, hi = self.theta_lo, self.theta_hi
+                npts = int(min(60_000, max(200, math.ceil(math.log10(hi / lo) * 800))))
+                theta = np.concatenate([[0.0], np.geomspace(lo, hi, npts)])
+            lam = self.log_mgf(theta)
+            with np.errstate(over="ignore", invalid="ignore"):
+                z = self.logpi[None, :] - theta[:, None] * self.v[None, :]
+                zm = z.max(axis=1, keepdims=True)
+                wts = np.exp(z - zm)
+                tm = np.sum(wts * self.v[None, :], axis=1) / np.sum(wts, axis=1)
+            self._grid = (theta, lam, np.minimum.accumulate(np.nan_to_num(tm, nan=self.vmin)))
+        return self._grid
+
+    @property
+    def theta(self) -> np.ndarray:
+        return self._tables()[0]
+
+    @property
+    def lam(self) -> np.ndarray:
+        return self._tables()[1]
+
+    @property
+    def tmean(self) -> np.ndarray:
+        return self._tables()[2]
+
+    def scalar(self, m: float, y: float) -> tuple[float, float, float]:
+        """(log bound with margin, theta, Lambda) for one ``P[sum of m <= y]``: Brent on log theta (the
+        exponent is convex in theta, hence unimodal in log theta) after a coarse scan; any theta is valid and
+        the bound is evaluated at the theta found."""
+        from scipy.optimize import minimize_scalar
+
+        if y < m * self.vmin * (1.0 - 1e-12) - 1e-300:
+            return -math.inf, math.inf, -math.inf
+        if m <= 0 or y >= m * self.mu or self.theta_hi <= 0.0:
+            return 0.0, 0.0, 0.0
+
+        def f(u: float) -> float:
+            th = math.exp(u)
+            return th * y + m * float(self.log_mgf(np.array([th]))[0])
+
+        us = np.linspace(math.log(self.theta_lo), math.log(self.theta_hi), 64)
+        fs = [f(float(u)) for u in us]
+        i = int(np.argmin(fs))
+        lo_u, hi_u = float(us[max(i - 1, 0)]), float(us[min(i + 1, us.size - 1)])
+        r = minimize_scalar(f, bounds=(lo_u, hi_u), method="bounded", options={"xatol": 1e-10})
+        u = float(r.x) if float(r.fun) < fs[i] else float(us[i])
+        th = math.exp(u)
+        lam = float(self.log_mgf(np.array([th]))[0])
+        raw = th * y + m * lam
+        if raw >= 0:
+            return 0.0, 0.0, 0.0
+        return min(raw + REL_SAFETY * (abs(th * y) + abs(m * lam)) + 1e-12, 0.0), th, lam
+
+    def log_mgf(self, theta: np.ndarray) -> np.ndarray:
+        """``log E e^{-theta V}`` (accurate: log1p of a same-sign sum, or logsumexp when far from 0)."""
+        theta = np.asarray(theta, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            tv = theta[:, None] * self.v[None, :]
+            s = np.sum(self.pi[None, :] * np.expm1(-tv), axis=1)
+            lse = logsumexp(self.logpi[None, :] - tv, axis=1)
+        out: np.ndarray = np.where(s > -0.5, np.log1p(np.maximum(s, -0.5)), lse)
+        return out
+
+    def choose(self, m: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(theta, raw log bound ``min(0, theta y + m Lambda)``, Lambda) — no margin; -inf where impossible."""
+        m, y = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(y, dtype=float))
+        theta = np.zeros(y.shape)
+        lam = np.zeros(y.shape)
+        out = np.zeros(y.shape)
+        imp = y < m * self.vmin * (1.0 - 1e-12) - 1e-300
+        mid = ~imp & (y < m * self.mu) & (m > 0)
+        out[imp] = -np.inf
+        if np.any(mid) and self.theta.size > 1:
+            mm, yy = m[mid], y[mid]
+            g = yy / mm
+            idx = np.searchsorted(-self.tmean, -g)  # first theta whose tilted mean is <= g
+            cands = np.stack([np.clip(idx - 1, 0, self.theta.size - 1), np.clip(idx, 0, self.theta.size - 1)])
+            vals = self.theta[cands] * yy[None, :] + mm[None, :] * self.lam[cands]
+            best = np.argmin(vals, axis=0)
+            gi = cands[best, np.arange(mm.size)]
+            b = vals[best, np.arange(mm.size)]
+            pos = b >= 0
+            theta[mid] = np.where(pos, 0.0, self.theta[gi])
+            lam[mid] = np.where(pos, 0.0, self.lam[gi])
+            out[mid] = np.minimum(b, 0.0)
+        return theta, out, lam
+
+    def log_upper(self, m: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Log of a rigorous bound on ``P[sum of m <= y]`` (y already moved up by the slack)."""
+        m, y = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(y, dtype=float))
+        theta, raw, lam = self.choose(m, y)
+        out = raw.copy()
+        act = (theta > 0) & np.isfinite(raw)
+        if np.any(act):
+            mag = np.abs(theta[act] * y[act]) + np.abs(m[act] * lam[act])
+            out[act] = np.minimum(raw[act] + REL_SAFETY * mag + 1e-12, 0.0)
+        return out
+
+    def log_delta_upper(self, m: float) -> float:
+        """Log of a bound on ``E[(1 - sum of m)_+]``: ``min_theta exp(theta - 1 - log theta + m Lambda)``."""
+        th = self.theta[1:]
+        if th.size == 0:
+            return 0.0 if m * self.vmin < 1.0 else -math.inf
+        vals = th - 1.0 - np.log(th) + m * self.lam[1:]
+        i = int(np.argmin(vals))
+        mag = abs(th[i]) + 1.0 + abs(math.log(th[i])) + abs(m * self.lam[1:][i])
+        return float(min(vals[i] + REL_SAFETY * mag + 1e-12, 0.0))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Top-down enumeration of heavy-level counts (both directions)
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class Heavy:
+    """Heavy configurations after processing levels ``j..lstar`` (light levels: ``0..lstar-1``).
+
+    Each live configuration has its exact multinomial log probability ``logp``, scaled heavy sum
+    ``h = sum_{l >= lstar} T_l v_l`` and ``m`` reports left for the light levels. The masses set aside are kept as
+    each direction's callers sum them: FORWARD linearly (``dropped``, ``certain`` and the ``collapsed``
+    configurations, which the delta brackets need), REVERSE in the log domain (``log_dropped``, ``log_certain``,
+    and ``certain_delta``, the sure configurations' part of ``E[(1 - V)_+]``).
+    """
+
+    lstar: int
+    logp: np.ndarray
+    h: np.ndarray
+    m: np.ndarray
+    dropped: float = 0.0  # FORWARD: mass removed (window tails and pruning), added to upper bounds
+    certain: float = 0.0  # FORWARD: mass of configurations in the event whatever the light levels do
+    collapsed: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    log_certain: float = -math.inf  # REVERSE: log of the mass in the event surely
+    log_dropped: float = -math.inf  # REVERSE: log of the mass removed
+    certain_delta: float = 0.0  # REVERSE: sum over sure configurations of P * E[1 - V | config] (k = 1)
+    configs: int = 0  # REVERSE: live configurations generated so far
+
+
+def root(pb: Problem) -> Heavy:
+    """The stage before any level is processed: one configuration, all ``n`` reports light."""
+    return Heavy(lstar=pb.j + 1, logp=np.zeros(1), h=np.zeros(1), m=np.full(1, pb.n, dtype=np.int64))
+
+
+def _lae(a: float, b: float) -> float:
+    return float(np.logaddexp(a, b))
+
+
+def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float, window_tol: float,
+                    y: float = 1.0, stage: Callable[[Heavy], bool | None] | None = None) -> Heavy:
+    """Enumerate heavy counts level by level from ``j`` down to ``stop_level`` (``pb.direction`` sets the event).
+
+    ``T_l | T_{>l} ~ Bin(m, pi_l / pi(<= l))`` exactly, over a count window whose outside mass (binomial
+    Chernoff, at most ``window_tol`` per side) is set aside, children with log probability below ``log_prune``
+    set aside too. The event is ``{S > y}`` (FORWARD) or ``{S <= 1}`` (REVERSE; counts that already push the
+    sum above 1 are not generated). After each level a configuration that is in the event whatever the light
+    levels do is collapsed into the certain mass, and one that cannot be in it is removed (zero contribution);
+    both tests carry relative margins 1e-9.
+
+    ``stage(heavy)`` is called before each level and after the last; if it returns True the enumeration stops
+    there. Raises :class:`TooMany` if a level would exceed ``cap`` live configurations.
+    """
+    forward = pb.direction == Direction.FORWARD
+    v = pb.v
+    heavy = root(pb)
+    v0 = float(v[0])
+    margin = 1e-9 * abs(y) + 1e-300
+    for lev in range(pb.j, stop_level - 1, -1):
+        if stage is not None and stage(heavy):
+            return heavy
+        if heavy.logp.size == 0:
+            heavy = replace(heavy, lstar=lev)
+            continue
+        log_a = float(pb.logpi[lev] - pb.logle[lev])
+        log1m_a = float(pb.logle[lev - 1] - pb.logle[lev])
+        vl = float(v[lev])
+        m = heavy.m
+        if forward:
+            cmax = m
+        elif vl > v0:  # REVERSE: counts pushing the sum above 1 leave the event (not generated)
+            with np.errstate(over="ignore", invalid="ignore"):
+                cm = np.floor(((1.0 + 1e-9) - heavy.h - m * v0) / (vl - v0) * (1.0 + 1e-12) + 1e-9)
+            cmax = np.clip(np.nan_to_num(cm, nan=-1.0, posinf=1e18), -1, m).astype(np.int64)
+        else:
+            cmax = m.copy()
+        lo, hi = window(int(m.min()), int(m.max()), log_a, log1m_a, window_tol)
+        top = hi if forward else min(hi, int(cmax.max()))
+        c = np.arange(lo, top + 1, dtype=np.int64) if top >= lo else np.zeros(0, dtype=np.int64)
+        if c.size * m.size > 8 * cap:
+            raise TooMany
+        # mass of each parent outside the window (rigorous Chernoff bound); reverse: the upper side only where
+        # the window cuts counts that could still be in the event
+        low_t = log_lower_tail(np.full(m.shape, lo - 1), m, log_a, log1m_a)
+        up_t = log_upper_tail(np.full(m.shape, hi + 1), m, log_a, log1m_a)
+        if not forward:
+            up_t = np.where(cmax > hi, up_t, -np.inf)
+        out = heavy.logp + np.logaddexp(up_t, low_t)
+        dropped, certain, collapsed = heavy.dropped, heavy.certain, list(heavy.collapsed)
+        log_dropped, log_certain, certain_delta = heavy.log_dropped, heavy.log_certain, heavy.certain_delta
+        if forward:
+            dropped += float(np.sum(np.exp(out)))
+        else:
+            log_dropped = _lae(log_dropped, float(logsumexp(out)) if out.size else -math.inf)
+        if c.size == 0:
+            heavy = Heavy(lev, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), dropped, certain, collapsed,
+                          log_certain, log_dropped, certain_delta, heavy.configs)
+            continue
+        # forward: chunks bound the memory; reverse: one chunk (its log-domain sums are taken over the level)
+        step = max(1, 2_000_000 // c.size) if forward else m.size
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        sure_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        kept = 0
+        v_rest = float(v[lev - 1])
+        # the pmf depends on (m, c) only: tabulate it once per distinct m
+        um, uinv = np.unique(m, return_inverse=True)
+        with np.errstate(divide="ignore"):
+            ltab = np.log(binom_pmf(c[None, :], um[:, None], log_a, log1m_a))
+        for start in range(0, m.size, step):
+            sl = slice(start, start + step)
+            mm = m[sl, None]
+            child = heavy.logp[sl, None] + ltab[uinv[sl]]
+            valid = c[None, :] <= mm
+            if not forward:
+                valid = (c[None, :] <= cmax[sl, None]) & valid
+            keep = valid & (child >= log_prune)
+            drop = valid & ~keep
+            if np.any(drop):
+                dl = child[drop]
+                fin = np.isfinite(dl)
+                if forward:
+                    dropped += float(np.sum(np.exp(dl[fin]))) + ABS_FLOOR * int(np.sum(~fin))
+                else:
+                    extra = float(logsumexp(dl[fin])) if np.any(fin) else -math.inf
+                    if np.any(~fin):
+                        extra = _lae(extra, math.log(ABS_FLOOR * int(np.sum(~fin))))
+                    log_dropped = _lae(log_dropped, extra)
+            h = np.broadcast_to(heavy.h[sl, None] + (c * vl)[None, :], child.shape)[keep]
+            m_new = np.broadcast_to(mm - c[None, :], child.shape)[keep]
+            lp = child[keep]
+            if forward:  # event {S > y}
+                sure = h + m_new * v0 > y + margin
+                never = (h + m_new * v_rest) * (1.0 + 1e-9) < y - margin
+            else:  # event {S <= 1}
+                sure = (h + m_new * v_rest) * (1.0 + 1e-9) <= 1.0 - 1e-9
+                never = h + m_new * v0 > (1.0 + 1e-9) * (1.0 + 1e-9)
+            if np.any(sure):
+                if forward:
+                    certain += float(np.sum(np.exp(lp[sure])))
+                    sure_parts.append((lp[sure], h[sure], m_new[sure]))
+                else:
+                    log_certain = _lae(log_certain, float(logsumexp(lp[sure])))
+                    mu_rest = pb.lower_law(lev).mu
+                    gap = np.maximum(1.0 - h[sure] - m_new[sure] * mu_rest, 0.0)
+                    certain_delta += float(np.sum(np.exp(lp[sure]) * gap))
+            live = ~sure & ~never
+            parts.append((lp[live], h[live], m_new[live]))
+            kept += int(np.count_nonzero(live))
+            if kept > cap:
+                raise TooMany
+        if sure_parts:
+            collapsed.append((lev, np.concatenate([x[0] for x in sure_parts]),
+                              np.concatenate([x[1] for x in sure_parts]),
+                              np.concatenate([x[2] for x in sure_parts])))
+        heavy = Heavy(lev, np.concatenate([x[0] for x in parts]), np.concatenate([x[1] for x in parts]),
+                      np.concatenate([x[2] for x in parts]), dropped, certain, collapsed, log_certain, log_dropped,
+                      certain_delta, heavy.configs + kept)
+    if stage is not None:
+        stage(heavy)
+    return heavy
