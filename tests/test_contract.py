@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import sufficientdp as sdp
 from sufficientdp import CalibrationError, DataError, ParameterError
+from sufficientdp.ratio import ratio_moments
 
 HOSTILE = st.one_of(
     st.just(math.nan), st.just(math.inf), st.just(-math.inf), st.just(0), st.just(-1), st.just(0.0),
@@ -32,9 +33,9 @@ HOSTILE = st.one_of(
     (lambda: sdp.randomize(np.zeros((2, 3), dtype=np.uint8), q=0.25, reports=2**63), "reports must be"),
     (lambda: sdp.Tally(bits=2, reports=3, bit_counts=1.5, weight_histogram=np.zeros(3, dtype=np.int64)),
      "bit_counts must be"),
-    (lambda: sdp.ratio_moments(q=math.nan, bits=2, n=10), "q must be"),
-    (lambda: sdp.ratio_moments(q=0.7, bits=2, n=10), "q must be"),
-    (lambda: sdp.ratio_moments(q=0.2, bits=2, n=math.nan), "n must be"),
+    (lambda: ratio_moments(q=math.nan, bits=2, n=10), "q must be"),
+    (lambda: ratio_moments(q=0.7, bits=2, n=10), "q must be"),
+    (lambda: ratio_moments(q=0.2, bits=2, n=math.nan), "n must be"),
     (lambda: sdp.local_q(1, 5e-324), "too small"),
     (lambda: sdp.privacy_tail(q=0.3, bits=2, population=100, epsilon=1.0, reports=10**6), "reports must be"),
     (lambda: sdp.privacy_tail(q=0.3, bits=10**6, population=100, epsilon=1.0), "bits must be"),
@@ -69,7 +70,7 @@ def test_fuzz_mechanism_facts(q, reports):
     _only_value_errors(lambda: sdp.sigma_per_sqrt_n(q, reports))
     _only_value_errors(lambda: sdp.RandomizationParams(bits=3, q=q, reports=reports))
     _only_value_errors(lambda: sdp.local_q(3, q, reports))
-    _only_value_errors(lambda: sdp.ratio_moments(q=q, bits=3, n=reports))
+    _only_value_errors(lambda: ratio_moments(q=q, bits=3, n=reports))
     _only_value_errors(lambda: sdp.PrivacyTarget(epsilon=q, eta=reports))
 
 
@@ -96,8 +97,8 @@ def test_fuzz_calibrate_and_tails_fail_fast_on_any_invalid_argument(bits, popula
 @given(counts=st.lists(st.one_of(st.integers(-5, 50), st.floats(allow_nan=True)), min_size=0, max_size=4),
        q=HOSTILE, population=HOSTILE, level=HOSTILE)
 def test_fuzz_estimate_bits(counts, q, population, level):
-    _only_value_errors(lambda: sdp.estimate_bits(counts, q=q, population=population, level=level))
-    _only_value_errors(lambda: sdp.estimate_bits(counts, q=0.25, population=10, level=0.9))
+    _only_value_errors(lambda: sdp.estimate_bits(counts, q=q, population=population, confidence_level=level))
+    _only_value_errors(lambda: sdp.estimate_bits(counts, q=0.25, population=10, confidence_level=0.9))
 
 
 @pytest.mark.slow

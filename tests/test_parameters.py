@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sufficientdp import DyadicProbability, ParameterError, PrivacyTarget, RandomizationParams
+from sufficientdp import ParameterError, PrivacyTarget, RandomizationParams
+from sufficientdp.randomization import DyadicProbability
 
 
 def test_randomization_params_valid_and_frozen():

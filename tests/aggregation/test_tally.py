@@ -5,7 +5,8 @@ import collections
 import numpy as np
 import pytest
 
-from sufficientdp import DataError, ParameterError, Tally, tally, tally_packed
+from sufficientdp import DataError, ParameterError, Tally, tally
+from sufficientdp.aggregation import tally_packed
 from sufficientdp.randomization import pack_bits
 
 

@@ -49,7 +49,7 @@ def test_simulated_unbiasedness_and_coverage():
     estimates = np.empty((reps, d.size))
     covered = np.zeros(d.size, dtype=int)
     for r in range(reps):
-        e = estimate_bits(m[r], q=q, reports=k, population=n_people, level=0.95)
+        e = estimate_bits(m[r], q=q, reports=k, population=n_people, confidence_level=0.95)
         estimates[r] = e.estimate
         covered += (e.lower <= d) & (d <= e.upper)
     se = math.sqrt(n_people * q * (1 - q) / k) / (1 - 2 * q)
@@ -80,7 +80,7 @@ def test_from_tally_and_to_dict():
 
 
 def test_interval_width_matches_normal_quantile():
-    est = estimate_bits([5000], q=0.25, population=10000, level=0.9)
+    est = estimate_bits([5000], q=0.25, population=10000, confidence_level=0.9)
     z = 1.6448536269514722
     assert est.upper[0] - est.estimate[0] == pytest.approx(z * est.std_error[0])
 
@@ -119,7 +119,7 @@ def test_interval_coverage_under_the_exact_law():
     # with probability within 0.5% of 95% under the exact law of M: Bin(d, p) + Bin(N - d, q), N = 20000.
     n_people, q, d = 20000, 0.2, 4000
     law = np.convolve(binom.pmf(np.arange(d + 1), d, 1 - q), binom.pmf(np.arange(n_people - d + 1), n_people - d, q))
-    est = estimate_bits(np.arange(n_people + 1), q=q, population=n_people, level=0.95)
+    est = estimate_bits(np.arange(n_people + 1), q=q, population=n_people, confidence_level=0.95)
     cover = law[(est.lower <= d) & (d <= est.upper)].sum()
     assert abs(cover - 0.95) < 0.005
 
@@ -154,3 +154,23 @@ def test_tail_result_details_are_read_only():
     import pickle
 
     assert pickle.loads(pickle.dumps(res)) == res
+
+
+def test_confidence_level_is_the_name_and_level_its_former_alias():
+    from sufficientdp.estimation import joint_frequencies
+
+    new = estimate_bits([300, 700], q=0.25, population=1000, confidence_level=0.9)
+    old = estimate_bits([300, 700], q=0.25, population=1000, level=0.9)
+    assert new.level == old.level == 0.9 and new.lower.tolist() == old.lower.tolist()
+    assert estimate_bits([300, 700], q=0.25, population=1000).level == 0.95  # the default
+    with pytest.raises(ParameterError, match="^give confidence_level or its former name level, not both"):
+        estimate_bits([300, 700], q=0.25, population=1000, confidence_level=0.9, level=0.9)
+    with pytest.raises(ParameterError, match="^confidence_level must be in"):
+        estimate_bits([300, 700], q=0.25, population=1000, confidence_level=1.0)
+    with pytest.raises(ParameterError, match="^level must be in"):
+        estimate_bits([300, 700], q=0.25, population=1000, level=0.0)
+    h = np.array([3, 4, 1, 2])
+    assert (joint_frequencies(h, q=0.25, confidence_level=0.8).upper.tolist()
+            == joint_frequencies(h, q=0.25, level=0.8).upper.tolist())
+    with pytest.raises(ParameterError, match="^confidence_level must be in"):
+        joint_frequencies(h, q=0.25, confidence_level=-0.1)

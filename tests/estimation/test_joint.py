@@ -293,7 +293,7 @@ def test_simulation_unbiased_and_covers(k: int) -> None:
     covered = np.zeros(1 << bits, dtype=np.int64)
     for r in range(REPLICATIONS):
         h = simulate_histogram(rng, people, q, k, bits)
-        est = joint_frequencies(h, q=q, reports=k, level=0.95)
+        est = joint_frequencies(h, q=q, reports=k, confidence_level=0.95)
         assert est.population == 20000 and est.reports == k
         assert np.all((0 <= est.lower) & (est.lower <= est.upper) & (est.upper <= 20000))
         estimates[r] = est.estimate
@@ -590,7 +590,7 @@ def test_bootstrap_counts_unconverged_refits() -> None:
 
 
 def test_result_object() -> None:
-    est = joint_frequencies(np.array([3, 4, 1, 2]), q=0.25, level=0.9)
+    est = joint_frequencies(np.array([3, 4, 1, 2]), q=0.25, confidence_level=0.9)
     assert isinstance(est, JointEstimate)
     settings_ = (est.method, est.bits, est.population, est.reports, est.q, est.level)
     assert settings_ == ("inverse", 2, 10, 1, 0.25, 0.9)

@@ -108,7 +108,7 @@ def test_rounds_tail_result_intervals_equal_its_fields():
 
 def test_bit_estimates_intervals_equal_the_table():
     # N = 100, q = 1/4 (p - q = 1/2), counts 40 and 70: d_hat = (M - 25) / 0.5 = 30 and 90 by hand.
-    est = estimate_bits(np.array([40, 70]), q=0.25, population=100, level=0.9)
+    est = estimate_bits(np.array([40, 70]), q=0.25, population=100, confidence_level=0.9)
     assert est.estimate.tolist() == [30.0, 90.0]
     assert len(est.intervals) == 2
     for j, iv in enumerate(est.intervals):
@@ -121,7 +121,7 @@ def test_bit_estimates_intervals_equal_the_table():
 def test_bit_estimate_outside_its_clipped_interval_is_shown_not_hidden():
     # count 10 with N = 100, q = 1/4: d_hat = (10 - 25) / 0.5 = -30 (by hand); the clipped interval is [0, 0]
     # (its whole normal interval -30 +- 1.645 * 8.66 lies below 0), so the Interval extends down to -30.
-    est = estimate_bits(np.array([10]), q=0.25, population=100, level=0.9)
+    est = estimate_bits(np.array([10]), q=0.25, population=100, confidence_level=0.9)
     assert est.estimate[0] == -30.0 and est.lower[0] == 0.0 and est.upper[0] == 0.0 and est.outside[0]
     _same(est.interval(0), -30.0, -30.0, 0.0, 0.9, "estimate")
 

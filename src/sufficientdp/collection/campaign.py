@@ -447,10 +447,10 @@ def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
         raise DataError("the batch holds no reports")
     divisible = n % k == 0
     if divisible:
-        est = estimate_bits(tally, q=q, reports=k, level=level)
+        est = estimate_bits(tally, q=q, reports=k, confidence_level=level)
         scale = 1.0
     else:
-        est = estimate_bits(np.asarray(tally.bit_counts), q=q, reports=1, population=n, level=level)
+        est = estimate_bits(np.asarray(tally.bit_counts), q=q, reports=1, population=n, confidence_level=level)
         scale = 1.0 / k
     records = tuple(
         {"bit": r["bit"], "count": r["count"], "estimate": r["estimate"] * scale, "lower": r["lower"] * scale,
@@ -492,7 +492,7 @@ def _check_joint_bits(joint: Sequence[int] | None, tally: Tally) -> tuple[int, .
 
 
 def _joint_columns(h: np.ndarray, *, q: float, reports: int, level: float, scale: float) -> dict[str, Any]:
-    est = joint_frequencies(h, q=q, reports=reports, level=level)
+    est = joint_frequencies(h, q=q, reports=reports, confidence_level=level)
     return {"counts": [int(x) for x in h], "estimate": _floats(est.estimate * scale),
             "lower": _floats(est.lower * scale), "upper": _floats(est.upper * scale),
             "std_error": _floats(est.std_error * scale)}

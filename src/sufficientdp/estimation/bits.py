@@ -142,6 +142,19 @@ class BitEstimates:
         return pd.DataFrame.from_records(self.to_records(), index="bit")
 
 
+def _confidence_level(confidence_level: float | None, level: float | None) -> float:
+    """The checked confidence level from ``confidence_level`` or its former name ``level`` (default 0.95).
+
+    ``level`` stays accepted while callers (the command line) move to ``confidence_level``."""
+    if level is not None and confidence_level is not None:
+        raise ParameterError(f"give confidence_level or its former name level, not both; got {confidence_level!r} "
+                             f"and {level!r}")
+    if level is not None:
+        return check_open_interval("level", level, 0.0, 1.0)
+    return check_open_interval("confidence_level", 0.95 if confidence_level is None else confidence_level,
+                               0.0, 1.0)
+
+
 def _interval(lower: float, estimate: float, upper: float, level: float) -> Interval:
     """A confidence interval as an Interval; a NaN end is unknown (None); the ends widen to hold the estimate."""
     lo = None if math.isnan(lower) else min(lower, estimate)
@@ -155,8 +168,9 @@ def estimate_bits(
     q: float,
     reports: int = 1,
     population: int | None = None,
-    level: float = 0.95,
+    confidence_level: float | None = None,
     std_error: str = "exact",
+    level: float | None = None,
 ) -> BitEstimates:
     """Unbiased per-bit counts ``d_hat_j = (M_j/k - q N)/(p - q)`` with standard errors and CIs.
 
@@ -165,11 +179,12 @@ def estimate_bits(
         q: the flip probability that was used, in (0, 0.5) (use the randomizer's effective dyadic value).
         reports: k, reports per person.
         population: N; by default the tally's report count divided by k.
-        level: confidence level in (0, 1).
+        confidence_level: of the intervals, in (0, 1); default 0.95 (the result's ``level``).
         std_error: ``"exact"`` (sqrt(N p q / k)/(p - q)) or ``"plugin"`` (from the observed rate).
+        level: the former name of ``confidence_level`` (deprecated; give one of the two).
 
     Raises:
-        ParameterError: q, reports, level, population or std_error out of range.
+        ParameterError: q, reports, confidence_level, population or std_error out of range.
         DataError: counts negative or larger than the number of reports, or reports not divisible by k.
 
     References:
@@ -182,7 +197,7 @@ def estimate_bits(
     """
     q = check_open_interval("q", q, 0.0, 0.5)
     reports = check_reports(reports)
-    level = check_open_interval("level", level, 0.0, 1.0)
+    level = _confidence_level(confidence_level, level)
     if std_error not in STD_ERROR_METHODS:
         raise ParameterError(f"std_error must be one of {', '.join(STD_ERROR_METHODS)}; got {std_error!r}")
     if isinstance(data, Tally):
@@ -207,8 +222,8 @@ def estimate_bits(
             raise DataError(f"counts must be a non-empty 1-D array; got shape {counts.shape}")
         if counts.dtype.kind not in "iuf" or not np.all(np.isfinite(counts)) or np.any(counts != np.round(counts)):
             raise DataError("counts must be non-negative integers")
-        if np.any(counts > 2.0**62):
-            raise DataError("counts must be integers below 2**62")
+        if np.any(np.abs(counts) > 2.0**62):  # also very negative ones: -1e300 does not fit an int64
+            raise DataError("counts must be non-negative integers below 2**62")
         counts = counts.astype(np.int64)
         if population is None:
             raise ParameterError("population must be given (an integer >= 1) when data are counts; got None")

@@ -41,7 +41,7 @@ from scipy.stats import norm
 from .._errors import DataError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..loss.result import Interval
-from .bits import _interval
+from .bits import _confidence_level, _interval
 
 __all__ = ["MAX_BITS", "MAX_BOOTSTRAP", "JointEstimate", "apply_channel", "apply_inverse_channel", "joint_frequencies"]
 
@@ -667,13 +667,14 @@ def joint_frequencies(
     q: float,
     reports: int = 1,
     method: str = "inverse",
-    level: float = 0.95,
+    confidence_level: float | None = None,
     max_iter: int = 10_000,
     tol: float = 1e-3,
     solver: str = "lbfgs",
     bootstrap: int = 0,
     rng: np.random.Generator | None = None,
     progress: Callable[[int, int], None] | None = None,
+    level: float | None = None,
 ) -> JointEstimate:
     r"""Estimate how many people hold each L-bit vector from the histogram of their randomized reports.
 
@@ -733,7 +734,7 @@ def joint_frequencies(
         q: flip probability that was used, in (0, 0.5).
         reports: k >= 1, reports per person; the total count must be a multiple of k.
         method: ``"inverse"`` or ``"em"``.
-        level: confidence level in (0, 1).
+        confidence_level: of the intervals, in (0, 1); default 0.95 (the result's ``level``).
         max_iter: maximum solver iterations of one fit, >= 1 (``"em"`` only).
         tol: stopping tolerance in nats of log-likelihood, > 0 (``"em"`` only).
         solver: ``"lbfgs"`` or ``"em"`` (``"em"`` only).
@@ -744,12 +745,14 @@ def joint_frequencies(
         progress: optional callback ``progress(done, total)``: after every iteration of the fit with
             ``total = max_iter`` (the fit may stop early), then, with bootstrap, once with ``(0, bootstrap)`` and
             after every replicate with ``total = bootstrap``.
+        level: the former name of ``confidence_level`` (deprecated; give one of the two).
 
     Returns:
         A :class:`JointEstimate`.
 
     Raises:
-        ParameterError: q, reports, method, level, max_iter, tol, solver, bootstrap, rng or progress invalid.
+        ParameterError: q, reports, method, confidence_level, max_iter, tol, solver, bootstrap, rng or progress
+            invalid.
         DataError: histogram not 1-D of length 2**L (1 <= L <= 20), not non-negative integers, empty, or its total
             not divisible by ``reports``.
 
@@ -780,7 +783,7 @@ def joint_frequencies(
     reports = check_int("reports", reports, minimum=1)
     if not isinstance(method, str) or method not in _METHODS:
         raise ParameterError(f"method must be one of {', '.join(map(repr, _METHODS))}; got {method!r}")
-    level = check_open_interval("level", level, 0.0, 1.0)
+    level = _confidence_level(confidence_level, level)
     max_iter = check_int("max_iter", max_iter, minimum=1)
     tol = check_positive_finite("tol", tol)
     if not isinstance(solver, str) or solver not in _SOLVERS:

@@ -51,7 +51,7 @@ WORST_CASE_NOTE = ("statement about the homogeneous configuration (N - 1 identic
 
 def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
                  outlier_bits: int | None = None, method: str = "proven", direction: str = "both",
-                 rng: Any = None, samples: int | None = None, confidence: float = 0.95,
+                 rng: Any = None, samples: int | None = None, confidence_level: float = 0.95,
                  progress: Any = None) -> TailResult:
     """``eta = P[R(S) > e**epsilon]``: over every collection (default) or for the homogeneous configuration.
 
@@ -73,7 +73,8 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         direction: ``"both"`` (the worse of the two), ``"forward"`` (neighbour added) or ``"reverse"``.
         rng: a seeded ``numpy.random.Generator`` for ``"mc"`` (default: fresh entropy).
         samples: Monte Carlo samples.
-        confidence: level of a Monte Carlo interval (split over j and directions, Bonferroni).
+        confidence_level: confidence level of a Monte Carlo interval, in (0, 1) (split over j and directions,
+            Bonferroni; the result's ``confidence``).
         progress: optional callback ``progress(done, total)`` (one step per outlier weight j).
 
     Returns:
@@ -101,7 +102,7 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         raise ParameterError(f"method must be one of {', '.join(TAIL_METHODS)}; got {method!r}")
     if direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    confidence = check_open_interval("confidence_level", confidence_level, 0.0, 1.0)
     if method == "proven":
         given = [name for name, value in (("outlier_bits", outlier_bits), ("rng", rng), ("samples", samples))
                  if value is not None] + (["direction"] if direction != "both" else [])
