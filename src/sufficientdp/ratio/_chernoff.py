@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln, logsumexp, xlogy
 
+from .._errors import ParameterError
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
 from .result import Direction
@@ -36,6 +37,7 @@ __all__ = [
     "CERT_MAX_CONFIGS",
     "EXACT_MAX_CONFIGS",
     "LOG_CAP",
+    "METHODS",
     "REL_SAFETY",
     "THRESH_SLACK",
     "Config",
@@ -46,6 +48,7 @@ __all__ = [
     "UpperLaw",
     "binom_pmf",
     "check_config",
+    "check_method",
     "dot",
     "empirical_bernstein",
     "enumerate_heavy",
@@ -58,6 +61,9 @@ __all__ = [
     "root",
     "window",
 ]
+
+METHODS = ("certified", "exact", "mc")
+"""The methods of the homogeneous tails, both directions (one ``method=`` argument, STYLE.md)."""
 
 REL_SAFETY = 1e-9  # relative safety margin on final bounds and Chernoff exponents
 THRESH_SLACK = 1e-10  # relative shift of thresholds in the safe direction
@@ -102,6 +108,13 @@ def check_config(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits:
     return Config(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
 
 
+def check_method(method: Any) -> str:
+    """``method`` if it is one of :data:`METHODS`, else ParameterError naming the allowed values."""
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    return str(method)
+
+
 def levels(q: float, j: int) -> tuple[np.ndarray, np.ndarray]:
     """``log P[Bin(j, q) = l]`` and ``log w_l = (j - 2l) log(q/p)``, l = 0..j (seed 001 eq. 3.2; w increasing)."""
     lv = np.arange(j + 1, dtype=float)
@@ -138,15 +151,10 @@ class Problem:
     population: int
     epsilon: float
     n: int
-    logpi: np.ndarray  # log P[Bin(j, q) = l]
+    logpi: np.ndarray  # log P[Bin(j, q) = l]: the law of a zero report
     logle: np.ndarray  # log P[Bin(j, q) <= l]
     v: np.ndarray  # scaled values (capped)
     laws: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def logp0(self) -> np.ndarray:
-        """``log P[Bin(j, q) = l]``: the law of a zero report."""
-        return self.logpi
 
     @property
     def logp1(self) -> np.ndarray:
@@ -301,7 +309,7 @@ class UpperLaw:
     (forward): Chernoff ``P[Light_m >= t] <= exp(-theta t + m Lambda(theta))`` and Cantelli's lower bound."""
 
     def __init__(self, model: Problem, lstar: int) -> None:
-        logpi = model.logp0[:lstar] - model.logle[lstar - 1]
+        logpi = model.logpi[:lstar] - model.logle[lstar - 1]
         self.logpi = logpi
         self.pi = np.exp(logpi)
         self.v = model.v[:lstar].copy()

@@ -34,6 +34,7 @@ from ._chernoff import (
     CERT_MAX_CONFIGS,
     EXACT_MAX_CONFIGS,
     LOG_CAP,
+    METHODS,
     REL_SAFETY,
     THRESH_SLACK,
     Config,
@@ -41,6 +42,7 @@ from ._chernoff import (
     Problem,
     TooMany,
     check_config,
+    check_method,
     empirical_bernstein,
     enumerate_heavy,
     forward_problem,
@@ -62,7 +64,6 @@ __all__ = [
     "worst_two_sided",
 ]
 
-METHODS = ("certified", "exact", "mc")
 
 _EXACT_MAX_ATOMS = 1_000_000  # count vectors enumerated by the k > 1 exact method
 _REFINE_ABOVE = math.log(1e-250)  # (C2) refinement only where the plain bound is above this
@@ -75,12 +76,6 @@ _O_MIN = 1e-9
 # ---------------------------------------------------------------------------------------------------------------
 # validation
 # ---------------------------------------------------------------------------------------------------------------
-def _check_method(method: Any) -> str:
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    return str(method)
-
-
 def _result(cfg: Config, *, eta: float, lo: float | None, hi: float | None, method: str, kind: str,
             delta: float | None = None, d_lo: float | None = None, d_hi: float | None = None,
             confidence: float | None = None, details: dict[str, Any] | None = None) -> TailResult:
@@ -485,7 +480,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
         >>> r.kind, r.details["direction"], 0.0 < r.eta <= 1.0
         ('bound', 'reverse', True)
     """
-    method = _check_method(method)
+    method = check_method(method)
     cfg = check_config(q, bits, population, epsilon, outlier_bits, reports)
     if method == "certified":
         return _reverse_certified(cfg)
@@ -504,7 +499,7 @@ def _forward_k_log_bound(cfg: Config) -> tuple[float, dict[str, Any]]:
     n, k, j = cfg.n, cfg.k, cfg.j
     model = forward_problem(cfg.q, j, n, cfg.epsilon / k)  # v_l = w_l / (n e**(eps/k)), capped at e**700
     v = model.v
-    logp0 = model.logp0
+    logp0 = model.logpi
     p1 = np.exp(model.logp1)
     # outlier sum on the grid g[0] = 0, g[1..G] geometric in [O_MIN, 1]; index G + 1 means >= 1 (sure)
     g = np.concatenate([[0.0], np.geomspace(_O_MIN, 1.0, _O_GRID)])
@@ -670,7 +665,7 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
         >>> r.details["worst_direction"] in ("forward", "reverse")
         True
     """
-    method = _check_method(method)
+    method = check_method(method)
     if direction not in DIRECTIONS:
         raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
     cfg = check_config(q, bits, population, epsilon, outlier_bits, reports)
@@ -706,7 +701,7 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
         >>> r.outlier_bits in (1, 2) and r.kind == "bound"
         True
     """
-    method = _check_method(method)
+    method = check_method(method)
     cfg = check_config(q, bits, population, epsilon, None, reports)
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
     gen = check_rng(rng)

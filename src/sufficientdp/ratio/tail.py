@@ -32,6 +32,7 @@ from ._chernoff import (
     ABS_FLOOR,
     CERT_MAX_CONFIGS,
     EXACT_MAX_CONFIGS,
+    METHODS,
     REL_SAFETY,
     THRESH_SLACK,
     Heavy,
@@ -40,6 +41,7 @@ from ._chernoff import (
     UpperLaw,
     binom_pmf,
     check_config,
+    check_method,
     dot,
     empirical_bernstein,
     enumerate_heavy,
@@ -62,7 +64,6 @@ __all__ = [
     "worst_over_outlier_bits",
 ]
 
-METHODS = ("certified", "exact", "mc")
 
 _LOG_PRUNE = math.log(1e-20)  # configurations below this probability are dropped (mass added to upper bounds)
 _WINDOW_TOL = 1e-22  # per-parent Chernoff mass allowed outside a level's count window
@@ -84,7 +85,7 @@ def _f_delta(x: np.ndarray) -> np.ndarray:
 def _rest_moments(model: Problem, lev: int) -> tuple[float, float]:
     """Mean and variance of one report's ``v`` given ``l < lev``."""
     k = np.arange(lev)
-    pi = np.exp(model.logp0[k] - model.logle[lev - 1])
+    pi = np.exp(model.logpi[k] - model.logle[lev - 1])
     mu = float(np.sum(pi * model.v[k]))
     return mu, float(np.sum(pi * (model.v[k] - mu) ** 2))
 
@@ -380,8 +381,8 @@ class _BinomialLight:
 
     def __init__(self, model: Problem, m: np.ndarray) -> None:
         self.v0, self.v1 = float(model.v[0]), float(model.v[1])
-        self.log_a = float(model.logp0[1] - model.logle[1])
-        self.log1m_a = float(model.logp0[0] - model.logle[1])
+        self.log_a = float(model.logpi[1] - model.logle[1])
+        self.log1m_a = float(model.logpi[0] - model.logle[1])
         self.mu, self.inv = np.unique(m, return_inverse=True)
         lo, hi = window(int(self.mu.min()), int(self.mu.max()), self.log_a, self.log1m_a, _WINDOW_TOL)
         self.lo, self.hi = lo, hi
@@ -647,7 +648,7 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
             th, tt, mm, hh = cat["theta"][sel], cat["t"][sel], cat["m"][sel], cat["h"][sel]
             ls, v1s = cat["lstar"][sel], cat["v1"][sel]
             lv = np.arange(j + 1)
-            logw = model.logp0[None, :] + th[:, None] * model.v[None, :]
+            logw = model.logpi[None, :] + th[:, None] * model.v[None, :]
             logw = np.where(lv[None, :] < ls[:, None], logw, -np.inf)
             logw -= logw.max(axis=1, keepdims=True)
             pv = np.exp(logw)
@@ -716,8 +717,7 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
         >>> r.kind, r.eta >= 0.00124
         ('bound', True)
     """
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    method = check_method(method)
     if method == "certified":
         return certified_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits)
     if method == "exact":
@@ -784,8 +784,7 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
         >>> r.outlier_bits, r.eta >= 0.003706
         (5, True)
     """
-    if method not in METHODS:
-        raise ParameterError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    method = check_method(method)
     q, bits, population, epsilon, _ = _check_common(q, bits, population, epsilon, None)
     t0 = time.perf_counter()
     if method == "certified":
