@@ -4,37 +4,24 @@ A campaign runs T rounds. In every round each of the N people sends k fresh repo
 response, seed 001 §1.3) and that round's histogram is released. For neighbouring collections the privacy loss of
 the T histograms together is the **sum** of the per-round losses, because the rounds are independent given the
 data. This module bounds ``eta_T(epsilon) = P[L_1 + ... + L_T > epsilon]`` over every pair of neighbouring
-collections of the domain (the statement of seed 001 eq. 1.7 for the whole sequence), and the hockey-stick
-``delta_T(epsilon)`` with it.
+collections of the domain (the statement of seed 001 eq. 1.7, ``papers/001_3d8ddaba8b46cf9c.txt``, for the
+whole sequence), and the hockey-stick ``delta_T(epsilon)`` with it.
 
-Why it holds (docs/proofs/rounds.md; docs/proofs/blanket.md steps 2 and 6):
-
-1. The T histograms are a post-processing of the T·k *one-report* releases (group r of round t holds every
-   person's r-th report of that round; the round's histogram merges its k groups). Each one-report release is
-   dominated by the privacy-blanket pair (P, Q) of its pair type (blanket.md step 2), so the whole sequence is a
-   post-processing of ``(P, Q)^{⊗ T k}``.
-2. The hockey-stick curve ``delta_PQ(e)`` is bounded from above, rigorously, at a few dozen points ``e`` over
-   ``[-top, top]`` (``top`` = the largest per-report log ratio, which bounds the loss of (P, Q)) by
-   :func:`sufficientdp.ratio.proven.blanket_delta`; at the two ends it is known exactly (``1 - e**e`` and 0).
-   The lower convex hull of these points in ``t = e**e`` is again an upper bound on ``delta_PQ`` everywhere
-   (``delta_PQ`` is convex in t), and it is the hockey-stick curve of a pair ``(P^, Q^)`` whose privacy loss has
-   atoms at the hull's vertices ("connect the dots", Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022). A
-   pair whose curve is larger at every epsilon in R dominates in Blackwell's sense, so ``(P^, Q^)^{⊗ n}``
-   dominates ``(P, Q)^{⊗ n}``.
-3. Each atom is split between the two neighbouring points of a uniform grid keeping its P- and Q-masses (again
-   connect the dots: the split's curve is a chord of the atom's, hence larger); the n-fold composition of the
-   grid law is one FFT power with the floating-point allowance of :mod:`sufficientdp.ratio.proven`;
-   ``delta_n(e') = E[(1 - e**(e' - S))_+]`` is read off for every ``e'``.
-4. ``eta_T(epsilon) <= min_{e' < epsilon} delta_n(e') / (1 - e**(e' - epsilon))`` (blanket.md step 4), the
-   maximum over pair types.
+Why it holds (proof: docs/proofs/rounds.md, steps 1-5): the T histograms are a post-processing of T·k one-report
+releases, each dominated by its pair type's privacy-blanket pair (docs/proofs/blanket.md step 2); rigorous upper
+bounds on that pair's hockey-stick curve at a few dozen points, joined by their lower convex hull ("connect the
+dots", Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022), are the curve of a dominating discrete pair
+(:mod:`sufficientdp.loss.profile`), which is moved onto a grid and composed T·k times by one FFT power; then
+``eta_T(epsilon) <= min_{e' < epsilon} delta_n(e') / (1 - e**(e' - epsilon))``, the maximum over pair types.
 
 The simple rule is reported next to it as a fallback (:func:`simple_rule`): the union bound
 ``P[sum L_t > epsilon] <= sum P[L_t > epsilon / T]`` gives ``eta_T(epsilon) <= T eta_1(epsilon / T)`` with
 ``eta_1`` a one-round bound from the same curves. Both are valid upper bounds; the result is the smaller.
 
-``values="fixed"`` (default) covers a collection that stays the same over the T rounds (the pair type is the same
-in every round). ``values="changing"`` covers collections that may change from round to round (fixed in advance,
-one person's values differing): it composes one curve above every pair type's (their pointwise maximum).
+``values="changing"`` (the default of :func:`rounds_tail`) covers collections that may change from round to round
+(fixed in advance, one person's values differing): it composes one curve above every pair type's (their pointwise
+maximum). ``values="fixed"`` covers a collection that stays the same over the T rounds (the pair type is the same
+in every round).
 
 The homogeneous configuration (N - 1 zero vectors and one outlier, seed 001 §3) is composed exactly where its
 per-round privacy-loss distribution can be enumerated (:func:`homogeneous_rounds_tail`): a *lower* reference for
