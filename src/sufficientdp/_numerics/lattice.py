@@ -5,42 +5,13 @@ probability ``gamma``, where ``V`` takes finitely many real values ``v_c`` with 
 privacy-blanket analysis ``W`` is what one other person contributes; docs/proofs/blanket.md.) For any thresholds
 ``t`` we return ``lower <= P[S > t] <= upper``.
 
-Method and error budget (every term is added to ``upper`` and subtracted from ``lower``):
-
-1. **Lattice.** Each value is rounded to the nearest multiple of ``h``: ``v_c = h k_c - e_c``, ``|e_c| <= h/2``.
-   With ``K = sum k`` and ``E = sum e`` (both over the n people), ``S = h K - E``, so for any ``tau >= 0``::
-
-       P[S > t] <= P[h K > t + mu_E - tau] + P[E - mu_E < -tau]
-       P[S > t] >= P[h K > t + mu_E + tau] - P[E - mu_E > tau]
-
-   ``mu_E = E[E]`` is computed exactly from the atoms, and ``tau`` is Bernstein's deviation for a sum of n iid
-   variables bounded by ``h`` around their mean with variance ``n Var(e)``, at failure probability ``ALPHA``.
-   (Atoms too far out to index, ``|k| > 2**52``, are clamped, and the rarest far-out atoms are set to 0 while
-   the chance that any person draws one stays below ``DROP = 1e-11``; either chance, at most
-   ``n gamma pi(atoms)``, is added. Brackets are therefore not meant for probabilities below about 1e-10.)
-2. **Window.** ``K`` lives on a cyclic lattice of ``M`` cells covering ``[a_lo, a_lo + M)``; the cyclic
-   convolution of the wrapped per-person law equals the wrapped law of ``K``, so every computed cell is at least
-   the true probability of its in-window value and exceeds it by at most ``P[K outside the window]``, which
-   Chernoff's bound with the exact moment generating function of the lattice variable makes ``<= ALPHA`` per side.
-3. **Floating point.** The law of ``K`` is ``irfft((1 - gamma + gamma F)**n)`` with ``F = rfft(pmf of k)``,
-   computed as ``exp(n log1p(gamma (F - 1)))`` (and for ``n - r`` people by multiplying that power up by the
-   per-person transform, a few more roundings absorbed in ``C2``). FFTs are normwise backward stable
-   (``||fl(FFT x) - FFT x||_2 <= c u log2(M) ||FFT x||_2``), and ``|d(1 + z)**n / dz| <= n`` on the unit disc, so
-   the error of any sum of computed cells is at most ``sqrt(M) u (C1 log2(M) + C2) (n gamma ||pmf||_2 + 1)``
-   with ``u`` the unit round-off and generous constants ``C1 = 8``, ``C2 = 16``. This is a float-error *model*, as
-   everywhere in this package: the bracket is rigorous up to it, not interval arithmetic.
-
-4. **Heavy atoms.** Rare atoms far larger than the rest would set the window (and so the number of cells) on
-   their own. The largest ``|v|`` are split off while the expected number of people drawing one,
-   ``lambda = n gamma pi(heavy)``, is at most :data:`HEAVY_RATE`. With ``H`` that number, ``P[H > r] <=
-   lambda**(r+1) / (r+1)!`` (union bound over (r+1)-sets of people), so ``r = 0 .. h_max`` are enumerated: given
-   ``H = r`` the other ``n - r`` people are iid draws of the light-conditional law (steps 1-3, one inverse FFT per
-   r; the window holds for every such r) and the heavy ones add a sum ``y`` whose finite law is enumerated
-   exactly, so ``P[S > t] = sum_r P[H = r] sum_y P(y) P[S_light(n - r) > t - y]`` up to ``P[H > h_max]`` and the
-   rarest heavy sums left out (together at most ``DROP``, added to ``upper``).
-
-The lattice step ``h`` is chosen so that ``tau`` is about ``resolution`` times the standard deviation of the light
-sum (capped at ``max_cells`` cells; a coarser lattice stays valid, only looser).
+Method: round every value to a lattice ``hZ`` (the rounding error is bounded by Bernstein's inequality), compute
+the law of the lattice sum by one FFT power on a window of cells (the wrap-around mass bounded by Chernoff's bound),
+add a float-error allowance for the FFTs, and enumerate rare heavy atoms exactly. Every error term is added to
+``upper`` and subtracted from ``lower``; the failure probabilities are :data:`ALPHA` per term and :data:`DROP` for
+the atoms left out, so brackets are not meant for probabilities below about 1e-10. The lattice step ``h`` makes the
+rounding deviation about ``resolution`` standard deviations of the sum (capped at ``max_cells`` cells). Error
+budget and proofs: ``docs/proofs/compound_tail.md``.
 """
 
 from __future__ import annotations
