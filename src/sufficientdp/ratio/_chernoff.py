@@ -30,7 +30,7 @@ from scipy.special import gammaln, logsumexp, xlogy
 from .._errors import ParameterError
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
-from .result import Direction
+from .result import Direction, TailResult
 
 __all__ = [
     "ABS_FLOOR",
@@ -49,6 +49,7 @@ __all__ = [
     "binom_pmf",
     "check_config",
     "check_method",
+    "tail_result",
     "dot",
     "empirical_bernstein",
     "enumerate_heavy",
@@ -106,6 +107,15 @@ def check_config(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits:
     reports = check_int("reports", reports, minimum=1)
     j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
     return Config(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
+
+
+def tail_result(cfg: Config, *, eta: float, lo: float | None, hi: float | None, method: str, kind: str,
+                delta: float | None = None, d_lo: float | None = None, d_hi: float | None = None,
+                confidence: float | None = None, details: dict[str, Any] | None = None) -> TailResult:
+    """The :class:`TailResult` of one homogeneous pair ``cfg`` (either direction)."""
+    return TailResult(eta=eta, eta_lower=lo, eta_upper=hi, method=method, kind=kind, epsilon=cfg.epsilon, q=cfg.q,
+                      bits=cfg.bits, population=cfg.population, reports=cfg.k, outlier_bits=cfg.j, delta=delta,
+                      delta_lower=d_lo, delta_upper=d_hi, confidence=confidence, details=details or {})
 
 
 def check_method(method: Any) -> str:

@@ -49,6 +49,7 @@ from ._chernoff import (
     impossible,
     levels,
     make_problem,
+    tail_result,
 )
 from .exact import count_vector_atoms
 from .result import DIRECTIONS, Direction, TailResult
@@ -76,14 +77,6 @@ _O_MIN = 1e-9
 # ---------------------------------------------------------------------------------------------------------------
 # validation
 # ---------------------------------------------------------------------------------------------------------------
-def _result(cfg: Config, *, eta: float, lo: float | None, hi: float | None, method: str, kind: str,
-            delta: float | None = None, d_lo: float | None = None, d_hi: float | None = None,
-            confidence: float | None = None, details: dict[str, Any] | None = None) -> TailResult:
-    return TailResult(eta=eta, eta_lower=lo, eta_upper=hi, method=method, kind=kind, epsilon=cfg.epsilon, q=cfg.q,
-                      bits=cfg.bits, population=cfg.population, reports=cfg.k, outlier_bits=cfg.j, delta=delta,
-                      delta_lower=d_lo, delta_upper=d_hi, confidence=confidence, details=details or {})
-
-
 _NEVER = "(p/q)**(j k) <= e**epsilon: R <= e**epsilon surely in both directions (local-DP regime), eta = delta = 0"
 
 
@@ -280,7 +273,7 @@ def _finish_up(log_b: float) -> float:
 def _reverse_certified(cfg: Config) -> TailResult:
     t0 = time.perf_counter()
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
-        return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="certified", kind="bound", delta=0.0, d_lo=0.0,
+        return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="certified", kind="bound", delta=0.0, d_lo=0.0,
                        d_hi=0.0, details={"direction": "reverse", "reason": _NEVER})
     rb = _reverse_certified_core(cfg)
     up = _finish_up(rb.log_bound)
@@ -314,7 +307,7 @@ def _reverse_certified(cfg: Config) -> TailResult:
     }
     if vacuous:
         details["vacuous_note"] = "the bound is >= 1 (capped at 1): nothing is certified here"
-    return _result(cfg, eta=up, lo=lo, hi=up, method="certified", kind="bound", delta=d_up, d_lo=0.0,
+    return tail_result(cfg, eta=up, lo=lo, hi=up, method="certified", kind="bound", delta=d_up, d_lo=0.0,
                    d_hi=d_up, details=details)
 
 
@@ -344,7 +337,7 @@ def _reverse_exact_k1(cfg: Config) -> TailResult:
     details = {"direction": "reverse", "configs": st.configs, "dropped_mass": drop,
                "seconds": time.perf_counter() - t0,
                "note": "bracket contains P[R_rev > lambda] and P[R_rev >= lambda] (enumeration + binomial CDF)"}
-    return _result(cfg, eta=raw, lo=lo, hi=hi, method="exact", kind="exact", delta=min(max(d, d_lo), d_hi),
+    return tail_result(cfg, eta=raw, lo=lo, hi=hi, method="exact", kind="exact", delta=min(max(d, d_lo), d_hi),
                    d_lo=d_lo, d_hi=d_hi, details=details)
 
 
@@ -376,7 +369,7 @@ def _exact_from_atoms(cfg: Config, log_prob: np.ndarray, log_ratio: np.ndarray, 
     hi = min(1.0, tail(eps - 1e-9) * (1.0 + REL_SAFETY) + 1e-15)
     sel = log_ratio > eps
     dval = float(math.fsum((pr[sel] * -np.expm1(eps - log_ratio[sel])).tolist()))
-    return _result(cfg, eta=eta, lo=lo, hi=hi, method="exact", kind="exact", delta=dval, d_lo=dval * (1 - 1e-9),
+    return tail_result(cfg, eta=eta, lo=lo, hi=hi, method="exact", kind="exact", delta=dval, d_lo=dval * (1 - 1e-9),
                    d_hi=min(1.0, dval * (1 + 1e-9) + 1e-15),
                    details={"direction": direction, "count_vectors": int(log_prob.size),
                             "note": "every count vector enumerated; bracket = ties within 1e-9 in log R"})
@@ -395,7 +388,7 @@ def _small_exact(cfg: Config, direction: str) -> TailResult | None:
 
 def _reverse_exact(cfg: Config) -> TailResult:
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
-        return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0, d_lo=0.0, d_hi=0.0,
+        return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0, d_lo=0.0, d_hi=0.0,
                        details={"direction": "reverse", "reason": _NEVER})
     if cfg.k == 1:
         return _reverse_exact_k1(cfg)
@@ -411,7 +404,7 @@ def _reverse_mc(cfg: Config, rng: np.random.Generator, samples: int, confidence:
 
     t0 = time.perf_counter()
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
-        return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="mc", kind="estimate", confidence=confidence,
+        return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="mc", kind="estimate", confidence=confidence,
                        details={"direction": "reverse", "reason": _NEVER})
     rb = _reverse_certified_core(cfg, refine=False)
     cert_up = _finish_up(rb.log_bound)
@@ -446,7 +439,7 @@ def _reverse_mc(cfg: Config, rng: np.random.Generator, samples: int, confidence:
                "hits": int(np.count_nonzero(y > 0)), "truncation_tau": rb.tau, "x_star": rb.x_star,
                "interval": "empirical Bernstein (Maurer-Pontil) on Y in [0, 1], intersected with the certified bound",
                "seconds": time.perf_counter() - t0}
-    return _result(cfg, eta=min(max(est, lo), hi), lo=min(lo, hi), hi=hi, method="mc", kind="estimate",
+    return tail_result(cfg, eta=min(max(est, lo), hi), lo=min(lo, hi), hi=hi, method="mc", kind="estimate",
                    confidence=confidence, details=details)
 
 
@@ -577,7 +570,7 @@ def forward_k_certified(*, q: float, bits: int, population: int, epsilon: float,
 def _forward_k(cfg: Config) -> TailResult:
     t0 = time.perf_counter()
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
-        return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="certified", kind="bound", delta=0.0, d_lo=0.0,
+        return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="certified", kind="bound", delta=0.0, d_lo=0.0,
                        d_hi=0.0, details={"direction": "forward", "reason": _NEVER})
     log_b, info = _forward_k_log_bound(cfg)
     up = _finish_up(log_b)
@@ -589,7 +582,7 @@ def _forward_k(cfg: Config) -> TailResult:
                "note": "Maclaurin R(S^k) <= (mean w)^k; outlier sum convolved exactly (rounded up); zero reports: "
                        "Chernoff with exact MGF and a heavy-level split (0 or 1 heavy report exact, >= 2 bounded)",
                **info}
-    return _result(cfg, eta=up, lo=None, hi=up, method="certified", kind="bound", delta=up, d_lo=0.0, d_hi=up,
+    return tail_result(cfg, eta=up, lo=None, hi=up, method="certified", kind="bound", delta=up, d_lo=0.0, d_hi=up,
                    details=details)
 
 
@@ -604,7 +597,7 @@ def _forward(cfg: Config, method: str, rng: np.random.Generator, samples: int | 
         return _forward_k(cfg)
     if method == "exact":
         if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
-            return _result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0,
+            return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0,
                            details={"direction": "forward", "reason": _NEVER})
         _, log_r, log_pm = _exact_counts(cfg)
         return _exact_from_atoms(cfg, log_pm, log_r, "forward")
@@ -634,7 +627,7 @@ def _combine(cfg: Config, fwd: TailResult | None, rev: TailResult | None, method
     details = {"direction": "both" if len(parts) == 2 else worst_dir, "worst_direction": worst_dir,
                "forward": None if fwd is None else fwd.to_dict(), "reverse": None if rev is None else rev.to_dict(),
                **extra}
-    return _result(cfg, eta=worst.eta, lo=lo, hi=hi, method=method, kind=kind, delta=worst.delta,
+    return tail_result(cfg, eta=worst.eta, lo=lo, hi=hi, method=method, kind=kind, delta=worst.delta,
                    d_lo=None, d_hi=d_hi, confidence=confidence, details=details)
 
 

@@ -35,6 +35,7 @@ from ._chernoff import (
     METHODS,
     REL_SAFETY,
     THRESH_SLACK,
+    Config,
     Heavy,
     Problem,
     TooMany,
@@ -50,6 +51,7 @@ from ._chernoff import (
     log_lower_tail,
     log_upper_tail,
     root,
+    tail_result,
     window,
 )
 from .result import TailResult
@@ -296,17 +298,9 @@ def _certified_delta(model: Problem, strata: list[_Stratum]) -> tuple[float, flo
             min(1.0, math.fsum(d_up) * (1.0 + REL_SAFETY) + ABS_FLOOR))
 
 
-def _check_common(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits: Any) -> tuple[
-        float, int, int, float, int]:
-    cfg = check_config(q, bits, population, epsilon, outlier_bits)
-    return cfg.q, cfg.bits, cfg.population, cfg.epsilon, cfg.j
-
-
-def _zero_result(method: str, kind: str, q: float, bits: int, population: int, epsilon: float, j: int,
-                 why: str) -> TailResult:
-    return TailResult(eta=0.0, eta_lower=0.0, eta_upper=0.0, method=method, kind=kind, epsilon=epsilon, q=q,
-                      bits=bits, population=population, outlier_bits=j, delta=0.0, delta_lower=0.0,
-                      delta_upper=0.0, confidence=None, details={"reason": why})
+def _zero_result(cfg: Config, method: str, kind: str) -> TailResult:
+    return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method=method, kind=kind, delta=0.0, d_lo=0.0, d_hi=0.0,
+                       details={"reason": _NEVER})
 
 
 _NEVER = "(p/q)**j <= e**epsilon: R never exceeds lambda (local-DP regime), eta = delta = 0 exactly"
@@ -355,11 +349,12 @@ def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
         >>> r.eta_lower <= 0.003706 <= r.eta < 2 * 0.003706
         True
     """
-    q, bits, population, epsilon, j = _check_common(q, bits, population, epsilon, outlier_bits)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits)
+    q, bits, population, epsilon, j = cfg.q, cfg.bits, cfg.population, cfg.epsilon, cfg.j
     t0 = time.perf_counter()
     model = forward_problem(q, j, population, epsilon)
     if impossible(model.q, model.j, model.epsilon):
-        return _zero_result("certified", "bound", q, bits, population, epsilon, j, _NEVER)
+        return _zero_result(cfg, "certified", "bound")
     strata = _certified_core(model)
     up, lo = _sum_strata(strata)
     d_lo, d_up = _certified_delta(model, strata)
@@ -368,9 +363,8 @@ def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
                "note": "upper bound: exact conditioning on the outlier and the heavy counts + Chernoff (exact "
                        "MGF) on the light sum; lower bound: Cantelli. Homogeneous configuration = unproven "
                        "worst case (ERRATA 5)."}
-    return TailResult(eta=up, eta_lower=lo, eta_upper=up, method="certified", kind="bound", epsilon=epsilon, q=q,
-                      bits=bits, population=population, outlier_bits=j, delta=d_up, delta_lower=d_lo,
-                      delta_upper=d_up, details=details)
+    return tail_result(cfg, eta=up, lo=lo, hi=up, method="certified", kind="bound", delta=d_up, d_lo=d_lo,
+                       d_hi=d_up, details=details)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -520,11 +514,12 @@ def exact_tail(*, q: float, bits: int, population: int, epsilon: float,
         >>> r.eta_lower <= 0.003706 + 5e-7 and 0.003706 - 5e-7 <= r.eta_upper
         True
     """
-    q, bits, population, epsilon, j = _check_common(q, bits, population, epsilon, outlier_bits)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits)
+    q, bits, population, epsilon, j = cfg.q, cfg.bits, cfg.population, cfg.epsilon, cfg.j
     t0 = time.perf_counter()
     model = forward_problem(q, j, population, epsilon)
     if impossible(model.q, model.j, model.epsilon):
-        return _zero_result("exact", "exact", q, bits, population, epsilon, j, _NEVER)
+        return _zero_result(cfg, "exact", "exact")
     p1 = np.exp(model.logp1)
     vals = [_exact_stratum(model, l1) for l1 in range(j + 1)]
     raw = math.fsum(p1[i] * v[0] for i, v in enumerate(vals))
@@ -536,9 +531,8 @@ def exact_tail(*, q: float, bits: int, population: int, epsilon: float,
                                                                              enumerate(vals)),
                "seconds": time.perf_counter() - t0,
                "note": "bracket contains P[R > lambda] and P[R >= lambda]"}
-    return TailResult(eta=float(min(max(raw, lo), hi)), eta_lower=lo, eta_upper=hi, method="exact", kind="exact",
-                      epsilon=epsilon, q=q, bits=bits, population=population, outlier_bits=j,
-                      delta=0.5 * (d_lo + d_hi), delta_lower=d_lo, delta_upper=d_hi, details=details)
+    return tail_result(cfg, eta=float(min(max(raw, lo), hi)), lo=lo, hi=hi, method="exact", kind="exact",
+                       delta=0.5 * (d_lo + d_hi), d_lo=d_lo, d_hi=d_hi, details=details)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -603,7 +597,8 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
         >>> r.eta_lower <= 0.0037063002 <= r.eta_upper  # exact_tail: 0.00370630022 (reproduction.md: 0.003706)
         True
     """
-    q, bits, population, epsilon, j = _check_common(q, bits, population, epsilon, outlier_bits)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits)
+    q, bits, population, epsilon, j = cfg.q, cfg.bits, cfg.population, cfg.epsilon, cfg.j
     samples = _MC_DEFAULT_SAMPLES if samples is None else check_int("samples", samples, minimum=1000)
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
     if rng is None:
@@ -613,7 +608,7 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
     t0 = time.perf_counter()
     model = forward_problem(q, j, population, epsilon)
     if impossible(model.q, model.j, model.epsilon):
-        return _zero_result("mc", "estimate", q, bits, population, epsilon, j, _NEVER)
+        return _zero_result(cfg, "mc", "estimate")
     strata = _certified_core(model)
     cert_up, cert_lo = _sum_strata(strata)
     lights = model.upper_law
@@ -678,10 +673,9 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
                "certified_bracket": [cert_lo, cert_up], "seconds": time.perf_counter() - t0,
                "interval": "empirical Bernstein (Maurer-Pontil), valid for every sample size; intersected with "
                            "the certified bracket"}
-    return TailResult(eta=min(max(est, eta_lo), eta_hi), eta_lower=eta_lo, eta_upper=eta_hi, method="mc",
-                      kind="estimate", epsilon=epsilon, q=q, bits=bits, population=population, outlier_bits=j,
-                      delta=min(max(d_mid, d_lo), d_hi), delta_lower=d_lo, delta_upper=d_hi,
-                      confidence=confidence, details=details)
+    return tail_result(cfg, eta=min(max(est, eta_lo), eta_hi), lo=eta_lo, hi=eta_hi, method="mc", kind="estimate",
+                       delta=min(max(d_mid, d_lo), d_hi), d_lo=d_lo, d_hi=d_hi, confidence=confidence,
+                       details=details)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -785,7 +779,8 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
         (5, True)
     """
     method = check_method(method)
-    q, bits, population, epsilon, _ = _check_common(q, bits, population, epsilon, None)
+    cfg = check_config(q, bits, population, epsilon, None)
+    q, bits, population, epsilon = cfg.q, cfg.bits, cfg.population, cfg.epsilon
     t0 = time.perf_counter()
     if method == "certified":
         eta, lo, jw, per, _ = worst_certified_forward(q, bits, population, epsilon)
