@@ -14,29 +14,16 @@ independently across bits and people, so one anonymized release is *exactly* the
 its guarantee (ε, η and δ) is the one of q (:func:`memoized_guarantee` computes it with the proven all-collections
 bound of :func:`sufficientdp.accounting.rounds.rounds_tail` at one round).
 
-Lifetime, for a value that does not change. Given the memos, the T releases are independent, and each one's law
-depends only on the *multiset* of the memos (a histogram does not see who sent what). So the whole sequence of T
-anonymized releases is a randomized post-processing of a single object: the anonymized histogram of the memos,
-which is one ordinary release at ``q1``. Post-processing cannot increase the hockey-stick divergence, hence for
-every ε and every T, for every pair of neighbouring collections,
+Lifetime, for a value that does not change: for every ε, every T and every pair of neighbouring collections,
 
     δ_T(ε) <= δ_memo(ε)          (δ of one anonymized release at q1, one report per person),
 
-and the bound does not grow with T. Each person's own reports are a post-processing of that person's memo, so the
-lifetime is also ``ε_0``-local-DP with ``ε_0 = d · ln((1 - q1) / q1)`` (d the largest Hamming distance of the
-domain), whatever the crowd.
-
-What is *not* claimed: η. Sufficient DP's ``η(ε) = P[L > ε]`` (the tail of the privacy loss) is **not** closed
-under post-processing: merging outcomes averages likelihood ratios, which can move mass across ε. (Two outcomes with
-P-masses 0.5 and 0.01, ratios ``e^0.99`` and ``e^40``, have η(1) = 0.01; merged, the single outcome has ratio
-``≈ e^1.01`` and η(1) = 0.51.) So the exact η of the memo release says nothing about the T releases; only its δ
-carries over. (A valid η for the lifetime follows from δ through ``η(ε) <= δ(ε') / (1 - e^(ε' - ε))`` for every
-ε' < ε; it is looser and is not reported here.)
-
-Scope of the lifetime statement: the same N people report in every release of the family (each release is a
-function of the memos of that crowd), each person's value stays the same, and the device reuses its memo for that
-value (a new value draws a new memo: it costs another ``δ_memo``, composed over the number of *distinct* values, not
-rounds). One report per person per release. The local ``ε_0`` needs none of these but the last two.
+because the T releases are a randomized post-processing of the anonymized histogram of the memos, and the lifetime
+is ``ε_0``-local-DP with ``ε_0 = d · ln((1 - q1) / q1)`` (d the largest Hamming distance of the domain). η is *not*
+claimed for the lifetime: the tail of the privacy loss is not closed under post-processing. Scope: the same N
+people in every release, values unchanged, each device reusing its memo, one report per person per release (a new
+value costs another ``δ_memo``). The argument, the counterexample for η and the scope in full: docs/rounds.md,
+"Memoization".
 
 This module is part of the core (numpy/scipy and the standard library only).
 """
