@@ -153,3 +153,12 @@ def test_normalizer_bracket_interval():
     for s2 in (0.5, 4.0):
         b = discrete_gaussian_log_normalizer(s2)
         _same(b.interval, b.lower, b.log_z, b.upper, None, "exact")
+
+
+def test_structured_results_intervals_equal_their_fields():
+    from sufficientdp.ratio.structured import StructuredPair, structured_search, structured_tail
+
+    t = structured_tail(StructuredPair.build(2, {0: 97, 1: 2}, 3, 0), 0.1, 3.0)
+    _same(t.eta_interval, t.eta_lower, t.eta, t.eta_upper, None, "bracket")
+    r = structured_search(1, 20, 0.2, 1.0, time_budget=10)
+    _same(r.eta_interval, r.eta_lower, r.eta, r.eta_upper, None, r.kind)

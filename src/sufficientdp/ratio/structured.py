@@ -50,7 +50,7 @@ from .._validation import (
     check_positive_finite,
 )
 from ..loss.distribution import _real_epsilon as _check_epsilon
-from ..loss.result import Kind, Scope
+from ..loss.result import Interval, Kind, Scope
 from .exact import _split_pair
 
 if TYPE_CHECKING:
@@ -436,6 +436,11 @@ class StructuredTail:
     def eta(self) -> float:
         """Midpoint of the bracket (exact when the bracket is tight)."""
         return 0.5 * (self.eta_lower + self.eta_upper)
+
+    @property
+    def eta_interval(self) -> Interval:
+        """``Interval(eta_lower, eta, eta_upper)`` of kind ``"bracket"``."""
+        return Interval(self.eta_lower, self.eta, self.eta_upper, kind=Kind.BRACKET)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -1177,6 +1182,11 @@ class StructuredSearchResult:
     scope: Scope = Scope.ALL_COLLECTIONS
     searched: str = ""
     method: str = "structured"
+
+    @property
+    def eta_interval(self) -> Interval:
+        """The found pair's ``Interval(eta_lower, eta, eta_upper)`` with this result's ``kind``."""
+        return Interval(self.eta_lower, self.eta, self.eta_upper, kind=Kind(self.kind))
 
     @property
     def homogeneous_two_sided_eta(self) -> float:
