@@ -4,35 +4,21 @@ The mechanism A_0 of seed 001 §1.3 flips every bit of a report independently wi
 dyadic rational ``numerator / 2**precision`` (:class:`~sufficientdp.randomization.DyadicProbability`) and a flip is
 decided *exactly*, by integer comparison of ``precision`` uniformly random bits, never by a float comparison.
 
-**The fast kernel** (:func:`bernoulli_words`) works on 64 lanes at once (one ``uint64`` word holds 64 flips) and
-compares lazily, most significant bit first. Let ``p = precision``, ``c = 2**p - 1 - numerator`` (the threshold)
-and let ``V`` be the p-bit integer read from a lane's random bits, most significant first. The lane is a flip iff
-``V > c``; since ``V -> 2**p - 1 - V`` is a bijection of the uniform distribution on ``[0, 2**p)`` this is the same
-as ``U < numerator`` for the uniform ``U = 2**p - 1 - V``, so ``P[flip] = numerator / 2**p`` exactly. Per round i
-(bit ``c_i`` of the threshold) and fresh random word ``v``, with ``eq`` the lanes whose bits so far equal ``c``'s:
-
-* ``c_i = 1``: a lane with bit 0 is decided *no flip* (``V < c``): ``eq &= v``;
-* ``c_i = 0``: a lane with bit 1 is decided *flip* (``V > c``): ``t = eq & v; res |= t; eq ^= t``.
-
-A lane is decided the first time its bit differs from ``c``'s, so each round halves the undecided lanes and a lane
-needs at most 2 random bits on average. Once the remaining threshold bits are all 1 (``numerator`` has trailing zeros),
-``V <= c`` for every undecided lane, which is therefore *no flip*: the loop ends early. Random words are drawn only
-for words that still have undecided lanes: after a few dense rounds the undecided words are compacted
-(``np.flatnonzero``) and pooled across chunks, so about 8.5 random words are used per output word (a word is done
-once the last of its 64 lanes is, after ~log2(64) + 2.5 rounds) instead of ``precision``.
-
-*Why this is exact.* Every lane reads its own random bits (bit position j of fresh words), each bit at most once,
-and its output is the fixed function ``V > c`` of them. Whether a further word is drawn for a word depends only on
-bits already read (by any of its lanes), never on bits not yet drawn, so every lane reads i.i.d. uniform bits for
-as long as it is undecided, and distinct lanes read disjoint bits: the flips are independent and exact. The test suite checks
-the decision function exhaustively (every V for small precisions) and lane by lane with enumerating sources.
+**The fast kernel** (:func:`bernoulli_words`) works on 64 lanes at once (one ``uint64`` word holds 64 flips):
+a lane flips iff the ``precision``-bit integer ``V`` of its random bits exceeds ``c = 2**precision - 1 -
+numerator``, which has probability exactly ``numerator / 2**precision``. The comparison runs bit-sliced from the
+most significant bit and stops for a lane at its first bit that differs from ``c``'s (about 8.5 random words per
+output word instead of ``precision``); whether more bits are drawn depends only on bits already read, so every
+lane reads i.i.d. uniform bits, lanes read disjoint bits, and the flips are independent and exact. Proof and the
+round-by-round rule: ``docs/proofs/exact_flips.md``.
 
 **The reference** (:func:`bernoulli_words_reference`) is the obvious version, used as a test oracle and as the
 benchmark's naive baseline: one random 32-bit integer per flip (64-bit above precision 32), keep its top
 ``precision`` bits as U, flip iff ``U < numerator``, pack with ``np.packbits``.
 
 References:
-    seed 001 §1.3 (``shared/papers/001_3d8ddaba8b46cf9c.txt``): the randomization A_0 of bit vectors.
+    seed 001 §1.3 (``papers/001_3d8ddaba8b46cf9c.txt``): the randomization A_0 of bit vectors;
+    ``docs/proofs/exact_flips.md``.
 """
 
 from __future__ import annotations
