@@ -71,7 +71,7 @@ from .jobs import (
     cached_outcome,
     failed,
 )
-from .storage import CrowdTooSmall, Storage, blinded_digest, open_storage, pack_reports
+from .storage import CrowdTooSmall, Storage, blinded_digest, open_storage, pack_report_rows, pack_reports
 
 __all__ = ["MAX_REPORTS_PER_REQUEST", "create_app"]
 
@@ -79,6 +79,9 @@ __all__ = ["MAX_REPORTS_PER_REQUEST", "create_app"]
 MAX_REPORTS_PER_REQUEST = 10_000
 #: Requests with at most this many reports to a known active campaign are validated on the event loop.
 _INLINE_REPORTS = 4
+#: Requests of at most this many values (reports x bits) are checked and packed in plain Python, not numpy (the
+#: same answers; numpy's conversions cost more than the work for a few short rows).
+_PLAIN_PYTHON_VALUES = 256
 #: Active campaigns whose object and token key a collector process keeps in memory.
 _ACTIVE_CACHE_SIZE = 1024
 #: Longest credential accepted by the token endpoint, in characters.
@@ -495,6 +498,20 @@ class _InternalErrors:
 
 
 # ------------------------------------------------------------------------------------------------- helpers
+def _no_telemetry() -> dict[str, Any]:
+    """FastAPI's arguments that turn its native OpenTelemetry instrumentation off (none for a FastAPI without it).
+
+    Request spans and metrics would record client addresses, paths with campaign ids and timings of individual
+    reports, which the collector keeps nowhere (docs/collector.md); and FastAPI asks the global providers whether
+    to instrument on every request (about a tenth of a one-report request's CPU).
+    """
+    import inspect
+
+    if "telemetry" not in inspect.signature(FastAPI.__init__).parameters:
+        return {}
+    return {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+
+
 def _param_of(message: str) -> str | None:
     head = message.split(" ", 1)[0].rstrip(":")
     return head if head in _ALLOWED else None
@@ -666,6 +683,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
         responses={code: {"model": ErrorOut} for code in (400, 401, 403, 404, 405, 408, 409, 413, 422, 429, 500,
                                                           503)},
         lifespan=lifespan,
+        **_no_telemetry(),
     )
     app.state.storage = storage
     app.state.jobs = jobs
@@ -973,18 +991,21 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
             if len(row) != bits:
                 raise ServiceError(400, "invalid_report", f"reports[{i}] must have {bits} bits (L = {bits}); "
                                    f"got {len(row)}", f"reports[{i}]")
-        try:
-            arr = np.asarray(body.reports, dtype=np.int64)
-        except OverflowError:  # an integer beyond 64 bits: find it (rare; the common path stays vectorized)
-            i, j, v = next((i, j, v) for i, row in enumerate(body.reports) for j, v in enumerate(row)
-                           if not -(1 << 63) <= v < (1 << 63))
-            raise ServiceError(400, "invalid_report", f"reports[{i}][{j}] must be 0 or 1; got {_show(v)}",
-                               f"reports[{i}][{j}]") from None
-        bad = np.argwhere((arr != 0) & (arr != 1))
-        if bad.size:
-            i, j = (int(x) for x in bad[0])
-            raise ServiceError(400, "invalid_report", f"reports[{i}][{j}] must be 0 or 1; got {int(arr[i, j])}",
-                               f"reports[{i}][{j}]")
+        packed = pack_report_rows(body.reports, bits) if m * bits <= _PLAIN_PYTHON_VALUES else None
+        if packed is None:  # large, or a value that is not 0/1 (numpy finds the first one for the message)
+            try:
+                arr = np.asarray(body.reports, dtype=np.int64)
+            except OverflowError:  # an integer beyond 64 bits: find it (rare; the common path stays vectorized)
+                i, j, v = next((i, j, v) for i, row in enumerate(body.reports) for j, v in enumerate(row)
+                               if not -(1 << 63) <= v < (1 << 63))
+                raise ServiceError(400, "invalid_report", f"reports[{i}][{j}] must be 0 or 1; got {_show(v)}",
+                                   f"reports[{i}][{j}]") from None
+            bad = np.argwhere((arr != 0) & (arr != 1))
+            if bad.size:
+                i, j = (int(x) for x in bad[0])
+                raise ServiceError(400, "invalid_report", f"reports[{i}][{j}] must be 0 or 1; got "
+                                   f"{int(arr[i, j])}", f"reports[{i}][{j}]")
+            packed = pack_reports(arr.astype(np.uint8))
         nonces: list[bytes | None] = [None] * m
         if body.nonces is not None:
             if len(body.nonces) != m:
@@ -1042,7 +1063,7 @@ def create_app(database_url: str, *, max_body_bytes: int = 1 << 20, credential_k
                                "be omitted", "tokens")
         if len({n for n in nonces if n is not None}) != sum(n is not None for n in nonces):
             raise ServiceError(400, "invalid_report", "nonces must be distinct within one request", "nonces")
-        return pack_reports(arr.astype(np.uint8)), nonces
+        return packed, nonces
 
     @app.post("/v1/campaigns/{campaign_id}/releases", status_code=201, response_model=ReleaseOut,
               dependencies=[Depends(require_admin)])
