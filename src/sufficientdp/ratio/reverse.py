@@ -52,6 +52,7 @@ from ._chernoff import (
     tail_result,
 )
 from .exact import count_vector_atoms
+from .k_reports import _log_comb, k_tail_mc, log_esp_from_counts
 from .result import DIRECTIONS, Direction, TailResult
 from .tail import homogeneous_tail, worst_certified_forward
 
@@ -274,7 +275,7 @@ def _reverse_certified(cfg: Config) -> TailResult:
     t0 = time.perf_counter()
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
         return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="certified", kind="bound", delta=0.0, d_lo=0.0,
-                       d_hi=0.0, details={"direction": "reverse", "reason": _NEVER})
+                           d_hi=0.0, details={"direction": "reverse", "reason": _NEVER})
     rb = _reverse_certified_core(cfg)
     up = _finish_up(rb.log_bound)
     # For k > 1 the core's lower end comes from the truncated sum e_1(min(w, tau)), whose event contains the tail
@@ -308,7 +309,7 @@ def _reverse_certified(cfg: Config) -> TailResult:
     if vacuous:
         details["vacuous_note"] = "the bound is >= 1 (capped at 1): nothing is certified here"
     return tail_result(cfg, eta=up, lo=lo, hi=up, method="certified", kind="bound", delta=d_up, d_lo=0.0,
-                   d_hi=d_up, details=details)
+                       d_hi=d_up, details=details)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -338,13 +339,11 @@ def _reverse_exact_k1(cfg: Config) -> TailResult:
                "seconds": time.perf_counter() - t0,
                "note": "bracket contains P[R_rev > lambda] and P[R_rev >= lambda] (enumeration + binomial CDF)"}
     return tail_result(cfg, eta=raw, lo=lo, hi=hi, method="exact", kind="exact", delta=min(max(d, d_lo), d_hi),
-                   d_lo=d_lo, d_hi=d_hi, details=details)
+                       d_lo=d_lo, d_hi=d_hi, details=details)
 
 
 def _exact_counts(cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every count vector T of n reports: (log P_0(T), log R_fwd(T), log P_m(T) = log R_fwd + log P_0)."""
-    from .k_reports import _log_comb, log_esp_from_counts
-
     n, j = cfg.n, cfg.j
     atoms = math.comb(n + j, j)
     if atoms > _EXACT_MAX_ATOMS:
@@ -369,9 +368,9 @@ def _exact_from_atoms(cfg: Config, log_prob: np.ndarray, log_ratio: np.ndarray, 
     hi = min(1.0, tail(eps - 1e-9) * (1.0 + REL_SAFETY) + 1e-15)
     sel = log_ratio > eps
     dval = float(math.fsum((pr[sel] * -np.expm1(eps - log_ratio[sel])).tolist()))
-    return tail_result(cfg, eta=eta, lo=lo, hi=hi, method="exact", kind="exact", delta=dval, d_lo=dval * (1 - 1e-9),
-                   d_hi=min(1.0, dval * (1 + 1e-9) + 1e-15),
-                   details={"direction": direction, "count_vectors": int(log_prob.size),
+    return tail_result(cfg, eta=eta, lo=lo, hi=hi, method="exact", kind="exact", delta=dval,
+                       d_lo=dval * (1 - 1e-9), d_hi=min(1.0, dval * (1 + 1e-9) + 1e-15),
+                       details={"direction": direction, "count_vectors": int(log_prob.size),
                             "note": "every count vector enumerated; bracket = ties within 1e-9 in log R"})
 
 
@@ -388,8 +387,8 @@ def _small_exact(cfg: Config, direction: str) -> TailResult | None:
 
 def _reverse_exact(cfg: Config) -> TailResult:
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
-        return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0, d_lo=0.0, d_hi=0.0,
-                       details={"direction": "reverse", "reason": _NEVER})
+        return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0, d_lo=0.0,
+                           d_hi=0.0, details={"direction": "reverse", "reason": _NEVER})
     if cfg.k == 1:
         return _reverse_exact_k1(cfg)
     log_p0, log_r, _ = _exact_counts(cfg)
@@ -400,12 +399,10 @@ def _reverse_exact(cfg: Config) -> TailResult:
 # Monte Carlo (tilted by the certified bound; plain when the bound is trivial)
 # ---------------------------------------------------------------------------------------------------------------
 def _reverse_mc(cfg: Config, rng: np.random.Generator, samples: int, confidence: float) -> TailResult:
-    from .k_reports import _log_comb, log_esp_from_counts
-
     t0 = time.perf_counter()
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
         return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="mc", kind="estimate", confidence=confidence,
-                       details={"direction": "reverse", "reason": _NEVER})
+                           details={"direction": "reverse", "reason": _NEVER})
     rb = _reverse_certified_core(cfg, refine=False)
     cert_up = _finish_up(rb.log_bound)
     pb = rb.problem
@@ -440,7 +437,7 @@ def _reverse_mc(cfg: Config, rng: np.random.Generator, samples: int, confidence:
                "interval": "empirical Bernstein (Maurer-Pontil) on Y in [0, 1], intersected with the certified bound",
                "seconds": time.perf_counter() - t0}
     return tail_result(cfg, eta=min(max(est, lo), hi), lo=min(lo, hi), hi=hi, method="mc", kind="estimate",
-                   confidence=confidence, details=details)
+                       confidence=confidence, details=details)
 
 
 def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
@@ -571,7 +568,7 @@ def _forward_k(cfg: Config) -> TailResult:
     t0 = time.perf_counter()
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
         return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="certified", kind="bound", delta=0.0, d_lo=0.0,
-                       d_hi=0.0, details={"direction": "forward", "reason": _NEVER})
+                           d_hi=0.0, details={"direction": "forward", "reason": _NEVER})
     log_b, info = _forward_k_log_bound(cfg)
     up = _finish_up(log_b)
     enum = _small_exact(cfg, "forward")
@@ -582,8 +579,8 @@ def _forward_k(cfg: Config) -> TailResult:
                "note": "Maclaurin R(S^k) <= (mean w)^k; outlier sum convolved exactly (rounded up); zero reports: "
                        "Chernoff with exact MGF and a heavy-level split (0 or 1 heavy report exact, >= 2 bounded)",
                **info}
-    return tail_result(cfg, eta=up, lo=None, hi=up, method="certified", kind="bound", delta=up, d_lo=0.0, d_hi=up,
-                   details=details)
+    return tail_result(cfg, eta=up, lo=None, hi=up, method="certified", kind="bound", delta=up, d_lo=0.0,
+                       d_hi=up, details=details)
 
 
 def _forward(cfg: Config, method: str, rng: np.random.Generator, samples: int | None,
@@ -598,11 +595,9 @@ def _forward(cfg: Config, method: str, rng: np.random.Generator, samples: int | 
     if method == "exact":
         if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
             return tail_result(cfg, eta=0.0, lo=0.0, hi=0.0, method="exact", kind="exact", delta=0.0,
-                           details={"direction": "forward", "reason": _NEVER})
+                               details={"direction": "forward", "reason": _NEVER})
         _, log_r, log_pm = _exact_counts(cfg)
         return _exact_from_atoms(cfg, log_pm, log_r, "forward")
-    from .k_reports import k_tail_mc
-
     if cfg.population < 2:
         raise ParameterError("population must be an integer >= 2 for the forward k-report Monte Carlo; got 1")
     r = k_tail_mc(q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.k, epsilon=cfg.epsilon,
@@ -628,7 +623,7 @@ def _combine(cfg: Config, fwd: TailResult | None, rev: TailResult | None, method
                "forward": None if fwd is None else fwd.to_dict(), "reverse": None if rev is None else rev.to_dict(),
                **extra}
     return tail_result(cfg, eta=worst.eta, lo=lo, hi=hi, method=method, kind=kind, delta=worst.delta,
-                   d_lo=None, d_hi=d_hi, confidence=confidence, details=details)
+                       d_lo=None, d_hi=d_hi, confidence=confidence, details=details)
 
 
 def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
