@@ -8,6 +8,7 @@ start-up time). The functions, and so the numbers, are scipy's own.
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 
 __all__ = ["scipy_stats"]
@@ -15,6 +16,4 @@ __all__ = ["scipy_stats"]
 
 def scipy_stats() -> ModuleType:
     """The ``scipy.stats`` module (imported the first time; Python caches it after that)."""
-    import scipy.stats
-
-    return scipy.stats
+    return importlib.import_module("scipy.stats")
