@@ -47,12 +47,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _progress(total: int, enabled: bool, desc: str) -> Any:
-    """A tqdm progress bar on stderr when available and enabled; otherwise a no-op object."""
+    """A tqdm progress bar on stderr when available and enabled (drawn once the work has run two seconds: a
+    quick command prints nothing); otherwise a no-op object."""
     if enabled:
         try:
             from tqdm import tqdm
 
-            return tqdm(total=total, desc=desc, unit="rows", file=sys.stderr, leave=False)
+            return tqdm(total=total, desc=desc, unit="rows", file=sys.stderr, leave=False, delay=2.0)
         except ImportError:
             pass
 
