@@ -89,10 +89,15 @@ def _same(interval: Interval, lower, estimate, upper, confidence, kind):
     assert interval.kind == kind
 
 
-@pytest.mark.parametrize("method", ["proven", "homogeneous", "exact", "mc"])
-def test_tail_result_intervals_equal_its_fields(method):
+@pytest.mark.parametrize(("method", "reports", "direction"), [
+    ("proven", 1, "both"), ("proven", 2, "both"), ("exact", 1, "both"), ("exact", 1, "reverse"),
+    ("homogeneous", 1, "both"), ("homogeneous", 2, "forward"), ("homogeneous", 2, "reverse"),
+    ("mc", 1, "both"), ("mc", 2, "forward"),
+])
+def test_tail_result_intervals_equal_its_fields(method, reports, direction):
     kw = {"rng": np.random.default_rng(7), "samples": 2000} if method == "mc" else {}
-    r = privacy_tail(q=0.25, bits=3, population=20, epsilon=1.0, method=method, **kw)
+    r = privacy_tail(q=0.25, bits=3, population=20, epsilon=1.0, reports=reports, method=method,
+                     direction=direction, **kw)
     _same(r.eta_interval, r.eta_lower, r.eta, r.eta_upper, r.confidence, r.kind)
     if r.delta is None:
         assert r.delta_interval is None
