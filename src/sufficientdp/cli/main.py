@@ -325,7 +325,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if meta is not None and meta["bits"] != t.bits:
         raise SufficientDPError(f"the file has {t.bits} bits but its metadata says bits={meta['bits']}")
     params = RandomizationParams(bits=t.bits, q=q, reports=reports)
-    est = estimate_bits(t, q=params.effective_q, reports=params.reports, level=args.level,
+    est = estimate_bits(t, q=params.effective_q, reports=params.reports, confidence_level=args.level,
                         std_error=args.std_error)
     d = est.to_dict()
     d["settings_from"] = source
@@ -353,7 +353,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
                       "rng": np.random.default_rng(args.seed)}
         try:
             joint = joint_frequencies(t.vector_histogram, q=params.effective_q, reports=params.reports,
-                                      method=args.joint, level=args.level, **kwargs)
+                                      method=args.joint, confidence_level=args.level, **kwargs)
         finally:
             for bar in bars:
                 bar.close()
