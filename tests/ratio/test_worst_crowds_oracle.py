@@ -62,3 +62,49 @@ def test_near_log_p_over_q() -> None:
     for eps in (math.log(4.0) * (1 - 1e-12), math.log(4.0) - 1e-6, math.nextafter(math.log(4.0), 0.0)):
         ms = np.arange(500, dtype=np.int64)
         _check_pairs(sb._remove_pairs(500, q, eps, ms), oracle._remove_pairs(500, q, eps, ms))
+
+
+# --- skipping blocks (issue 10): the pruned scan against the full scan of the oracle
+
+PRUNE_GRID = [(n, q, e) for n in (40_000, 70_001) for q in (0.05, 0.25, 0.45) for e in (0.02, 0.3, 1.0, 2.5)]
+
+
+@pytest.mark.parametrize(("n", "q", "eps"), PRUNE_GRID)
+def test_pruned_scan_equals_full_scan(n: int, q: float, eps: float) -> None:
+    full = oracle._remove_pairs(n, q, eps, np.arange(n, dtype=np.int64))
+    full = sb._Pairs(**{f: getattr(full, f) for f in oracle._Pairs.__dataclass_fields__})
+    got = sb._scan_all(n, q, eps)
+    a, b = sb._worst_result(n, q, eps, got).to_dict(), sb._worst_result(n, q, eps, full).to_dict()
+    da, db = a.pop("details"), b.pop("details")
+    assert a == b
+    assert {k: v for k, v in da.items() if k.startswith("risky")} == {k: v for k, v in db.items()
+                                                                        if k.startswith("risky")}
+    skipped = got.log_eta == -np.inf
+    skipped &= got.cutoff == -1
+    assert int(skipped.sum()) >= got.bounded
+    ev = ~skipped
+    for k in ("cutoff", "log_eta", "log_eta_lo", "log_eta_hi", "log_delta", "log_delta_lo", "log_delta_hi"):
+        assert _same(getattr(got, k)[ev], getattr(full, k)[ev]), k  # evaluated pairs: the full scan's numbers
+    # a skipped pair's upper end is a proved bound: above the full scan's value
+    assert np.all(full.log_eta[skipped] <= got.log_eta_hi[skipped])
+    assert np.all(full.log_delta[skipped] <= got.log_delta_hi[skipped])
+
+
+@pytest.mark.parametrize(("n", "q", "eps"), [(60, 0.2, 0.3), (500, 0.05, 1.0), (500, 0.45, 0.05), (3000, 0.25, 0.1),
+                                             (3000, 0.1, 2.0), (20_000, 0.3, 0.5)])
+def test_interval_bound_is_above_every_pair(n: int, q: float, eps: float) -> None:
+    """``_log_eta_upper`` on random intervals (and whole ranges) against every pair's value in them."""
+    full = oracle._remove_pairs(n, q, eps, np.arange(n, dtype=np.int64))
+    rng = np.random.default_rng(n)
+    lo = np.r_[0, n // 2, rng.integers(0, n, 40)]
+    hi = np.minimum(n - 1, lo + np.r_[n - 1, 0, rng.integers(0, max(2, n // 10), 40)])
+    ub = sb._log_eta_upper(n, q, eps, lo.astype(np.int64), hi.astype(np.int64))
+    for a, b, u in zip(lo, hi, ub, strict=True):
+        assert np.max(full.log_eta[a:b + 1]) <= u
+        assert np.max(full.log_delta[a:b + 1]) <= u
+
+
+def test_skips_far_blocks_at_moderate_epsilon() -> None:
+    """The point of the pruning: at n = 1e5, q = 0.1, epsilon = 0.3 most blocks are proved below the worst."""
+    got = sb._scan_all(100_000, 0.1, 0.3)
+    assert got.bounded >= 60_000
