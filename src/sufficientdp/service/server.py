@@ -11,6 +11,9 @@ With ``max_connections_per_client``, a connection from an address that already h
 is answered at once with 503 ``too_many_connections`` (JSON, ``Retry-After: 1``, ``Connection: close``) and
 closed, before anything of its request is read. The address is the TCP peer's: behind a reverse proxy every
 connection comes from the proxy, so leave the limit off there (the default) and limit connections in the proxy.
+
+Writes made in one step of the event loop go out in one ``send`` (:class:`CoalescingTransport`): uvicorn writes a
+response's status line and headers, then its body, so a small response took two system calls and two TCP segments.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from .errors import error_body
 
-__all__ = ["MAX_CONNECTIONS_PER_CLIENT", "header_deadline_protocol"]
+__all__ = ["MAX_CONNECTIONS_PER_CLIENT", "CoalescingTransport", "header_deadline_protocol"]
 
 #: Largest accepted value of ``max_connections_per_client``.
 MAX_CONNECTIONS_PER_CLIENT = 100_000
@@ -33,6 +36,49 @@ def _refusal() -> bytes:
     head = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
             b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n")
     return head + body
+
+
+class CoalescingTransport:
+    """An asyncio transport whose writes made in one step of the event loop are sent together.
+
+    The first :meth:`write` of a step schedules :meth:`flush` with ``loop.call_soon``; later writes of the same step
+    join it. The bytes and their order are unchanged. :meth:`close` flushes first; :meth:`abort` drops what is
+    buffered (as the transport drops its own buffer). Everything else is the wrapped transport's.
+    """
+
+    __slots__ = ("_buffer", "_loop", "_transport")
+
+    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._buffer: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._buffer:
+            self._loop.call_soon(self.flush)
+        self._buffer.append(bytes(data))
+
+    def flush(self) -> None:
+        """Send what is buffered now (nothing if the connection is closing)."""
+        if not self._buffer:
+            return
+        data = b"".join(self._buffer)
+        self._buffer.clear()
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._buffer.clear()
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def header_deadline_protocol(seconds: float, implementation: str = "auto", *,
@@ -85,7 +131,7 @@ def header_deadline_protocol(seconds: float, implementation: str = "auto", *,
         _peer: str | None = None  # set while this connection counts against its peer's limit
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            super().connection_made(CoalescingTransport(transport, self.loop))
             if limit is not None:
                 peername = transport.get_extra_info("peername")
                 peer = str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
