@@ -721,10 +721,12 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
 
 
 def worst_certified_forward(q: float, bits: int, population: int, epsilon: float, *,
-                     fail_above: float | None = None) -> tuple[float, float, int, dict[int, float], bool]:
-    """Max over j of the certified bound. Branch and bound: refinement of a j stops once its bound is below the
-    running maximum (or below ``fail_above``, the target of a calibration), since its bound is valid either way
-    and cannot change the verdict. With ``fail_above``, returns as soon as some j exceeds it.
+                            fail_above: float | None = None) -> tuple[float, float, int, dict[int, float], bool]:
+    """Max over j of the forward certified bound (validated parameters; used by :func:`worst_over_outlier_bits`
+    and :func:`sufficientdp.ratio.reverse.worst_certified_two_sided`). Branch and bound: refinement of a j stops
+    once its bound is below the running maximum (or below ``fail_above``, the target of a calibration), since its
+    bound is valid either way and cannot change the verdict. With ``fail_above``, returns as soon as some j
+    exceeds it.
 
     Returns (bound, lower bound, worst j, per-j bounds, complete)."""
     per: dict[int, float] = {}
