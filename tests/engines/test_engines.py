@@ -139,3 +139,103 @@ def test_zero_byte_csv_is_an_error(engine, tmp_path):
     path.write_bytes(b"")
     with pytest.raises(DataError, match="is empty"):
         tally_file(path, engine=engine)
+
+
+def _one_pass(path, full_histogram):
+    """The DuckDB engine's one-scan tally (None: it hands the file to the validating passes)."""
+    import duckdb
+
+    from sufficientdp.engines import duckdb_engine
+
+    fmt = "parquet" if path.suffix == ".parquet" else "csv"
+    source = (f"read_parquet('{path}')" if fmt == "parquet"
+              else f"read_csv('{path}', header = true, all_varchar = true)")
+    con = duckdb.connect(":memory:")
+    try:
+        schema = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+        cols = ['"' + row[0] + '"' for row in schema]
+        return duckdb_engine._tally_one_pass(con, path, source, cols, fmt, [str(r[1]) for r in schema],
+                                             full_histogram)
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+@pytest.mark.parametrize("bits", [3, 16, 17])
+@pytest.mark.parametrize("full_histogram", [True, False])
+def test_duckdb_one_scan_is_taken_for_plain_files(tmp_path, ext, bits, full_histogram):
+    # The fast path must not silently hand ordinary files (written by write_reports: LF line ends, Parquet with
+    # column statistics) to the slow validating passes, and must equal the numpy engine (brute-force pinned).
+    reports = np.random.default_rng(bits).integers(0, 2, size=(500, bits), dtype=np.uint8)
+    path = tmp_path / f"r{ext}"
+    write_reports(path, reports)
+    fast = _one_pass(path, full_histogram)
+    assert fast is not None
+    ref, _ = tally_file(path, engine="numpy", full_histogram=full_histogram)
+    assert fast.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)
+
+
+@pytest.mark.parametrize("full_histogram", [True, False])
+@pytest.mark.parametrize("cell", ["1.0", "1e0", "0x1", "0b1", "1.", "1_0", "2", "9"])
+def test_duckdb_csv_cells_its_integer_parser_accepts_but_int_does_not(tmp_path, full_histogram, cell):
+    # DuckDB reads "1.0", "1e0", "0x1", "0b1" and "1." as 1; Python's int() (the numpy engine's rule) refuses them.
+    path = tmp_path / "r.csv"
+    path.write_text(f"a,bad_col\n1,0\n0,{cell}\n")
+    assert _one_pass(path, full_histogram) is None
+    with pytest.raises(DataError, match="bad_col"):
+        tally_file(path, engine="duckdb", full_histogram=full_histogram)
+
+
+@pytest.mark.parametrize("text", ["a,bad_col\n1,1\n01,\n", "a,bad_col\n0,1\n,01\n", "a,bad_col\n0,1\n1,0\n\n"])
+def test_duckdb_csv_byte_count_guard(tmp_path, text):
+    # Rows of exactly 2L bytes, but an empty cell beside a two-character one (or a blank line): not plain cells.
+    path = tmp_path / "r.csv"
+    path.write_text(text)
+    assert _one_pass(path, True) is None
+    try:
+        ref, _ = tally_file(path, engine="numpy")
+    except DataError:
+        with pytest.raises(DataError):
+            tally_file(path, engine="duckdb")
+    else:
+        t, _ = tally_file(path, engine="duckdb")
+        assert t.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)
+
+
+def test_duckdb_csv_crlf_and_no_final_newline_agree(tmp_path):
+    for name, text in (("crlf.csv", "a,b\r\n0,1\r\n1,1\r\n"), ("open.csv", "a,b\n0,1\n1,1")):
+        path = tmp_path / name
+        path.write_bytes(text.encode())
+        assert _one_pass(path, True) is None  # the careful passes read these
+        ref, _ = tally_file(path, engine="numpy")
+        t, names = tally_file(path, engine="duckdb")
+        assert names == ["a", "b"]
+        assert t.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)
+        assert t.bit_counts.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+@pytest.mark.parametrize("full_histogram", [True, False])
+def test_duckdb_parquet_validation_with_and_without_column_statistics(tmp_path, statistics, full_histogram):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(7)
+    good = {name: pa.array(rng.integers(0, 2, 300).astype(dtype), type=kind)
+            for name, dtype, kind in (("u8", np.uint8, pa.uint8()), ("i8", np.int8, pa.int8()),
+                                      ("i16", np.int16, pa.int16()), ("i64", np.int64, pa.int64()),
+                                      ("u64", np.uint64, pa.uint64()), ("b", bool, pa.bool_()))}
+    path = tmp_path / "good.parquet"
+    pq.write_table(pa.table(good), path, write_statistics=statistics)
+    fast = _one_pass(path, full_histogram)
+    assert fast is not None
+    ref, _ = tally_file(path, engine="numpy", full_histogram=full_histogram)
+    assert fast.to_dict(include_vector_histogram=True) == ref.to_dict(include_vector_histogram=True)
+    for bad in ([0, 1, 2], [0, 1, -1], [1, None, 0]):
+        values = good["i16"].to_numpy(zero_copy_only=False).tolist()[:-3] + bad
+        path = tmp_path / "bad.parquet"
+        pq.write_table(pa.table({**good, "bad_col": pa.array(values, pa.int16())}), path,
+                       write_statistics=statistics)
+        assert _one_pass(path, full_histogram) is None
+        with pytest.raises(DataError, match="bad_col"):
+            tally_file(path, engine="duckdb", full_histogram=full_histogram)

@@ -121,7 +121,7 @@ def tally_file_duckdb(path: str | os.PathLike[str], *,
         # One pass over the file when every value turns out to be a plain 0 or 1 (the usual case); otherwise the
         # validating passes below name the bad column or accept what int() accepts.
         try:
-            fast = _tally_one_pass(con, source, cols, fmt, [str(row[1]) for row in schema], full_histogram)
+            fast = _tally_one_pass(con, p, source, cols, fmt, [str(row[1]) for row in schema], full_histogram)
         except duckdb.Error:
             fast = None
         if fast is not None:
@@ -164,78 +164,150 @@ def tally_file_duckdb(path: str | os.PathLike[str], *,
     return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weights, vector_histogram=vh), names
 
 
-def _tally_one_pass(con: Any, source: str, cols: list[str], fmt: str, types: list[str],
+def _tally_one_pass(con: Any, path: Path, source: str, cols: list[str], fmt: str, types: list[str],
                     full_histogram: bool) -> Tally | None:
     """The tally in one scan of the file, or None when a value is not a plain 0/1 (or a column type calls for the
-    careful passes). With the full histogram: ``GROUP BY`` all columns (at most 2^L groups of valid data), every
-    count derived from the groups; without: per-column sums and extrema and the ``histogram()`` of the weights.
-    CSV cells count only when they are exactly ``0`` or ``1``; anything else (`` 1``, ``+1``, ``01``, a blank)
-    goes to the careful passes, which apply Python's int() rules."""
+    careful passes).
+
+    * Parquet, integer or boolean columns: a first query of ``count``/``min``/``max`` per column must show no
+      missing value and values in [0, 1]; DuckDB answers it from the file's column statistics when the writer
+      stored them (as it answers any such query), by a scan otherwise. Then, with the full histogram, ``GROUP BY
+      hash(c0, …, c_{L-1})``: one 64-bit key per row from one function call (cheaper per row than combining the
+      columns with arithmetic, and a single-column key for the hash table), each group mapped back to its row by
+      the hashes of the 2^L possible rows, computed by the same function on the same column types (None if two of
+      them collide or a group's hash is not among them). Floating-point columns (min/max cannot tell 0.5 from
+      0/1) keep the ``GROUP BY`` of all columns with an exact 0/1 check of every group.
+    * CSV: cells read as ``UTINYINT`` (DuckDB's integer parser, which also accepts ``1.0``, `` 1`` or ``0x1``);
+      with the full histogram one 8-bit key per 8 columns (``c0 | c1 << 1 | … | c7 << 7``; at L <= 16 DuckDB's
+      perfect hash aggregate, a direct array of 2^18 slots). The scan also returns the largest ``c0 | c1 | …``
+      (<= 1 exactly when every value is 0 or 1) and the byte size settles the rest: with no empty cell every row
+      takes at least 2L bytes (L cells of at least one character, L - 1 commas, a newline), so rows that take
+      exactly n·2L bytes after the header, the last ending in a newline, have one character per cell, and the
+      only single characters DuckDB reads as 0 or 1 are ``0`` and ``1``. Anything else (`` 1``, ``+1``, ``"1"``,
+      CRLF line ends, a blank) goes to the careful passes, which apply Python's int() rules.
+    * Without the full histogram: ``GROUP BY`` the row weight with per-column sums.
+
+    All counts are derived from the groups.
+    """
     bits = len(cols)
-    if fmt == "parquet" and any(t in ("FLOAT", "DOUBLE") for t in types) and not full_histogram:
-        return None  # min/max cannot tell 0.5 from 0/1
-    if full_histogram:
-        result = con.execute(f"SELECT {', '.join(cols)}, count(*) FROM {source} GROUP BY ALL").fetchnumpy()
-        keys = list(result.values())
-        count = np.asarray(keys[-1], dtype=np.int64)
-        code = np.zeros(count.shape[0], dtype=np.int64)
-        counts = np.zeros(bits, dtype=np.int64)
-        weight = np.zeros(count.shape[0], dtype=np.int64)
-        for j, key in enumerate(keys[:bits]):
-            if np.ma.isMaskedArray(key) and np.ma.getmaskarray(key).any():
-                return None  # a missing value
-            values = np.asarray(key)
-            if fmt == "csv":
-                ones = values == "1"
-                if not (ones | (values == "0")).all():
-                    return None
-            else:
-                ones = values == 1
-                if not (ones | (values == 0)).all():
-                    return None
-            code |= ones.astype(np.int64) << j
-            weight += ones
-            counts[j] = int(count[ones].sum())
-        vh = np.zeros(1 << bits, dtype=np.int64)
-        np.add.at(vh, code, count)
-        weights = np.zeros(bits + 1, dtype=np.int64)
-        np.add.at(weights, weight, count)
-        return Tally(bits=bits, reports=int(count.sum()), bit_counts=counts, weight_histogram=weights,
-                     vector_histogram=vh)
-    # Without the full histogram: plain per-column sums and maxima (minima for signed types) and the histogram()
-    # of the row weights, ungrouped; a missing (or, in CSV, not plainly written) value makes the weight NULL.
+    if fmt == "parquet" and any(t in ("FLOAT", "DOUBLE") for t in types):
+        return _tally_group_all(con, source, cols) if full_histogram else None
+    check_rows = fmt == "csv"
+    data_bytes = 0
     if fmt == "csv":
-        xs = [f"(CASE {c} WHEN '1' THEN 1 WHEN '0' THEN 0 END)" for c in cols]  # NULL for anything else
+        layout = _csv_layout(path)
+        if layout is None or layout[1] % (2 * bits):
+            return None  # cannot be one character per cell
+        data_bytes = layout[1]
+        typed = ", ".join("'UTINYINT'" for _ in cols)
+        source = (f"read_csv({_literal(str(path))}, header = true, delim = ',', quote = '\"', escape = '\"', "
+                  f"types = [{typed}])")
+        xs = list(cols)
     else:
-        narrow = bits < 100  # the sum of 0/1 values cannot overflow the column type
-        xs = [c if t.startswith("U") and narrow else f"CAST({c} AS INTEGER)"
-              for c, t in zip(cols, types, strict=True)]
-    signed = [fmt == "parquet" and not t.startswith("U") for t in types]
-    w = " + ".join(xs)
-    aggs = ", ".join(f"sum({x}), max({x})" + (f", min({x})" if neg else "")
-                     for x, neg in zip(xs, signed, strict=True))
-    row = con.execute(f"SELECT count(*), count(w), {aggs}, histogram(w) FROM (SELECT *, {w} AS w FROM {source})"
-                      ).fetchone()
-    n, complete = int(row[0]), int(row[1])
-    if complete != n:
-        return None
-    counts = np.zeros(bits, dtype=np.int64)
-    k = 2
-    for j in range(bits):
-        total, hi = row[k], row[k + 1]
-        lo = row[k + 2] if signed[j] else 0
-        k += 3 if signed[j] else 2
-        if n and (hi > 1 or lo < 0):
+        row = con.execute("SELECT count(*), " + ", ".join(f"count({c}), min({c}), max({c})" for c in cols)
+                          + f" FROM {source}").fetchone()
+        n = int(row[0])
+        for j in range(bits):
+            count, lo, hi = row[1 + 3 * j: 4 + 3 * j]
+            if int(count) != n or (n and (int(lo) < 0 or int(hi) > 1)):
+                return None
+        xs = [c if t == "UTINYINT" else f"CAST({c} AS UTINYINT)" for c, t in zip(cols, types, strict=True)]
+    valid = f", max({' | '.join(xs)})" if check_rows else ""
+    if full_histogram and fmt == "parquet":
+        result = list(con.execute(f"SELECT hash({', '.join(cols)}) AS h, count(*) FROM {source} GROUP BY h"
+                                  ).fetchnumpy().values())
+        row_hash, count = np.asarray(result[0], dtype=np.uint64), np.asarray(result[1], dtype=np.int64)
+        args = ", ".join(f"CAST((i >> {j}) & 1 AS {t})" for j, t in enumerate(types))
+        table = np.asarray(con.execute(f"SELECT hash({args}) AS h FROM range({1 << bits}) AS t(i) ORDER BY i"
+                                       ).fetchnumpy()["h"], dtype=np.uint64)
+        order = np.argsort(table)
+        ordered = table[order]
+        if (ordered[1:] == ordered[:-1]).any():
+            return None  # two possible rows share a hash
+        at = np.minimum(np.searchsorted(ordered, row_hash), ordered.shape[0] - 1)
+        if not (ordered[at] == row_hash).all():
             return None
-        counts[j] = int(total or 0)
+        return _from_codes(bits, order[at].astype(np.int64), count)
+    if full_histogram:
+        keys = [" | ".join(x if i == 0 else f"({x} << {i})" for i, x in enumerate(xs[start:start + 8]))
+                for start in range(0, bits, 8)]
+        con.execute("SET perfect_ht_threshold = 18")  # two 8-bit keys and their NULL bits: 2^18 slots
+        result = list(con.execute(
+            "SELECT " + ", ".join(f"{k} AS k{i}" for i, k in enumerate(keys)) + f", count(*){valid} "
+            f"FROM {source} GROUP BY ALL").fetchnumpy().values())
+        group_keys, count = result[:len(keys)], np.asarray(result[len(keys)], dtype=np.int64)
+        if check_rows and not _plain_bits(result[-1], group_keys):
+            return None
+        code = np.zeros(count.shape[0], dtype=np.int64)
+        for i, key in enumerate(group_keys):
+            code |= np.asarray(key, dtype=np.int64) << (8 * i)
+        tally = _from_codes(bits, code, count)
+    else:
+        wide = [x if bits < 256 else f"CAST({x} AS USMALLINT)" for x in xs]  # the weight fits the type
+        result = list(con.execute(
+            f"SELECT {' + '.join(wide)} AS w, count(*){valid}" + "".join(f", CAST(sum({x}) AS BIGINT)" for x in xs)
+            + f" FROM {source} GROUP BY w").fetchnumpy().values())
+        w, count = result[0], np.asarray(result[1], dtype=np.int64)
+        if check_rows and not _plain_bits(result[2], [w]):
+            return None
+        weights = np.zeros(bits + 1, dtype=np.int64)
+        np.add.at(weights, np.asarray(w, dtype=np.int64), count)
+        counts = np.array([int(np.asarray(s, dtype=np.int64).sum()) for s in result[-bits:]], dtype=np.int64)
+        tally = Tally(bits=bits, reports=int(count.sum()), bit_counts=counts, weight_histogram=weights)
+    if fmt == "csv" and data_bytes != 2 * bits * tally.reports:
+        return None
+    return tally
+
+
+def _from_codes(bits: int, code: np.ndarray, count: np.ndarray) -> Tally:
+    """The tally of groups of ``count`` rows with codes Σ_j bit_j·2^j."""
+    vh = np.zeros(1 << bits, dtype=np.int64)
+    np.add.at(vh, code, count)
+    ones = [(code >> j) & 1 == 1 for j in range(bits)]
+    counts = np.array([int(count[one].sum()) for one in ones], dtype=np.int64)
+    weight = np.sum(ones, axis=0, dtype=np.int64)
     weights = np.zeros(bits + 1, dtype=np.int64)
-    for value, c in (row[k] or {}).items():
-        if not 0 <= int(value) <= bits:
+    np.add.at(weights, weight, count)
+    return Tally(bits=bits, reports=int(count.sum()), bit_counts=counts, weight_histogram=weights,
+                 vector_histogram=vh)
+
+
+def _plain_bits(largest: Any, keys: list[Any]) -> bool:
+    """No missing key and every group's largest ``c0 | c1 | …`` at most 1."""
+    if any(np.ma.isMaskedArray(k) and np.ma.getmaskarray(k).any() for k in [largest, *keys]):
+        return False
+    return bool((np.asarray(largest, dtype=np.int64) <= 1).all())
+
+
+def _csv_layout(path: Path) -> tuple[int, int] | None:
+    """(bytes of the header line, bytes after it) of a CSV file whose last byte is a newline, else None."""
+    with path.open("rb") as fh:
+        header = len(fh.readline())
+        size = fh.seek(0, os.SEEK_END)
+        if size == header:
+            return header, 0
+        fh.seek(size - 1)
+        if fh.read(1) != b"\n":
             return None
-        weights[int(value)] += int(c)
-    if int(weights.sum()) != n:
-        return None
-    return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weights)
+    return header, size - header
+
+
+def _tally_group_all(con: Any, source: str, cols: list[str]) -> Tally | None:
+    """``GROUP BY`` all (Parquet) columns, at most 2^L groups of valid data; None when a group holds a value other
+    than exactly 0 or 1 or a missing value."""
+    bits = len(cols)
+    keys = list(con.execute(f"SELECT {', '.join(cols)}, count(*) FROM {source} GROUP BY ALL").fetchnumpy().values())
+    count = np.asarray(keys[-1], dtype=np.int64)
+    code = np.zeros(count.shape[0], dtype=np.int64)
+    for j, key in enumerate(keys[:bits]):
+        if np.ma.isMaskedArray(key) and np.ma.getmaskarray(key).any():
+            return None  # a missing value
+        values = np.asarray(key)
+        ones = values == 1
+        if not (ones | (values == 0)).all():
+            return None
+        code |= ones.astype(np.int64) << j
+    return _from_codes(bits, code, count)
 
 
 # --------------------------------------------------------------------------------------------- collector database
