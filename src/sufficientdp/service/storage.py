@@ -34,7 +34,9 @@ Durability: every request's writes are committed before the response is sent. Re
 (:meth:`Storage.submit_grouped`): one writer thread takes every request queued meanwhile into one transaction, each
 in its own savepoint (a failing request is rolled back alone), commits it with one fsync, and only then resolves
 the requests' futures; so many one-report requests share an fsync and nothing acknowledged is lost on a crash.
-Every other call is one transaction of its own. SQLite runs in WAL mode with
+On PostgreSQL, a request whose writes lost a deadlock against another collector process's batch (the same nonces
+in opposite orders) is queued again after its batch's commit instead of failing. Every other call is one
+transaction of its own. SQLite runs in WAL mode with
 ``synchronous=FULL`` (the WAL is fsynced at every commit); PostgreSQL commits with its default
 ``synchronous_commit=on``. Releases take all pending reports of a campaign in one transaction (``BEGIN
 IMMEDIATE`` in SQLite; ``SELECT ... FOR UPDATE`` on the campaign row in PostgreSQL), so they are disjoint.
