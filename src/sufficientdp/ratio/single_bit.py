@@ -963,10 +963,16 @@ def _remove_pairs(n: int, q: float, epsilon: float, ms: NDArray[np.int64],
                   **res)
 
 
-#: A block of pairs is skipped only if a rigorous upper bound on every pair in it is below the worst lower ends
-#: found so far by this much (natural log); sub-intervals of these sizes are bounded, coarse to fine.
+#: A block of pairs is skipped only if rigorous upper bounds on every pair in it are below the worst lower ends
+#: found so far by this much (natural log).
 _PRUNE_MARGIN = 0.01
-_SUB_SIZES = (4096, 1024, 256, 64)
+#: Length of the intervals of m whose delta is bounded by post-processing (one pair of population n - 255 each).
+_DELTA_SPAN = 256
+#: Rounds of refining the eta intervals, the most eta intervals per block (beyond that it is evaluated: a bound
+#: costs about as much as a pair), and the fraction of the interval length the slope model allows that is used.
+_ETA_ROUNDS = 12
+_ETA_ROWS = 4096
+_ETA_AIM = 0.9
 
 
 def _log_eta_upper(n: int, q: float, epsilon: float, lo: NDArray[np.int64], hi: NDArray[np.int64]
@@ -979,11 +985,11 @@ def _log_eta_upper(n: int, q: float, epsilon: float, lo: NDArray[np.int64], hi: 
     * ``b_hi <= floor(mean) + 1``, the mean of ``A'_hi`` tilted by ``(c1/c2)**s``: b_hi is a mode of that tilted
       law (its pmf rises up to b_hi and, being log-concave, falls after), and a mode of a sum of independent
       Bernoullis is within 1 of its mean (Darroch 1964); the float mean gets a 1e-9 relative allowance;
-    * ``A'_m`` is stochastically increasing in m (a Ber(q) summand becomes Ber(p)), so
-      ``eta(m) = p F_m(b_m) + q F_m(b_m - 1) <= F_m(B) <= F_lo(B)`` for ``B >= b_hi``;
+    * ``A'_m`` is stochastically increasing in m (a Ber(q) summand becomes Ber(p)), so with ``B >= b_hi``
+      ``eta(m) = p F_m(b_m) + q F_m(b_m - 1) <= p F_lo(B) + q F_lo(B - 1)``;
     * ``delta(m) = E_P[(1 - e**(eps - loss))_+] <= P[loss > eps] = eta(m)``.
 
-    ``F_lo(B)`` is the contour rule's cdf column with its bracket (:func:`_contour_block` with the window at B).
+    ``F_lo`` comes from the contour rule's cdf columns with their brackets (:func:`_contour_block`, window at B).
     """
     n1 = n - 1
     qf, lf = Fraction(q), Fraction(math.exp(epsilon))
@@ -998,39 +1004,53 @@ def _log_eta_upper(n: int, q: float, epsilon: float, lo: NDArray[np.int64], hi: 
         with one_blas_thread():
             blk = _contour_block(n, q, epsilon, lo[inner], big_b[inner], 1.0)
         col = _WIN + 1  # the cdf column at offset 0 from the window's base
+        up = blk["f"] + blk["ef"]
         with np.errstate(divide="ignore"):
-            out[inner] = np.minimum(0.0, blk["log_c"] + blk["err_c"] + np.log(blk["f"][:, col] + blk["ef"][:, col]))
+            log_up = np.log(((1.0 - q) * up[:, col] + q * up[:, col - 1]) * (1.0 + 8.0 * _U))
+        out[inner] = np.minimum(0.0, blk["log_c"] + blk["err_c"] + log_up)
     return out
 
 
-def _prune_level(pairs: list[_Pairs], margin: float) -> float:
-    """The log level below which a pair changes no output of :func:`_worst_result`: the smallest over eta and
-    delta of ``min(largest lower end, largest value - 1e-12)`` (the arg-max tie tolerance), minus ``margin``."""
-    level = math.inf
+def _log_delta_upper(n: int, q: float, epsilon: float, lo: NDArray[np.int64], span: int) -> NDArray[np.float64]:
+    """Log of a rigorous upper bound on delta of every remove pair m in ``[lo, lo + span - 1]`` (post-processing).
+
+    ``A_{n-1}(m) = W + V`` with ``W = Bin(lo, p) + Bin(n - span - lo, q)`` (the ``n - span`` people common to the
+    interval) and V independent (the other ``span - 1``), so the pair at m is the remove pair at lo of population
+    ``n - span + 1`` with V added to both sides: a post-processing, which cannot raise delta (hockey-stick
+    divergence). Its upper end comes from the same contour scan.
+    """
+    pp = _remove_pairs(n - span + 1, q, epsilon, lo)
+    return pp.log_delta_hi
+
+
+def _levels(pairs: list[_Pairs], margin: float) -> tuple[float, float]:
+    """Log levels (eta, delta) below which a pair changes no output of :func:`_worst_result`:
+    ``min(largest lower end, largest value - 1e-12)`` (the arg-max tie tolerance), minus ``margin``."""
+    out = []
     for name in ("eta", "delta"):
         lo = max(float(np.max(getattr(pp, f"log_{name}_lo"))) for pp in pairs)
         val = max(float(np.max(getattr(pp, f"log_{name}"))) for pp in pairs)
-        level = min(level, lo, val - 1e-12)
-    return level - margin
+        out.append(min(lo, val - 1e-12) - margin)
+    return out[0], out[1]
 
 
 def _scan_all(n: int, q: float, epsilon: float, progress: Callable[[int, int], None] | None = None) -> _Pairs:
     """Every remove pair m = 0..n-1, skipping blocks proved unable to change the worst case (issue 10).
 
     The pairs are evaluated in the blocks of :func:`_remove_pairs` (``_ROWS`` consecutive m, so an evaluated pair
-    gets exactly the numbers of the full scan): first the two end blocks, then the others in decreasing order of
-    a rigorous upper bound (:func:`_log_eta_upper` on sub-intervals, refined from 4096 down to 64 m). A block is
-    skipped when every sub-interval's bound is below :func:`_prune_level` of the pairs evaluated so far (margin
-    ``_PRUNE_MARGIN`` = 1%): its pairs then get values ``-inf``, lower ends ``-inf`` and upper ends their bound.
-    The worst values, their brackets and arg-max pairs are those of the full scan unless a skipped pair's own
-    bracket would have been wider than that margin (contour pairs are accepted up to 1e-3); the bracket stays
-    rigorous either way. Nothing is skipped when ``epsilon`` is small (the worst-case landscape over m is then
-    flat to within the bound's slack: n = 1e6, q = 0.25, epsilon = 0.01 varies by 0.5 nats over all m).
+    gets exactly the numbers of the full scan): first the two end blocks, then every other block is bounded --
+    delta by post-processing on intervals of ``_DELTA_SPAN`` m (:func:`_log_delta_upper`), eta on intervals
+    refined where the bound is close (:func:`_log_eta_upper`, whose slack grows with the interval) -- and
+    evaluated only if some bound is not below the levels of :func:`_levels` (margin ``_PRUNE_MARGIN`` = 1%).
+    A skipped block's pairs get values ``-inf``, lower ends ``-inf`` and upper ends their block's bounds. The
+    worst values, their brackets and arg-max pairs are those of the full scan unless a skipped pair's own bracket
+    would have been wider than that margin (contour pairs are accepted up to 1e-3); the bracket stays rigorous
+    either way.
     """
     ms = np.arange(n, dtype=np.int64)
     starts = list(range(0, n, _ROWS))
-    lam = Fraction(math.exp(epsilon))
-    if len(starts) <= 2 or not (1 - Fraction(q)) - lam * Fraction(q) > 0:
+    qf, lam = Fraction(q), Fraction(math.exp(epsilon))
+    if len(starts) <= 2 or not (1 - qf) - lam * qf > 0:
         return _remove_pairs(n, q, epsilon, ms, progress)
     done: dict[int, _Pairs] = {}
     finished = 0
@@ -1044,38 +1064,54 @@ def _scan_all(n: int, q: float, epsilon: float, progress: Callable[[int, int], N
 
     evaluate(starts[0])
     evaluate(starts[-1])
-    level = _prune_level(list(done.values()), _PRUNE_MARGIN)
-    # open sub-intervals [lo, hi] per block, refined while their bound is above the level
-    open_: dict[int, list[tuple[int, int, float]]] = {c: [(c, c + _ROWS - 1, 0.0)] for c in starts[1:-1]}
-    for size in _SUB_SIZES:
-        ivs = [(c, a, min(a + size - 1, b)) for c, lst in open_.items() for lo_, b, _ in lst
-               for a in range(lo_, b + 1, size)]
-        if not ivs:
+    lv_eta, lv_delta = _levels(list(done.values()), _PRUNE_MARGIN)
+    inner = starts[1:-1]
+    # delta: intervals of _DELTA_SPAN m (they tile the inner blocks: _ROWS is a multiple of it)
+    lo_d = np.arange(inner[0], inner[-1] + _ROWS, _DELTA_SPAN, dtype=np.int64)
+    d_up = _log_delta_upper(n, q, epsilon, lo_d, _DELTA_SPAN).reshape(len(inner), -1)
+    # eta (and delta <= eta): one interval per block, refined where its bound is above the level but the slack
+    # might close the gap
+    r0 = ((1 - qf) - lam * qf) / (lam * (1 - qf) - qf)
+    slope = float((1 - qf) * r0 / (qf + (1 - qf) * r0) - qf * r0 / (1 - qf + qf * r0)) * -math.log(float(r0))
+    n_in = len(inner)
+    d_block = np.max(d_up, axis=1)
+    failed = np.full(n_in, lv_eta == _NEG_INF or lv_delta == _NEG_INF)
+    e_up = np.full(n_in, _NEG_INF)
+    bi = np.flatnonzero(~failed)  # the intervals: block index, first and last m
+    a = np.array(inner, dtype=np.int64)[bi]
+    b = a + (_ROWS - 1)
+    for _ in range(_ETA_ROUNDS):
+        if not bi.size:
             break
-        ub = _log_eta_upper(n, q, epsilon, np.array([iv[1] for iv in ivs], dtype=np.int64),
-                            np.array([iv[2] for iv in ivs], dtype=np.int64))
-        open_ = {c: [] for c in open_}
-        bound = {c: _NEG_INF for c in open_}
-        for (c, a, b), u in zip(ivs, ub.tolist(), strict=True):
-            bound[c] = max(bound[c], u)
-            if u >= level:
-                open_[c].append((a, b, u))
-        for c in list(open_):
-            if not open_[c]:  # every sub-interval below the level: skipped
-                done[c] = _bounded_block(ms[c:c + _ROWS], bound[c])
-                finished += done[c].m.size
-                del open_[c]
-        if progress is not None:
-            progress(finished, n)
-    # the rest in decreasing order of their bound; the level only rises, so a later block may still be skipped
-    for c in sorted(open_, key=lambda c: -max(u for _, _, u in open_[c])):
-        top = max(u for _, _, u in open_[c])
-        if top < level:
-            done[c] = _bounded_block(ms[c:c + _ROWS], top)
-            finished += done[c].m.size
-        else:
+        u = _log_eta_upper(n, q, epsilon, a, b)
+        ok = u < lv_eta
+        np.maximum.at(e_up, bi[ok], u[ok])
+        size = b - a + 1
+        # the bound's slack grows by about `slope` per m of the interval: aim below what must go, with room (where
+        # the bound saturates at 1 the slope says nothing: then 4 times smaller)
+        new = np.floor(_ETA_AIM * (size - np.where(ok, 0.0, u - lv_eta) / slope)).astype(np.int64)
+        new = np.where(u > -1.0, np.minimum(new, size // 4), new)
+        hopeless = ~ok & ((size == 1) | (new < 1))
+        pieces = np.where(ok | hopeless, 0, -(-size // np.maximum(new, 1)))
+        failed |= np.bincount(bi[hopeless], minlength=n_in) > 0
+        failed |= np.bincount(bi, weights=pieces, minlength=n_in) > _ETA_ROWS
+        keep = ~ok & ~failed[bi]
+        cnt, new = pieces[keep], new[keep]
+        first = np.repeat(np.cumsum(cnt) - cnt, cnt)
+        a_next = np.repeat(a[keep], cnt) + (np.arange(int(cnt.sum())) - first) * np.repeat(new, cnt)
+        b = np.minimum(a_next + np.repeat(new, cnt) - 1, np.repeat(b[keep], cnt))
+        a, bi = a_next, np.repeat(bi[keep], cnt)
+    failed[bi] = True  # (intervals still open after the last round)
+    d_block = np.minimum(d_block, e_up)  # delta <= eta
+    failed |= d_block >= lv_delta
+    for i, c in enumerate(inner):
+        if failed[i]:
             evaluate(c)
-            level = max(level, _prune_level([done[c]], _PRUNE_MARGIN))
+        else:  # every interval below the levels: skipped
+            done[c] = _bounded_block(ms[c:c + _ROWS], float(e_up[i]), float(d_block[i]))
+            finished += _ROWS
+    if progress is not None:
+        progress(finished, n)
     parts = [done[c] for c in starts]
     ev = [pp for pp in parts if not pp.bounded]
     cols: dict[str, Any] = {k: np.concatenate([getattr(pp, k) for pp in parts]) for k in _PAIR_KEYS}
@@ -1086,12 +1122,12 @@ def _scan_all(n: int, q: float, epsilon: float, progress: Callable[[int, int], N
         bounded=sum(pp.bounded for pp in parts))
 
 
-def _bounded_block(ms: NDArray[np.int64], log_upper: float) -> _Pairs:
-    """A skipped block: values and lower ends ``-inf`` (0 is a valid lower end), upper ends the proved bound."""
+def _bounded_block(ms: NDArray[np.int64], log_eta_upper: float, log_delta_upper: float) -> _Pairs:
+    """A skipped block: values and lower ends ``-inf`` (0 is a valid lower end), upper ends the proved bounds."""
     ninf = np.full(ms.size, _NEG_INF)
-    up = np.full(ms.size, log_upper)
     return _Pairs(m=ms, cutoff=np.full(ms.size, -1, dtype=np.int64), log_eta=ninf, log_eta_lo=ninf,
-                  log_eta_hi=up, log_delta=ninf, log_delta_lo=ninf, log_delta_hi=up, rel=0.0, slow=0,
+                  log_eta_hi=np.full(ms.size, log_eta_upper), log_delta=ninf, log_delta_lo=ninf,
+                  log_delta_hi=np.full(ms.size, min(log_delta_upper, log_eta_upper)), rel=0.0, slow=0,
                   undecided=0, nodes=(0, 0), bounded=int(ms.size))
 
 
@@ -1123,10 +1159,10 @@ def worst_over_crowds(population: int, q: float, epsilon: float, *,
     in O(n) work overall (about 25 to 120 complex terms per evaluated pair). ``A'`` below has variance
     ``(n-1) p q`` for *every* m, so the loss is not small away from the ends: at small epsilon the values over m
     are flat to within a fraction of a nat (n = 1e6, q = 0.25, epsilon = 0.01: 0.5 nats over all m, eta jumping
-    by 2% each time the cutoff moves) and every pair is evaluated (about 3 s of CPU at n = 1e6). Where the values
-    fall off faster than the slack of a cheap rigorous bound, whole blocks of ``16384`` consecutive m are skipped
-    (``details["pairs_bounded"]``; see ``_scan_all``: the outputs are those of evaluating them, bit for bit):
-    n = 1e6 at q = 0.25 takes about 0.1 s at epsilon = 0.5 and 0.3 s at epsilon = 0.1.
+    by 2% each time the cutoff moves). Blocks of ``16384`` consecutive m whose pairs are all proved below the
+    worst by rigorous bounds are skipped (``details["pairs_bounded"]``; see ``_scan_all``: the outputs are those
+    of evaluating them, bit for bit): at n = 1e6, q = 0.25 about 13% of the pairs are evaluated at
+    epsilon = 0.01 (about 1 s of CPU; 3 s evaluating all) and 2% at epsilon = 0.1 or 0.5 (about 0.15 s).
 
     **Reduction.** With ``A' = A_{n-1}(m) = Bin(m, p) + Bin(n-1-m, q)`` the remove pair is ``P = A' + Ber(q)``,
     ``Q = A' + Ber(p)`` (seed 000 §3.1.4) and the add pair its reverse; since ``n - A_n(k) ~ A_n(n - k)`` the add
