@@ -108,3 +108,31 @@ def test_skips_far_blocks_at_moderate_epsilon() -> None:
     """The point of the pruning: at n = 1e5, q = 0.1, epsilon = 0.3 most blocks are proved below the worst."""
     got = sb._scan_all(100_000, 0.1, 0.3)
     assert got.bounded >= 60_000
+
+
+@pytest.mark.parametrize(("n", "q", "eps"), [(500, 0.2, 0.05), (3000, 0.25, 0.01), (3000, 0.1, 1.0),
+                                             (20_000, 0.45, 0.02)])
+@pytest.mark.parametrize("span", [2, 17, 256])
+def test_delta_interval_bound_is_above_every_pair(n: int, q: float, eps: float, span: int) -> None:
+    """``_log_delta_upper`` (post-processing from population n - span + 1) against every pair in the interval."""
+    full = oracle._remove_pairs(n, q, eps, np.arange(n, dtype=np.int64))
+    lo = np.unique(np.r_[0, np.random.default_rng(span).integers(0, n - span + 1, 30), n - span]).astype(np.int64)
+    ub = sb._log_delta_upper(n, q, eps, lo, span)
+    for a, u in zip(lo, ub, strict=True):
+        assert np.max(full.log_delta[a:a + span]) <= u
+
+
+@pytest.mark.slow
+def test_pruned_scan_at_small_epsilon_equals_full_scan() -> None:
+    """Where the landscape over m is flat (small epsilon) the blocks are skipped on refined intervals."""
+    n, q, eps = 300_000, 0.25, 0.01
+    full = oracle._remove_pairs(n, q, eps, np.arange(n, dtype=np.int64))
+    full = sb._Pairs(**{f: getattr(full, f) for f in oracle._Pairs.__dataclass_fields__})
+    got = sb._scan_all(n, q, eps)
+    assert got.bounded > 0
+    a, b = sb._worst_result(n, q, eps, got).to_dict(), sb._worst_result(n, q, eps, full).to_dict()
+    a.pop("details"), b.pop("details")
+    assert a == b
+    skipped = got.cutoff == -1
+    assert np.all(full.log_eta[skipped] <= got.log_eta_hi[skipped])
+    assert np.all(full.log_delta[skipped] <= got.log_delta_hi[skipped])
