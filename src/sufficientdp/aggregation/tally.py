@@ -117,9 +117,34 @@ def tally_packed(words: np.ndarray, bits: int, *, full_histogram: bool | None = 
         from .._errors import ParameterError
 
         raise ParameterError(f"full_histogram needs bits in [1, {MAX_HISTOGRAM_BITS}]; got bits={bits}")
-    vh = vector_histogram(words, bits) if full_histogram else None
+    if full_histogram:
+        return tally_histogram(vector_histogram(words, bits), bits)
     return Tally(bits=bits, reports=int(words.shape[0]), bit_counts=bit_counts(words, bits),
-                 weight_histogram=weight_histogram(words, bits), vector_histogram=vh)
+                 weight_histogram=weight_histogram(words, bits))
+
+
+def tally_histogram(vh: np.ndarray, bits: int) -> Tally:
+    """The tally whose 2^L histogram is ``vh`` (index bit j ↔ report bit j): every count is a sum of its entries
+    (M_j over the indices with bit j set, t_l over those with l bits set), exact in int64.
+
+    Example:
+        >>> tally_histogram(np.array([1, 1, 0, 1]), 2).to_dict()
+        {'bits': 2, 'reports': 3, 'bit_counts': [2, 1], 'weight_histogram': [1, 1, 1]}
+    """
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_HISTOGRAM_BITS)
+    vh = np.asarray(vh)
+    if vh.shape != (1 << bits,) or vh.dtype.kind not in "iu":
+        raise DataError(f"the vector histogram must be an integer array of shape ({1 << bits},); got {vh.shape}")
+    vh = vh.astype(np.int64, copy=False)
+    index = np.arange(1 << bits, dtype=np.int64)
+    counts = np.array([int(vh[(index >> j) & 1 == 1].sum()) for j in range(bits)], dtype=np.int64)
+    weight = np.zeros(1 << bits, dtype=np.int64)
+    for j in range(bits):
+        weight += (index >> j) & 1
+    weights = np.zeros(bits + 1, dtype=np.int64)
+    np.add.at(weights, weight, vh)
+    return Tally(bits=bits, reports=int(vh.sum()), bit_counts=counts, weight_histogram=weights,
+                 vector_histogram=vh)
 
 
 def tally(reports: ArrayLike, *, bits: int | None = None, full_histogram: bool | None = None) -> Tally:
@@ -130,5 +155,43 @@ def tally(reports: ArrayLike, *, bits: int | None = None, full_histogram: bool |
         >>> t.reports, t.bit_counts.tolist(), t.weight_histogram.tolist(), t.vector_histogram.tolist()
         (3, [2, 1], [1, 1, 1], [1, 1, 0, 1])
     """
-    arr = encode_bits(reports, bits)
+    if (isinstance(reports, np.ndarray) and reports.ndim == 2 and reports.dtype in (np.uint8, np.bool_)
+            and reports.shape[1] >= 1 and (bits is None or check_int("bits", bits) == reports.shape[1])):
+        words = _pack_bytes(reports)
+        if words is not None:
+            return tally_packed(words, reports.shape[1], full_histogram=full_histogram)
+    arr = encode_bits(reports, bits)  # validates, and names the first bad value
     return tally_packed(pack_bits(arr), arr.shape[1], full_histogram=full_histogram)
+
+
+#: Multiplying a little-endian word of eight 0/1 bytes by this moves byte k's low bit to bit 56 + k and nothing
+#: else into bits 56..63 (the partial products b_i·2^(56 + 8i - 7k) land in the top byte only for i = k, and they
+#: are distinct powers of two, so nothing carries): ``(word * M) >> 56`` is the eight bits packed, byte 0 first.
+_GATHER = np.uint64(0x0102040810204080)
+_PACK_ROWS = 1 << 16
+
+
+def _pack_bytes(reports: np.ndarray) -> np.ndarray | None:
+    """Pack an ``(n, L)`` uint8/bool array as :func:`pack_bits` does, eight columns per multiplication, in steps
+    of ``_PACK_ROWS`` rows; None when a value is not 0 or 1 (the caller then reports it)."""
+    n, length = reports.shape
+    n_bytes = -(-length // 8)
+    n_words = words_per_report(length)
+    out = np.zeros((n, n_words), dtype=np.uint64)
+    out_bytes = out.view(np.uint8)
+    buf = np.zeros((min(n, _PACK_ROWS), 8 * n_bytes), dtype=np.uint8)
+    for begin in range(0, n, _PACK_ROWS):
+        chunk = reports[begin:begin + _PACK_ROWS].view(np.uint8)
+        rows = chunk.shape[0]
+        if chunk.max() > 1:
+            return None
+        if length % 8 == 0 and chunk.flags.c_contiguous:
+            groups = chunk.view("<u8")
+        else:
+            buf[:rows, :length] = chunk
+            groups = buf[:rows].view("<u8")
+        packed = (groups * _GATHER) >> np.uint64(56)
+        out_bytes[begin:begin + rows, :n_bytes] = packed
+    if not np.little_endian:  # pragma: no cover - the bytes were laid out little-endian
+        out.byteswap(inplace=True)
+    return out
