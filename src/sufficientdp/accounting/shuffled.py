@@ -18,7 +18,7 @@ Two mechanisms:
    pair at ``n - 1 - m`` mirrored, so scanning the "remove" direction over every ``m = 0..n-1`` covers both
    directions. The worst ``m`` is near the ends but **not** always ``0`` or ``n - 1`` (``docs/single_bit.md``),
    so every ``m`` is evaluated; no end point is assumed. The one engine for that is
-   :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (all n pairs in O(n), n = 1e6 in seconds), which
+   :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (all n pairs in O(n), n = 1e6 in about a second), which
    :func:`shuffled_rr_worst_profile` and :func:`shuffled_rr_worst_bracket` call.
 
 2. **Anonymized L-bit histogram, homogeneous configuration** (seed 001 §3): ``N`` people, ``N - 1`` all-zero,
@@ -413,11 +413,12 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
                               max_scan: int = 1_000_000, tail_tol: float = 1e-30) -> ShuffledRRProfile:
     """Worst ``delta(eps)`` and ``eta(eps)`` over every neighbouring pair, per epsilon.
 
-    Every pair ``(A_n(m), A_n(m+1))``, ``m = 0..n-1``, both directions, is evaluated by
-    :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (O(n) per epsilon; n = 1e6 in seconds; refused above
-    ``max_scan``). No end point is assumed: the worst ``m`` is returned per epsilon. Pass ``ms`` to evaluate a
-    subset (both directions at each given m); unless it covers every ``m`` the result is then only a **lower
-    bound** on the worst case (``kind="lower bound"``): each pair's rigorous lower end, maximised over the subset.
+    Every pair ``(A_n(m), A_n(m+1))``, ``m = 0..n-1``, both directions, is covered (evaluated, or proved below the
+    worst) by :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (O(n) per epsilon; n = 1e6 in about a second;
+    refused above ``max_scan``). No end point is assumed: the worst ``m`` is returned per epsilon. Pass ``ms`` to
+    evaluate a subset (both directions at each given m); unless it covers every ``m`` the result is then only a
+    **lower bound** on the worst case (``kind="lower bound"``): each pair's rigorous lower end, maximised over the
+    subset.
 
     Args:
         n: people, >= 1.
@@ -737,7 +738,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
     """Worst ``delta(eps)`` and ``eta(eps)`` of shuffled binary RR over every neighbouring pair: exact or bracketed.
 
     * ``n <= full_scan_max`` (default 10**6): every pair ``(A_n(m), A_n(m+1))``, ``m = 0..n-1``, both directions,
-      by :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (O(n); n = 1e6 in a few seconds):
+      by :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (O(n); n = 1e6 in about a second):
       ``kind="exact"``, lower == upper == the exact worst value. Its rounding bracket (about 1e-10 relative) is in
       ``details["delta_bracket"]`` / ``details["eta_bracket"]``.
     * ``n > full_scan_max``: the ``ends`` smallest and largest ``m`` and ``samples`` geometrically spaced interior
@@ -757,7 +758,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
         n: people, >= 1.
         q: flip probability in (0, 0.5).
         epsilon: finite, > 0.
-        full_scan_max: largest n evaluated in full (default 10**6; a few seconds there), >= 1.
+        full_scan_max: largest n evaluated in full (default 10**6; about a second there), >= 1.
         ends: how many m at each end are scanned in the bracket path, >= 1.
         samples: how many geometrically spaced interior m are scanned in the bracket path, >= 0.
         progress: optional ``progress(done, total)`` callback (over the m evaluated).

@@ -240,7 +240,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--sigma", type=_float("sigma"), default=None, help="noise standard deviation (gaussian)")
     p.add_argument("--full-scan-max", type=_positive_int("full-scan-max"), default=1_000_000,
                    help="shuffled-rr: evaluate every m (exact) up to this n; above, a rigorous bracket "
-                        "(default 1000000; n = 1e6 takes a few seconds)")
+                        "(default 1000000; n = 1e6 takes about a second)")
     p.add_argument("--rounds", type=_positive_int("rounds"), default=None,
                    help="campaign: T rounds, each histogram released separately (<= 1000, T*k <= 10000); prints "
                         "the composed bound on P[L_1 + ... + L_T > epsilon] over every pair of collections")
