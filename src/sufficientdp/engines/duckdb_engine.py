@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import DataError, ParameterError
-from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally
+from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally, tally_histogram
 from ..io import detect_format
 
 __all__ = ["sqlite_path", "tally_collector_duckdb", "tally_file_duckdb"]
@@ -263,13 +263,7 @@ def _from_codes(bits: int, code: np.ndarray, count: np.ndarray) -> Tally:
     """The tally of groups of ``count`` rows with codes Σ_j bit_j·2^j."""
     vh = np.zeros(1 << bits, dtype=np.int64)
     np.add.at(vh, code, count)
-    ones = [(code >> j) & 1 == 1 for j in range(bits)]
-    counts = np.array([int(count[one].sum()) for one in ones], dtype=np.int64)
-    weight = np.sum(ones, axis=0, dtype=np.int64)
-    weights = np.zeros(bits + 1, dtype=np.int64)
-    np.add.at(weights, weight, count)
-    return Tally(bits=bits, reports=int(count.sum()), bit_counts=counts, weight_histogram=weights,
-                 vector_histogram=vh)
+    return tally_histogram(vh, bits)
 
 
 def _plain_bits(largest: Any, keys: list[Any]) -> bool:
