@@ -136,3 +136,15 @@ def test_pruned_scan_at_small_epsilon_equals_full_scan() -> None:
     skipped = got.cutoff == -1
     assert np.all(full.log_eta[skipped] <= got.log_eta_hi[skipped])
     assert np.all(full.log_delta[skipped] <= got.log_delta_hi[skipped])
+
+
+@pytest.mark.parametrize(("n", "q", "eps"), [(40_000, 0.25, 0.0), (40_000, 0.25, 1e-9), (70_000, 0.001, 3.0),
+                                             (50_000, 0.49, 1e-3), (40_000, 0.25, math.log(3.0))])
+def test_pruned_scan_edge_epsilons(n: int, q: float, eps: float) -> None:
+    """epsilon = 0 (the bound's slope is 0), tiny, large with q tiny, q near 1/2, and at log(p/q)."""
+    full = oracle._remove_pairs(n, q, eps, np.arange(n, dtype=np.int64))
+    full = sb._Pairs(**{f: getattr(full, f) for f in oracle._Pairs.__dataclass_fields__})
+    a = sb._worst_result(n, q, eps, sb._scan_all(n, q, eps)).to_dict()
+    b = sb._worst_result(n, q, eps, full).to_dict()
+    a.pop("details"), b.pop("details")
+    assert a == b

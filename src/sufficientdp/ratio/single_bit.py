@@ -1089,7 +1089,9 @@ def _scan_all(n: int, q: float, epsilon: float, progress: Callable[[int, int], N
         size = b - a + 1
         # the bound's slack grows by about `slope` per m of the interval: aim below what must go, with room (where
         # the bound saturates at 1 the slope says nothing: then 4 times smaller)
-        new = np.floor(_ETA_AIM * (size - np.where(ok, 0.0, u - lv_eta) / slope)).astype(np.int64)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # (slope 0 at epsilon = 0)
+            room = size - np.where(ok, 0.0, u - lv_eta) / slope
+        new = np.floor(_ETA_AIM * np.clip(np.nan_to_num(room, nan=-1.0), -1.0, size)).astype(np.int64)
         new = np.where(u > -1.0, np.minimum(new, size // 4), new)
         hopeless = ~ok & ((size == 1) | (new < 1))
         pieces = np.where(ok | hopeless, 0, -(-size // np.maximum(new, 1)))
