@@ -161,3 +161,38 @@ def test_wide_reports_get_fewer_rows_per_batch(tmp_path, ext):
     batches = [cols for cols, _ in _iter_columns(path, 10**6, 20_000)]  # 20,000 values / 40 bits = 500 rows
     assert all(len(cols) == 40 and len(cols[0]) <= 500 for cols in batches)
     np.testing.assert_array_equal(np.concatenate([np.column_stack(c) for c in batches]), data)
+
+
+def test_prefetched_batches_keep_order_errors_and_stop_with_the_consumer():
+    import threading
+
+    from sufficientdp.engines import _prefetched
+
+    assert list(_prefetched(iter(range(1000)))) == list(range(1000))
+
+    def failing():
+        yield 1
+        raise DataError("bad row 7")
+
+    got = []
+    with pytest.raises(DataError, match="bad row 7"):
+        for item in _prefetched(failing()):
+            got.append(item)
+    assert got == [1]
+
+    closed = threading.Event()
+
+    def endless():
+        try:
+            i = 0
+            while True:
+                yield i
+                i += 1
+        finally:
+            closed.set()
+
+    stream = _prefetched(endless())
+    assert [next(stream) for _ in range(5)] == [0, 1, 2, 3, 4]
+    stream.close()  # the consumer stops early: the reader thread ends and the source is closed
+    assert closed.is_set()
+    assert not any(t.name == "sufficientdp-reader" for t in threading.enumerate())

@@ -20,7 +20,10 @@ same result).
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np  # noqa: F401 - the doctests use it
 
@@ -43,6 +46,7 @@ __all__ = [
 ]
 
 ENGINES = ("numpy", "duckdb", "spark")
+_T = TypeVar("_T")
 #: Engines of :func:`tally_collector`.
 COLLECTOR_ENGINES = ("numpy", "duckdb")
 
@@ -106,7 +110,7 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
     total_rows = _row_count(path)
     # Streams: one batch (at most CHUNK_ROWS rows, CHUNK_CELLS values) in memory at a time, tallied column by
     # column (no packed copy).
-    for cols, names in _iter_columns(path, CHUNK_ROWS, CHUNK_CELLS):
+    for cols, names in _prefetched(_iter_columns(path, CHUNK_ROWS, CHUNK_CELLS)):
         part = tally_columns(cols, full_histogram=full_histogram)
         total = part if total is None else total.merge(part)
         done += part.reports
@@ -114,6 +118,50 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
             progress(done, max(total_rows, done))
     assert total is not None  # _iter_columns yields at least once
     return total, names
+
+
+def _prefetched(items: Iterator[_T]) -> Iterator[_T]:
+    """The items of ``items``, produced by a background thread one item ahead of the consumer: the reader decodes
+    batch k + 1 while batch k is counted (pyarrow's readers and numpy's kernels release the GIL). At most one
+    finished item waits, so memory stays bounded by a few batches; an exception of the reader is raised here, and
+    the thread stops when the consumer does."""
+    ready: queue.Queue[tuple[int, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def offer(kind: int, value: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put((kind, value), timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not offer(0, item):
+                    return
+            offer(1, None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            offer(2, exc)
+
+    worker = threading.Thread(target=produce, name="sufficientdp-reader", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = ready.get()
+            if kind == 1:
+                return
+            if kind == 2:
+                raise value
+            yield value
+    finally:
+        stop.set()
+        worker.join()
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
 
 
 def tally_collector(database_url: str, campaign_id: str, *, release_id: str | None = None,
