@@ -24,6 +24,8 @@ VM: the least disturbed run); the RSS is the largest of the runs. Ratios are to 
 computed in memory by the packed-word kernels (``sufficientdp.aggregation.tally.tally``), and plain DuckDB's sums
 to its bit counts.
 
+In memory (in this process): ``sdp.tally`` of an ``(N, 16)`` uint8 array against ``arr.sum(0)``.
+
 Spark (``engine="spark"``) runs only with ``SDP_BENCH_SPARK=1`` (JVM start-up and several minutes).
 
 Usage: ``.venv/bin/python benchmarks/bench_engines.py`` (prints a markdown section; ``main()`` returns it).
@@ -167,6 +169,27 @@ def _spark_rows(paths: dict[tuple[str, int], Path], truths: dict[tuple[str, int]
     return notes
 
 
+def _in_memory_note() -> str:
+    """``sdp.tally`` of an in-memory ``(N_PARQUET, 16)`` uint8 array against ``arr.sum(0)`` (bit counts only), in
+    this process, best of REPEATS alternated runs; the bit counts are checked equal."""
+    from sufficientdp import tally
+
+    arr = np.random.default_rng(SEED).integers(0, 2, size=(N_PARQUET, 16), dtype=np.uint8)
+    best = {"tally": float("inf"), "sum": float("inf")}
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        t = tally(arr)
+        best["tally"] = min(best["tally"], time.perf_counter() - start)
+        start = time.perf_counter()
+        sums = arr.sum(0)
+        best["sum"] = min(best["sum"], time.perf_counter() - start)
+        if t.bit_counts.tolist() != sums.tolist():
+            raise AssertionError("sdp.tally and arr.sum(0) disagree")
+    return (f"In memory, a ({N_PARQUET:,}, 16) uint8 array: `sdp.tally(arr)` (validation, bit counts, weight "
+            f"histogram, full 2^16 histogram) {best['tally']:.3f} s, `arr.sum(0)` (bit counts only) "
+            f"{best['sum']:.3f} s: ratio {best['tally'] / best['sum']:.2f}.")
+
+
 def main() -> str:
     """Run the benchmark and return a markdown section headed ``## Aggregation engines``."""
     from _common import cpu_model
@@ -220,6 +243,7 @@ def main() -> str:
             for kind in kinds:
                 table.append(f"| {fmt} | {bits} | {n:,} | {labels[kind]} | {best[kind]:.2f} | "
                              f"{best[kind] / best['plain-duckdb']:.2f} | {rss[kind]:.0f} |")
+        notes.append(_in_memory_note())
         if polars_version is None:
             notes.append("polars was not measured: it is not installed in this environment.")
         if SPARK:
