@@ -792,7 +792,10 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
         return ShuffledRRBracket(
             delta_lower=w.delta, delta_upper=w.delta, eta_lower=w.eta, eta_upper=w.eta, kind="exact",
             worst_m=w.worst_m_delta, worst_direction=w.worst_direction_delta, worst_m_eta=w.worst_m_eta,
-            scanned="all m = 0..n-1, both directions", upper_source="exact full scan", n=n, q=q, epsilon=eps,
+            scanned="all m = 0..n-1, both directions",
+            upper_source=("exact scan of every m" if not w.details.get("pairs_bounded") else
+                          "exact scan of every m (pairs proved below the worst bounded, not evaluated)"),
+            n=n, q=q, epsilon=eps,
             details=details)
     interior = np.geomspace(ends, max(ends, half), samples) if samples and half > ends else np.array([])
     reps = sorted(set(range(min(ends, half + 1))) | {int(round(x)) for x in interior if ends <= x <= half})
