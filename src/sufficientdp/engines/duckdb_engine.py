@@ -8,9 +8,11 @@ This module is an adapter (``pip install 'sufficientdp[duckdb]'``); it holds no 
 * ``vector_histogram`` — ``GROUP BY Σ_j col_j·2^j`` (bit j ↔ 2^j, least significant first), for L <= 16 by
   default and L <= 20 on request.
 
-Validation happens in one SQL pass before the result is trusted: every value must be 0 or 1 and none may be
-missing; a :class:`~sufficientdp._errors.DataError` names the first offending column. CSV cells are read as text
-and accepted exactly when Python's ``int()`` would give 0 or 1 (as :func:`sufficientdp.io.read_reports` does);
+A file of plain 0/1 values is counted in one scan (:func:`_tally_one_pass`: ``GROUP BY`` a per-row key — the
+row's hash or packed bits for the full histogram, its weight otherwise — with the counts derived from the groups);
+anything unusual goes to the validating passes. Every value must be 0 or 1 and none may be missing; a
+:class:`~sufficientdp._errors.DataError` names the first offending column. CSV cells are accepted exactly when
+Python's ``int()`` would give 0 or 1 (as :func:`sufficientdp.io.read_reports` does);
 Parquet columns must be integer, floating-point or boolean (as :func:`~sufficientdp.randomization.encode_bits`
 requires).
 
