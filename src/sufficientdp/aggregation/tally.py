@@ -117,10 +117,11 @@ def tally_packed(words: np.ndarray, bits: int, *, full_histogram: bool | None = 
         from .._errors import ParameterError
 
         raise ParameterError(f"full_histogram needs bits in [1, {MAX_HISTOGRAM_BITS}]; got bits={bits}")
-    if full_histogram:
-        return tally_histogram(vector_histogram(words, bits), bits)
+    vh = vector_histogram(words, bits) if full_histogram else None
+    if vh is not None and words.shape[0] >= vh.shape[0]:  # summing the 2^L entries is the cheaper way
+        return tally_histogram(vh, bits)
     return Tally(bits=bits, reports=int(words.shape[0]), bit_counts=bit_counts(words, bits),
-                 weight_histogram=weight_histogram(words, bits))
+                 weight_histogram=weight_histogram(words, bits), vector_histogram=vh)
 
 
 def tally_histogram(vh: np.ndarray, bits: int) -> Tally:
@@ -136,11 +137,9 @@ def tally_histogram(vh: np.ndarray, bits: int) -> Tally:
     if vh.shape != (1 << bits,) or vh.dtype.kind not in "iu":
         raise DataError(f"the vector histogram must be an integer array of shape ({1 << bits},); got {vh.shape}")
     vh = vh.astype(np.int64, copy=False)
-    index = np.arange(1 << bits, dtype=np.int64)
-    counts = np.array([int(vh[(index >> j) & 1 == 1].sum()) for j in range(bits)], dtype=np.int64)
-    weight = np.zeros(1 << bits, dtype=np.int64)
-    for j in range(bits):
-        weight += (index >> j) & 1
+    # Entry i has bit j set exactly in the second half of each block of 2^(j+1) consecutive entries.
+    counts = np.array([int(vh.reshape(-1, 2, 1 << j)[:, 1, :].sum()) for j in range(bits)], dtype=np.int64)
+    weight = np.bitwise_count(np.arange(1 << bits, dtype=np.uint32))
     weights = np.zeros(bits + 1, dtype=np.int64)
     np.add.at(weights, weight, vh)
     return Tally(bits=bits, reports=int(vh.sum()), bit_counts=counts, weight_histogram=weights,
