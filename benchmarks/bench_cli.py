@@ -85,54 +85,61 @@ def _worktree(rev: str) -> Path:
     return path
 
 
-def main() -> None:
+def run(repeats: int = 3, base: str | None = None, only: str | None = None, timeout: float = 300.0) -> str:
+    """Measure and return a markdown section headed ``## Interactive commands end to end``."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), NO_COLOR="1", TQDM_DISABLE="1")
+    base_tree = _worktree(base) if base else None
+    base_env = dict(env, PYTHONPATH=str(base_tree / "src")) if base_tree else None
+    py = sys.executable
+    t0 = time.perf_counter()
+    rows = []
+    try:
+        floor = _measure([py, "-c", "import numpy"], env, max(repeats, 5), timeout)
+        for label, cli_args, target in COMMANDS:
+            if only and only not in label:
+                continue
+            argv = [py, "-m", "sufficientdp.cli", *cli_args]
+            now = _measure(argv, env, repeats, timeout)
+            before = _measure(argv, base_env, repeats, timeout) if base_env else None
+            rows.append((label, target, now, before))
+            print(f"  {label}: {now[0]:.2f} s", file=sys.stderr)
+    finally:
+        if base_tree is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_tree)], check=False)
+    load = os.getloadavg()[0]
+    out = ["## Interactive commands end to end (issue 10's table)", "",
+           f"`benchmarks/bench_cli.py`: each command in a fresh interpreter, start-up and imports included. Machine: "
+           f"{cpu_model()}, nproc = {os.cpu_count()}, Python {platform.python_version()}; load average {load:.1f} at "
+           f"the end; {repeats} runs per command (median wall, median child CPU); whole benchmark "
+           f"{time.perf_counter() - t0:.0f} s. Floor, `python -c \"import numpy\"`: {floor[0]:.2f} s wall, "
+           f"{floor[1]:.2f} s CPU.", ""]
+    head = "| command | target s | now wall s | now CPU s | now / target | now / numpy floor |"
+    sep = "|---|---:|---:|---:|---:|---:|"
+    if base_env:
+        head += f" base ({base}) wall s | base CPU s | base / now (wall) |"
+        sep += "---:|---:|---:|"
+    out += [head, sep]
+    for label, target, now, before in rows:
+        flag = "" if now[2] else " (failed)"
+        line = (f"| {label}{flag} | {target:g} | {now[0]:.2f} | {now[1]:.2f} | {now[0] / target:.2f} | "
+                f"{now[0] / floor[0]:.1f} |")
+        if before is not None:
+            bflag = "" if before[2] else " (failed)"
+            line += f" {before[0]:.2f}{bflag} | {before[1]:.2f} | {before[0] / now[0]:.2f} |"
+        out.append(line)
+    return "\n".join(out)
+
+
+def main() -> str:
+    """The section with the defaults (what ``run_all.py`` calls)."""
+    return run()
+
+
+if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--base", default=None, help="git revision of the previous implementation")
     parser.add_argument("--only", default=None, help="run only the commands whose label contains this")
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), NO_COLOR="1", TQDM_DISABLE="1")
-    base_tree = _worktree(args.base) if args.base else None
-    base_env = dict(env, PYTHONPATH=str(base_tree / "src")) if base_tree else None
-    py = sys.executable
-    t0 = time.perf_counter()
-    rows = []
-    try:
-        floor = _measure([py, "-c", "import numpy"], env, max(args.repeats, 5), args.timeout)
-        for label, cli_args, target in COMMANDS:
-            if args.only and args.only not in label:
-                continue
-            argv = [py, "-m", "sufficientdp.cli", *cli_args]
-            now = _measure(argv, env, args.repeats, args.timeout)
-            base = _measure(argv, base_env, args.repeats, args.timeout) if base_env else None
-            rows.append((label, target, now, base))
-            print(f"  {label}: {now[0]:.2f} s", file=sys.stderr)
-    finally:
-        if base_tree is not None:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_tree)], check=False)
-    load = os.getloadavg()[0]
-    print(f"Machine: {cpu_model()}, nproc = {os.cpu_count()}, Python {platform.python_version()}; load average "
-          f"{load:.1f} at the end; {args.repeats} runs per command (median); whole benchmark "
-          f"{time.perf_counter() - t0:.0f} s.")
-    print(f"Floor, `python -c \"import numpy\"`: {floor[0]:.2f} s wall, {floor[1]:.2f} s CPU.")
-    print()
-    head = "| command | target s | now wall s | now CPU s | now / target | now / numpy floor |"
-    sep = "|---|---:|---:|---:|---:|---:|"
-    if base_env:
-        head += f" base ({args.base}) wall s | base CPU s | base / now (wall) |"
-        sep += "---:|---:|---:|"
-    print(head)
-    print(sep)
-    for label, target, now, base in rows:
-        flag = "" if now[2] else " (failed)"
-        line = (f"| {label}{flag} | {target:g} | {now[0]:.2f} | {now[1]:.2f} | {now[0] / target:.2f} | "
-                f"{now[0] / floor[0]:.1f} |")
-        if base is not None:
-            bflag = "" if base[2] else " (failed)"
-            line += f" {base[0]:.2f}{bflag} | {base[1]:.2f} | {base[0] / now[0]:.2f} |"
-        print(line)
-
-
-if __name__ == "__main__":
-    main()
+    print(run(args.repeats, args.base, args.only, args.timeout))

@@ -46,7 +46,7 @@ def main() -> None:
         "",
     ]
     for name in ("bench_randomizer", "bench_aggregation", "bench_tail", "bench_proven", "bench_shuffled_rr",
-                 "bench_engines", "bench_collector", "bench_joint"):
+                 "bench_worst_crowds", "bench_engines", "bench_collector", "bench_joint", "bench_cli"):
         print(f"running {name} ...", file=sys.stderr)
         sections.append(_load(name).main())
         sections.append("")
