@@ -239,3 +239,22 @@ def test_duckdb_parquet_validation_with_and_without_column_statistics(tmp_path, 
         assert _one_pass(path, full_histogram) is None
         with pytest.raises(DataError, match="bad_col"):
             tally_file(path, engine="duckdb", full_histogram=full_histogram)
+
+
+def test_duckdb_row_hashes_that_match_no_possible_row_go_to_the_validating_passes(tmp_path):
+    # The hash table of the 2^L possible rows is computed with the column types given; with another type's hashes
+    # (VARCHAR '0'/'1' for uint8 columns) no group's hash is found, and the one-scan tally must refuse, not guess.
+    import duckdb
+
+    from sufficientdp.engines import duckdb_engine
+
+    path = tmp_path / "r.parquet"
+    write_reports(path, np.random.default_rng(3).integers(0, 2, size=(200, 5), dtype=np.uint8))
+    source = f"read_parquet('{path}')"
+    cols = [f'"bit{j}"' for j in range(5)]
+    con = duckdb.connect(":memory:")
+    try:
+        assert duckdb_engine._tally_one_pass(con, path, source, cols, "parquet", ["UTINYINT"] * 5, True) is not None
+        assert duckdb_engine._tally_one_pass(con, path, source, cols, "parquet", ["VARCHAR"] * 5, True) is None
+    finally:
+        con.close()
