@@ -33,10 +33,8 @@ import numpy as np
 
 from .._errors import ParameterError
 from .._validation import MAX_BITS, MAX_POPULATION, check_epsilon, check_int, check_open_interval, check_reports
-from .k_reports import k_tail_certified
 from .proven import proven_tail
 from .result import DIRECTIONS, TailResult
-from .reverse import forward_k_certified, reverse_tail, two_sided_tail
 
 __all__ = ["DIRECTIONS", "K_NOTE", "TAIL_METHODS", "WORST_CASE_NOTE", "certified_k_direction", "privacy_tail"]
 
@@ -112,6 +110,10 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
                                  "or 'mc' for one configuration")
         return proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
                            progress=progress)
+    # The homogeneous machinery imports scipy.special (0.2-0.4 s at start-up), which the default proven method
+    # above does not need: it is imported on first use (issue 10: start-up).
+    from .reverse import two_sided_tail
+
     inner = "certified" if method == "homogeneous" else method
     if method == "mc" and rng is None:
         rng = np.random.default_rng()
@@ -184,6 +186,9 @@ def certified_k_direction(*, q: float, bits: int, population: int, epsilon: floa
     The reduction bounds are upper bounds only: ``reverse.reverse_tail(reports=k)``'s ``eta_lower`` comes from the
     truncated sum ``e_1(min(w, tau))``, whose event *contains* the tail event, so it is not a lower bound on eta
     (it is discarded here)."""
+    from .k_reports import k_tail_certified  # imports scipy.special: on first use (see privacy_tail)
+    from .reverse import forward_k_certified, reverse_tail
+
     mine = k_tail_certified(q=q, bits=bits, population=population, reports=reports, epsilon=epsilon,
                             outlier_bits=j, direction=direction, stop_below=stop_below, stop_above=stop_above)
     up = mine.eta
@@ -220,6 +225,8 @@ def _certified_k_worst(*, q: float, bits: int, population: int, epsilon: float, 
 
     Only the maximum matters, so once some (j, direction) has a lower bound ``b``, the others are refined only
     until their upper bound is ``<= b`` (they cannot be the worst then; their brackets stay valid)."""
+    from .reverse import two_sided_tail  # imports scipy.special: on first use (see privacy_tail)
+
     if population < 2:
         # No crowd: the reduction bounds of ratio.reverse; their k > 1 reverse lower end is not a lower bound.
         js = [outlier_bits] if outlier_bits is not None else list(range(1, bits + 1))
