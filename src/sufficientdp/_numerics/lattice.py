@@ -16,6 +16,7 @@ budget and proofs: ``docs/proofs/compound_tail.md``.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -86,15 +87,33 @@ def _window_ends(n: int, k: NDArray[np.float64], logpi: NDArray[np.float64], log
     return a_lo, a_hi
 
 
+@functools.cache
+def theta_grid(grid: int) -> NDArray[np.float64]:
+    """``np.geomspace(1e-9, 1e4, grid)``, computed once per grid size (read-only)."""
+    base = np.geomspace(1e-9, 1e4, grid)
+    base.flags.writeable = False
+    return base
+
+
+@functools.cache
+def _signed_theta_grid(grid: int) -> NDArray[np.float64]:
+    """:func:`theta_grid` followed by its negatives (read-only)."""
+    base = theta_grid(grid)
+    both = np.concatenate([base, -base])
+    both.flags.writeable = False
+    return both
+
+
 def window_ends_and_mgf(n: int, k: NDArray[np.float64], logpi: NDArray[np.float64], log_gamma: float,
                         log_1mg: float, k_sd: float, log_alpha: float, fewer: int = 0, grid: int = 300
                         ) -> tuple[float, float, NDArray[np.float64]]:
     """:func:`_window_ends`, and ``Lambda(theta)`` on its grid of positive thetas (``np.geomspace(1e-9, 1e4, grid) /
     k_sd``), which the positive-part bound reuses for its tail allowance. Both signs of theta go through one
     row-wise log-sum-exp (each row is reduced on its own, so the numbers are those of two separate calls)."""
-    thetas = np.geomspace(1e-9, 1e4, grid) / k_sd
-    th = np.concatenate([thetas, -thetas])
-    inner = log_gamma + log_sum_exp_rows(th[:, None] * k[None, :] + logpi[None, :])
+    th = _signed_theta_grid(grid) / k_sd  # (-x) / k_sd == -(x / k_sd) exactly: the same floats as +-thetas
+    exponents = np.multiply.outer(th, k)
+    exponents += logpi
+    inner = log_gamma + log_sum_exp_rows(exponents)
     lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
     cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
     with np.errstate(invalid="ignore"):

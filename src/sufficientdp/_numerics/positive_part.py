@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .lattice import ALPHA, HEAVY_RATE, compound_atoms, window_ends_and_mgf
+from .lattice import ALPHA, HEAVY_RATE, compound_atoms, theta_grid, window_ends_and_mgf
 
 __all__ = ["PositivePartBound", "compound_positive_part_upper"]
 
@@ -53,8 +53,13 @@ _THETAS = 56  # grid of Chernoff parameters (a coarser grid only widens the wind
 
 
 def _dot(a: NDArray[Any], b: NDArray[Any]) -> float:
-    """``sum(a * b)`` without BLAS (whose threads cost milliseconds per small product on a busy machine)."""
-    return float(np.sum(a * b))
+    """``sum(a * b)`` without BLAS (whose threads cost milliseconds per small product on a busy machine); the
+    ufunc's own reduction (what ``np.sum`` calls) without ``np.sum``'s Python-level dispatch."""
+    return float(_ADD(a * b))
+
+
+_ADD = np.add.reduce
+_MAXIMUM = np.maximum.reduce
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +187,9 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
                                           float, NDArray[np.float64]]:
         """A step near h whose Chernoff window fits the cells (the window's width in cells scales like 1/h)."""
         for _ in range(80):
-            kf = np.floor(lv / h)
-            f = lv / h - kf
+            scaled = lv / h
+            kf = np.floor(scaled)
+            f = scaled - kf
             kv = np.concatenate([kf, kf + 1.0])
             kp = np.concatenate([lp * (1.0 - f), lp * f])
             pos = kp > 0
@@ -231,42 +237,54 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     h_max = len(laws) - 1
     pmf = np.bincount(np.mod(kv.astype(np.int64), cells), weights=kp, minlength=cells)
     fhat = np.fft.rfft(pmf)
-    phi = 1.0 + gamma_l * (fhat - 1.0)
+    shifted = gamma_l * (fhat - 1.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        g = np.exp((n - h_max) * np.log1p(gamma_l * (fhat - 1.0)))
+        g = np.exp((n - h_max) * np.log1p(shifted))
     g = np.where(np.isfinite(g), g, 0.0)
     powers = [g]
-    for _ in range(h_max):
-        powers.append(powers[-1] * phi)
+    if h_max:
+        phi = 1.0 + shifted
+        for _ in range(h_max):
+            powers.append(powers[-1] * phi)
     powers.reverse()
     fft_err = math.sqrt(cells) * _U * (8.0 * math.log2(cells) + 16.0) * (
         n * gamma_l * math.sqrt(_dot(pmf, pmf)) + 1.0)
-    thetas = np.geomspace(1e-9, 1e4, _THETAS) / k_sd
+    thetas = theta_grid(_THETAS) / k_sd
+    log_thetas = np.log(thetas)
     kk = a_lo + np.arange(cells, dtype=float)
+    shift = int(a_lo) % cells
+    kv_top = max(0.0, float(_MAXIMUM(kv)))
     total = 0.0
     allowance = tail
     density0 = 0.0
+    # suffix sums s[i] = sum_{k >= i} (same sequential order as cumsum of the reversed array), s[cells] = 0
+    s0 = np.empty(cells + 1)
+    s1 = np.empty(cells + 1)
+    s0[cells] = s1[cells] = 0.0
+    s0_rev, s1_rev = s0[:cells][::-1], s1[:cells][::-1]
     for r in range(h_max + 1):
         m = n - r
-        law = np.roll(np.fft.irfft(powers[r], cells), -(int(a_lo) % cells))
-        law = np.maximum(law, 0.0)
-        s0 = np.concatenate([np.cumsum(law[::-1])[::-1], [0.0]])
-        s1 = np.concatenate([np.cumsum((law * kk)[::-1])[::-1], [0.0]])
+        raw = np.fft.irfft(powers[r], cells)
+        law = np.concatenate((raw[shift:], raw[:shift]))  # np.roll(raw, -shift)
+        np.maximum(law, 0.0, out=law)
+        np.cumsum(law[::-1], out=s0_rev)
+        np.cumsum((law * kk)[::-1], out=s1_rev)
         ys, ws = laws[r]
         # E[(hK + y)_+] over the window: cells with h k + y > 0, i.e. k >= floor(-y / h) + 1
-        i = np.clip(np.floor(-ys / h) + 1.0 - a_lo, 0, cells).astype(np.int64)
+        lo_cell = np.floor(-ys / h)
+        i = np.minimum(np.maximum(lo_cell + 1.0 - a_lo, 0), cells).astype(np.int64)
         total += _dot(ws, h * s1[i] + ys * s0[i])
         top = np.maximum(h * a_hi + ys, 0.0)  # the largest (hk + y)_+ in the window
         w_top = _dot(ws, top)
         allowance += 2.0 * fft_err * w_top + ALPHA * _dot(ws, np.maximum(h * a_lo + ys, 0.0))
         # above the window (step 3): (hK + y)_+ <= h (K - a_hi)_+ + (h a_hi + y)_+ on {K > a_hi}, with
         # E[(K - a)_+] <= e^{-theta a} E[e^{theta K}] / (e theta) and P[K > a] <= e^{-theta a} E[e^{theta K}]
-        if a_hi < m * max(0.0, float(np.max(kv))):  # else the window reaches the top of the support
+        if a_hi < m * kv_top:  # else the window reaches the top of the support
             log_chern = m * lam - thetas * a_hi
-            above = h * float(np.exp(np.min(log_chern - 1.0 - np.log(thetas))))
-            allowance += float(np.sum(ws)) * above + w_top * float(np.exp(np.min(log_chern)))
+            above = h * float(np.exp(np.minimum.reduce(log_chern - 1.0 - log_thetas)))
+            allowance += float(_ADD(ws)) * above + w_top * float(np.exp(np.minimum.reduce(log_chern)))
         # density of hK + y at 0 (per unit), for the slack estimate
-        j = np.clip(np.floor(-ys / h) - a_lo, 0, cells - 1).astype(np.int64)
+        j = np.minimum(np.maximum(lo_cell - a_lo, 0), cells - 1).astype(np.int64)
         density0 += _dot(ws, law[j]) / h
     var_round = n * gamma_l * mean_ff * h * h
     slack = 0.5 * var_round * density0
