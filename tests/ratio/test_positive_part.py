@@ -152,3 +152,47 @@ def test_dominating_pair_profile_is_above_the_exact_profile(bits: int, populatio
             assert ours == pytest.approx(float(curve(np.array([e]))[0]), rel=1e-9, abs=1e-12)
             truth = float(oracle.blanket_delta_enumeration(bits, population, q, Fraction(float(e)), x, xp, "all"))
             assert truth <= ours + 1e-9, (pt.name, e, truth, ours)
+
+
+def _fields(b: positive_part.PositivePartBound) -> tuple[str, ...]:
+    return (b.upper.hex(), str(b.cells), b.step.hex(), b.allowance.hex(), b.slack_estimate.hex())
+
+
+def _empty_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(positive_part, "_MEMO", type(positive_part._MEMO)())
+    monkeypatch.setattr(positive_part, "_memo_floats", [0])
+
+
+def test_memo_returns_the_floats_of_a_fresh_computation(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A call at a finer rtol after a coarse one on the same input reuses the coarse lattices (memo): the result must
+    # be the one computed with an empty memo, bit for bit. The input has rare heavy atoms (heavy split memoized).
+    values = np.array([-7.0, -1.0, 2.0, 5.0, 300.0, -250.0])
+    probs = np.array([0.1, 0.4, 0.3, 0.2 - 4e-5, 2e-5, 2e-5])
+    fresh = {}
+    for rtol in (1e-4, 1e-2):
+        _empty_memo(monkeypatch)
+        fresh[rtol] = _fields(compound_positive_part_upper(values, probs, gamma=0.2, n=60, rtol=rtol))
+    _empty_memo(monkeypatch)
+    calls: list[int] = []
+    evaluate = positive_part._evaluate
+    monkeypatch.setattr(positive_part, "_evaluate", lambda *a: calls.append(a[5]) or evaluate(*a))
+    coarse = _fields(compound_positive_part_upper(values, probs, gamma=0.2, n=60, rtol=1e-2))
+    n_coarse = len(calls)
+    fine = _fields(compound_positive_part_upper(values, probs, gamma=0.2, n=60, rtol=1e-4))
+    assert coarse == fresh[1e-2] and fine == fresh[1e-4]
+    assert calls[n_coarse:] and calls[n_coarse] > calls[0]  # the fine call skipped the lattices already done
+
+
+def test_memo_stays_within_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the memo drops its oldest inputs to hold at most _MEMO_FLOATS floats, and its count of them is exact
+    monkeypatch.setattr(positive_part, "_MEMO_FLOATS", 2000)
+    _empty_memo(monkeypatch)
+    rng = np.random.default_rng(3)
+    for _ in range(8):
+        compound_positive_part_upper(rng.normal(size=40), rng.random(40), gamma=0.3, n=500, rtol=1e-2)
+        memo = positive_part._MEMO
+        held = sum(m.floats + sum(f[1].size + f[2].size + f[7].size for f, _ in m.steps.values())
+                   for m in memo.values())
+        assert held == positive_part._memo_floats[0] <= 2000
+        assert any(m.steps for m in memo.values())
+    assert len(positive_part._MEMO) < 8

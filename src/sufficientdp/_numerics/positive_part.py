@@ -34,7 +34,9 @@ The lattice step is refined (cells doubled) until the estimated rounding slack i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -50,6 +52,7 @@ _MAX_HEAVY = 48  # heavy atoms at most (any choice is valid; more only narrow th
 _HEAVY_ATOMS = 400_000  # largest number of heavy-sum atoms (no pruning: above it, no heavy split)
 _TAIL_POWER = 1e-9  # first lambda**h_max / h_max! of the heavy enumeration (step 2); lowered while it matters
 _THETAS = 56  # grid of Chernoff parameters (a coarser grid only widens the window or the allowance)
+_MEMO_FLOATS = 2_000_000  # floats held by the memo of recent inputs (16 MB; the oldest inputs are dropped)
 
 
 def _dot(a: NDArray[Any], b: NDArray[Any]) -> float:
@@ -160,6 +163,61 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike, *, gamma: 
                              best.slack_estimate * scale)
 
 
+_Heavy = tuple[NDArray[np.float64], NDArray[np.float64], float, list[tuple[NDArray[np.float64], NDArray[np.float64]]],
+               float]
+_Fit = tuple[float, NDArray[np.float64], NDArray[np.float64], float, float, float, float, NDArray[np.float64]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Memo:
+    """What :func:`_bound` computed for one exact input ``(v, pi, gamma, n, tail_power)`` (and the module's tuning
+    constants): the heavy split and, per lattice ``(h asked for, cells)``, the fitted lattice and its evaluation.
+    These are pure functions of the input, so a later call with the same input (:mod:`sufficientdp.ratio.proven`
+    refines a pair type at several resolutions at the same e': the same coarse lattices come first) reuses them
+    and returns the same floats."""
+
+    heavy: _Heavy | None
+    floats: int
+    steps: dict[tuple[float, int], tuple[_Fit, PositivePartBound]] = field(default_factory=dict)
+
+
+_MemoKey = tuple[bytes, bytes, float, int, float, tuple[float, ...]]
+_MEMO: OrderedDict[_MemoKey, _Memo] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+_memo_floats = [0]  # floats held by _MEMO
+
+
+def _memo_add(floats: int) -> bool:
+    """Account ``floats`` more held by the memo, dropping the oldest inputs to stay within :data:`_MEMO_FLOATS`;
+    False (nothing kept) for an item larger than the whole memo. Call with :data:`_MEMO_LOCK` held."""
+    if floats > _MEMO_FLOATS // 4:
+        return False
+    _memo_floats[0] += floats
+    while _memo_floats[0] > _MEMO_FLOATS and len(_MEMO) > 1:
+        _, old = _MEMO.popitem(last=False)
+        _memo_floats[0] -= old.floats + sum(f[1].size + f[2].size + f[7].size for f, _ in old.steps.values())
+    return True
+
+
+def _memo_for(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, tail_power: float
+              ) -> tuple[_MemoKey, _Memo]:
+    """The memo of this exact input and its key (the heavy split computed on first use)."""
+    tuning = (HEAVY_RATE, ALPHA, _MAX_HEAVY, _HEAVY_ATOMS, _THETAS, _MIN_CELLS)  # read now: tests may patch them
+    key = (v.tobytes(), pi.tobytes(), gamma, n, tail_power, tuning)
+    with _MEMO_LOCK:
+        memo = _MEMO.get(key)
+        if memo is not None:
+            _MEMO.move_to_end(key)
+            return key, memo
+    heavy = _heavy_laws(v, pi, gamma, n, tail_power) if gamma < 1.0 else None
+    floats = 2 * v.size if heavy is None else 4 * v.size + sum(2 * ys.size for ys, _ in heavy[3])
+    memo = _Memo(heavy, floats)
+    with _MEMO_LOCK:
+        if key not in _MEMO and _memo_add(floats):
+            _MEMO[key] = memo
+    return key, memo
+
+
 @dataclass(frozen=True, slots=True)
 class _Run:
     upper: float
@@ -173,7 +231,8 @@ class _Run:
 def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, rtol: float, max_cells: int,
            tail_power: float) -> _Run:
     """The bound with the heavy counts enumerated to ``lambda**h_max / h_max! <= tail_power`` (scaled units)."""
-    heavy = _heavy_laws(v, pi, gamma, n, tail_power) if gamma < 1.0 else None
+    key, memo = _memo_for(v, pi, gamma, n, tail_power)
+    heavy = memo.heavy
     if heavy is None:
         lv, lp, gamma_l, laws, tail = v, pi, gamma, [(np.zeros(1), np.ones(1))], 0.0
     else:
@@ -183,8 +242,7 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
     log_1mg = math.log1p(-gamma_l) if gamma_l < 1.0 else -math.inf
     sd = math.sqrt(max(n * (gamma_l * _dot(lp, lv * lv) - (gamma_l * _dot(lp, lv)) ** 2), 1e-300))
 
-    def fit(h: float, cells: int) -> tuple[float, NDArray[np.float64], NDArray[np.float64], float, float, float,
-                                          float, NDArray[np.float64]]:
+    def fit(h: float, cells: int) -> _Fit:
         """A step near h whose Chernoff window fits the cells (the window's width in cells scales like 1/h)."""
         for _ in range(80):
             scaled = lv / h
@@ -210,8 +268,17 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
     h = 16.0 * sd / cells
     best: _Run | None = None
     while True:
-        h, kv, kp, a_lo, a_hi, mean_ff, k_sd, lam = fit(h, cells)
-        res = _evaluate(kv, kp, gamma_l, n, h, cells, a_lo, a_hi, laws, tail, k_sd, lam, mean_ff)
+        h_asked = h
+        step = memo.steps.get((h_asked, cells))
+        if step is None:
+            fitted = fit(h, cells)
+            h, kv, kp, a_lo, a_hi, mean_ff, k_sd, lam = fitted
+            res = _evaluate(kv, kp, gamma_l, n, h, cells, a_lo, a_hi, laws, tail, k_sd, lam, mean_ff)
+            with _MEMO_LOCK:
+                if _MEMO.get(key) is memo and _memo_add(kv.size + kp.size + lam.size):
+                    memo.steps[(h_asked, cells)] = (fitted, res)
+        else:
+            (h, kv, kp, a_lo, a_hi, mean_ff, k_sd, lam), res = step
         run = _Run(res.upper, res.cells, res.step, res.allowance, res.slack_estimate, tail)
         # stop when the slack estimate is small, or when refining no longer helps (the slack is O(h**2): the
         # improvement of the last refinement bounds what is left, up to a constant)
