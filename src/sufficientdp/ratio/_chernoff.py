@@ -19,6 +19,7 @@ rounding margins) are in ``docs/proofs/chernoff_tail.md``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -165,6 +166,8 @@ class Problem:
     logle: np.ndarray  # log P[Bin(j, q) <= l]
     v: np.ndarray  # scaled values (capped)
     laws: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+    # binomial pmf rows keyed by (log a, log(1 - a)): the strata of one tail share them (:func:`pmf_table`)
+    pmfs: dict[tuple[float, float], tuple[int, int, dict[int, np.ndarray]]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def logp1(self) -> np.ndarray:
@@ -254,8 +257,11 @@ def log_lower_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> tuple[int, int]:
-    """Count window ``[lo, hi]`` outside which Bin(m, a), ``m_lo <= m <= m_hi``, has Chernoff mass <= tol/side."""
+    """Count window ``[lo, hi]`` outside which Bin(m, a), ``m_lo <= m <= m_hi``, has Chernoff mass <= tol/side.
+
+    Cached by its exact arguments (the strata of one tail ask for the same windows; issue 10)."""
     log_tol = math.log(tol)
     a = math.exp(log_a)
     # hi: smallest k >= m_hi a with P[Bin(m_hi) >= k + 1] <= tol (bisection; the bound is monotone in k)
@@ -287,13 +293,67 @@ def dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sum(a * b))
 
 
+def _boost_binom_pmf() -> Any:
+    """Boost's binomial pmf ufunc, the one ``scipy.stats.binom.pmf`` evaluates inside the support (None if this
+    scipy has no such private ufunc)."""
+    try:
+        from scipy.special import _ufuncs
+    except ImportError:  # pragma: no cover - scipy layout changed
+        return None
+    return getattr(_ufuncs, "_binom_pmf", None)
+
+
 def binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
-    """``P[Bin(m, a) = c]`` via boost's pmf, parameterized by the smaller of a, 1 - a (accurate to ~1e-15)."""
-    out: np.ndarray
-    if log_a <= log1m_a:
-        out = scipy_stats().binom.pmf(c, m, math.exp(log_a))
-    else:
-        out = scipy_stats().binom.pmf(m - c, m, math.exp(log1m_a))
+    """``P[Bin(m, a) = c]`` via boost's pmf, parameterized by the smaller of a, 1 - a (accurate to ~1e-15).
+
+    For integer ``c``, ``m >= 0`` the values are ``scipy.stats.binom.pmf``'s bit for bit (boost's pmf clipped to
+    [0, 1] inside ``0 <= c <= m``, 0 outside) without its per-call argument handling (issue 10).
+    """
+    k, p = (c, math.exp(log_a)) if log_a <= log1m_a else (m - c, math.exp(log1m_a))
+    pmf = _boost_binom_pmf()
+    k_arr, n_arr = np.broadcast_arrays(np.asarray(k), np.asarray(m))
+    if (pmf is None or k_arr.dtype.kind not in "iu" or n_arr.dtype.kind not in "iu"
+            or (n_arr.size and int(n_arr.min()) < 0)):
+        out: np.ndarray = scipy_stats().binom.pmf(k, m, p)
+        return out
+    inside = (k_arr >= 0) & (k_arr <= n_arr)
+    res = np.zeros(k_arr.shape)
+    res[inside] = np.clip(pmf(k_arr[inside].astype(float), n_arr[inside].astype(float), p), 0.0, 1.0)
+    return res
+
+
+_PMF_CACHE_MAX = 4_000_000  # floats held per Problem by pmf_table (32 MB)
+
+
+def pmf_table(pb: Problem, c: np.ndarray, um: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
+    """``binom_pmf(c[None, :], um[:, None], log_a, log1m_a)`` for a contiguous ``c``, rows cached on ``pb``.
+
+    Each value depends on (c, m, log a, log(1 - a)) only, so rows computed for one stratum (over a count range
+    that covers this one) are reused as they are: the same numbers bit for bit. The cache keeps at most
+    ``_PMF_CACHE_MAX`` floats per Problem (larger tables are computed directly).
+    """
+    if c.size == 0 or um.size == 0 or um.size * c.size > _PMF_CACHE_MAX // 4:
+        return binom_pmf(c[None, :], um[:, None], log_a, log1m_a)
+    lo, hi = int(c[0]), int(c[-1])
+    key = (log_a, log1m_a)
+    entry = pb.pmfs.get(key)
+    if entry is None or lo < entry[0] or hi > entry[1]:  # (re)start this key's rows over the union range
+        if entry is not None:
+            lo, hi = min(lo, entry[0]), max(hi, entry[1])
+        fresh: dict[int, np.ndarray] = {}
+        entry = (lo, hi, fresh)
+        pb.pmfs[key] = entry
+    c0, c1, rows = entry
+    missing = [int(x) for x in um if int(x) not in rows]
+    if missing:
+        full = np.arange(c0, c1 + 1, dtype=np.int64)
+        tab = binom_pmf(full[None, :], np.asarray(missing, dtype=np.int64)[:, None], log_a, log1m_a)
+        for i, mv in enumerate(missing):
+            rows[mv] = tab[i]
+    start = int(c[0]) - c0
+    out = np.stack([rows[int(x)][start:start + c.size] for x in um])
+    if sum((e[1] - e[0] + 1) * len(e[2]) for e in pb.pmfs.values()) > _PMF_CACHE_MAX:
+        pb.pmfs.clear()
     return out
 
 
@@ -636,16 +696,21 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
         # the pmf depends on (m, c) only: tabulate it once per distinct m
         um, uinv = np.unique(m, return_inverse=True)
         with np.errstate(divide="ignore"):
-            ltab = np.log(binom_pmf(c[None, :], um[:, None], log_a, log1m_a))
+            ltab = np.log(pmf_table(pb, c, um, log_a, log1m_a))
         for start in range(0, m.size, step):
             sl = slice(start, start + step)
             mm = m[sl, None]
-            child = heavy.logp[sl, None] + ltab[uinv[sl]]
-            valid = c[None, :] <= mm
-            if not forward:
-                valid = (c[None, :] <= cmax[sl, None]) & valid
-            keep = valid & (child >= log_prune)
-            drop = valid & ~keep
+            child = ltab[uinv[sl]]  # a fresh copy (fancy indexing); adding in place (IEEE + commutes)
+            child += heavy.logp[sl, None]
+            if forward and int(c[-1]) <= int(mm.min()):  # every count fits every parent (the usual case)
+                keep = child >= log_prune
+                drop = ~keep
+            else:
+                valid = c[None, :] <= mm
+                if not forward:
+                    valid = (c[None, :] <= cmax[sl, None]) & valid
+                keep = valid & (child >= log_prune)
+                drop = valid & ~keep
             if np.any(drop):
                 dl = child[drop]
                 fin = np.isfinite(dl)

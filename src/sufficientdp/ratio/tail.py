@@ -40,7 +40,6 @@ from ._chernoff import (
     Problem,
     TooMany,
     UpperLaw,
-    binom_pmf,
     check_config,
     check_method,
     dot,
@@ -50,6 +49,7 @@ from ._chernoff import (
     impossible,
     log_lower_tail,
     log_upper_tail,
+    pmf_table,
     root,
     tail_result,
     window,
@@ -81,7 +81,10 @@ _MC_DEFAULT_SAMPLES = 200_000
 def _f_delta(x: np.ndarray) -> np.ndarray:
     """``(1 - 1/x)_+``: the delta integrand as a function of ``R / lambda``."""
     with np.errstate(divide="ignore"):
-        return np.maximum(1.0 - 1.0 / x, 0.0)
+        out: np.ndarray = np.divide(1.0, x)
+        np.subtract(1.0, out, out=out)  # in place: the same operations, fewer temporaries
+        np.maximum(out, 0.0, out=out)
+        return out
 
 
 def _rest_moments(model: Problem, lev: int) -> tuple[float, float]:
@@ -100,13 +103,26 @@ def _concave_bracket(a: np.ndarray, b: np.ndarray, mean: np.ndarray, var: np.nda
     ``f(E X) - Var X / (a (E X)**2)`` (from ``1/X - 1/mu = (mu - X)/mu**2 + (mu - X)**2/(X mu**2)``).
     """
     fa, fb, fe = _f_delta(a), _f_delta(b), _f_delta(mean)
+    # in place where possible (the same IEEE operations in the same order as the plain formulas; issue 10)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        span = b - a
-        frac = np.where(span > 0, (mean - a) / np.where(span > 0, span, 1.0), 0.0)
-        chord = fa + (fb - fa) * np.clip(frac, 0.0, 1.0)
-        second = fe - var / (a * mean * mean)
-    low = np.minimum(np.maximum(chord, np.nan_to_num(second, nan=0.0, neginf=0.0)), fe)
-    return np.maximum(low, 0.0), fe
+        span = np.subtract(b, a)  # frac = (mean - a) / span where span > 0, else 0
+        pos = span > 0
+        span[~pos] = 1.0
+        frac = np.subtract(mean, a)
+        frac /= span
+        frac[~pos] = 0.0
+        np.clip(frac, 0.0, 1.0, out=frac)
+        chord = np.subtract(fb, fa)  # chord = fa + (fb - fa) * frac
+        chord *= frac
+        chord += fa
+        second = np.multiply(a, mean)  # second = fe - var / (a * mean * mean)
+        second *= mean
+        np.divide(var, second, out=second)
+        np.subtract(fe, second, out=second)
+    np.nan_to_num(second, copy=False, nan=0.0, neginf=0.0)
+    low = np.maximum(chord, second, out=chord)
+    np.minimum(low, fe, out=low)
+    return np.maximum(low, 0.0, out=low), fe
 
 
 def _all_certain(model: Problem) -> Heavy:
@@ -385,7 +401,7 @@ class _BinomialLight:
                                  f"(population={model.population}, outlier_bits={model.j}); use "
                                  "method='certified' or 'mc'")
         self.k = np.arange(lo, hi + 1)
-        self.pmf = binom_pmf(self.k[None, :], self.mu[:, None], self.log_a, self.log1m_a)
+        self.pmf = pmf_table(model, self.k, self.mu, self.log_a, self.log1m_a)
         # suffix sums over k >= lo + i (last column 0) of pmf, and of pmf * (k - c), pmf * (k - c)**2 with the
         # centre c = m a1 (centred to avoid cancellation in the conditional variance)
         centre = self.mu * math.exp(self.log_a)
