@@ -10,7 +10,16 @@ import pytest
 from scipy.special import gammaln
 from scipy.special import logsumexp as scipy_logsumexp
 
-from sufficientdp._numerics.logspace import log_comb, log_factorials, logsumexp
+from sufficientdp._numerics.logspace import (
+    log_add_exp,
+    log_comb,
+    log_comb_large_n,
+    log_expm1,
+    log_factorials,
+    log_sub_exp,
+    logsumexp,
+    logsumexp_groups,
+)
 
 
 def _ulps(a: np.ndarray, b: np.ndarray) -> float:
@@ -78,3 +87,56 @@ def test_log_factorials_exact_and_read_only() -> None:
         lf[3] = 0.0
     with pytest.raises(ValueError, match="n_max"):
         log_factorials(-1)
+
+
+def test_two_term_helpers_against_mpmath() -> None:
+    pairs = [(0.0, -1e-12), (3.5, 2.0), (-700.0, -745.0), (1e-9, 0.0), (50.0, -50.0), (-1000.0, -1000.5)]
+    for a, b in pairs:
+        with mpmath.workdps(60):
+            ea, eb = mpmath.exp(mpmath.mpf(a)), mpmath.exp(mpmath.mpf(b))
+            add, sub = float(mpmath.log(ea + eb)), float(mpmath.log(ea - eb))
+        assert abs(log_add_exp(a, b) - add) <= 4 * np.spacing(abs(add)), (a, b)
+        assert abs(log_add_exp(b, a) - add) <= 4 * np.spacing(abs(add)), (a, b)
+        # log(e^a - e^b) loses only the relative accuracy of expm1(b - a): a few ulps of max(|a|, |result|)
+        assert abs(log_sub_exp(a, b) - sub) <= 4 * np.spacing(max(abs(a), abs(sub))), (a, b)
+    assert log_add_exp(-math.inf, 2.5) == 2.5 and log_add_exp(2.5, -math.inf) == 2.5
+    assert log_add_exp(-math.inf, -math.inf) == -math.inf
+    assert log_sub_exp(1.0, 1.0) == -math.inf and log_sub_exp(1.0, 2.0) == -math.inf
+    assert log_sub_exp(-math.inf, -math.inf) == -math.inf and log_sub_exp(0.0, -math.inf) == 0.0
+
+
+def test_log_expm1_against_mpmath() -> None:
+    for x in (1e-300, 1e-12, 1e-3, 0.5, 29.9, 30.1, 200.0, 1e5):
+        with mpmath.workdps(60):
+            exact = float(mpmath.log(mpmath.expm1(mpmath.mpf(x))))
+        assert abs(log_expm1(x) - exact) <= 4 * np.spacing(max(1.0, abs(exact))), x
+    assert log_expm1(0.0) == -math.inf and log_expm1(-1.0) == -math.inf
+
+
+def test_log_comb_large_n_against_exact_integers() -> None:
+    for n, k in ((10, 0), (10, 3), (1000, 7), (10**9, 2), (10**9 + 7, 5), (123_456_789, 12)):
+        with mpmath.workdps(60):
+            exact = float(mpmath.log(mpmath.binomial(n, k)))
+        assert abs(log_comb_large_n(float(n), k) - exact) <= 8 * k * np.spacing(max(1.0, exact)), (n, k)
+    assert log_comb_large_n(40.0, 13) == pytest.approx(log_comb(40, 13), rel=1e-14)
+
+
+def test_logsumexp_groups_against_mpmath() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.normal(scale=50.0, size=(4, 9)) - 400.0
+    a[1, :] = -math.inf  # a row of zeros
+    a[2, [0, 3]] = -math.inf
+    group = np.array([0, 1, 0, 2, 2, 1, 0, 3, 3])
+    onehot = (group[:, None] == np.arange(4)[None, :]).astype(float)
+    onehot[:, 3] = 0.0  # an empty group
+    got = logsumexp_groups(a, onehot)
+    assert got.shape == (4, 4)
+    for i in range(4):
+        for g in range(4):
+            terms = [a[i, j] for j in range(9) if onehot[j, g] and a[i, j] > -math.inf]
+            if not terms:
+                assert got[i, g] == -math.inf
+                continue
+            with mpmath.workdps(50):
+                exact = float(mpmath.log(sum(mpmath.exp(mpmath.mpf(t)) for t in terms)))
+            assert abs(got[i, g] - exact) <= 8 * np.spacing(abs(exact)), (i, g)

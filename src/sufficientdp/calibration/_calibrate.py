@@ -28,6 +28,7 @@ import math
 from typing import Any
 
 from .._errors import ParameterError
+from .._numerics.logspace import log_add_exp, log_expm1
 from .._validation import (
     check_epsilon,
     check_int,
@@ -36,7 +37,7 @@ from .._validation import (
     check_reports,
 )
 from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
-from ..ratio.homogeneous import _log_expm1, _logaddexp, log_phi, ratio_moments
+from ..ratio.homogeneous import log_phi, ratio_moments
 from ..ratio.proven import Domain
 from .methods import _RENAMED, DEFAULT_ETA, DEFAULT_METHOD, METHODS, SCOPE
 from .proven import proven_q
@@ -99,7 +100,7 @@ def _excess_sigma(q: float, *, bits: int, n: float, n_out: int, log_threshold_mi
                   beta: float, simplified: bool) -> float:
     """log(E R - 1 + beta sd) - log(threshold - 1): <= 0 iff the heuristic condition holds."""
     m = ratio_moments(q=q, bits=bits, n=n, n_outlier=n_out, simplified=simplified)
-    log_lhs = _logaddexp(m.log_excess_mean, math.log(beta) + 0.5 * m.log_var) if beta > 0 else m.log_excess_mean
+    log_lhs = log_add_exp(m.log_excess_mean, math.log(beta) + 0.5 * m.log_var) if beta > 0 else m.log_excess_mean
     return log_lhs - log_threshold_minus_1
 
 
@@ -233,7 +234,7 @@ def calibrate(
         simplified = method == "paper-simplified"
         n = float(population) * reports
         n_out = reports
-        log_thr_m1 = _log_expm1(epsilon / reports)  # log(lambda^(1/k) - 1)
+        log_thr_m1 = log_expm1(epsilon / reports)  # log(lambda^(1/k) - 1)
         if population * reports <= reports:
             # A crowd of one: the anonymized output is the person's own reports; only local DP applies.
             q = q_local
@@ -290,8 +291,8 @@ def _simplified_lhs_log(lphi_l: float, log_var1: float, n: float, beta: float) -
     """log(phi^L/N + beta*sqrt(phi^L/N + (psi^L - phi^2L)/N^2)) for eq. (3.15)."""
     log_n = math.log(n)
     log_a = lphi_l - log_n
-    log_b = _logaddexp(lphi_l - log_n, log_var1 - 2 * log_n)
-    return _logaddexp(log_a, math.log(beta) + 0.5 * log_b) if beta > 0 else log_a
+    log_b = log_add_exp(lphi_l - log_n, log_var1 - 2 * log_n)
+    return log_add_exp(log_a, math.log(beta) + 0.5 * log_b) if beta > 0 else log_a
 
 
 def _solve_phi_simplified(*, bits: int, n: float, log_thr_m1: float, beta: float) -> float:
@@ -300,7 +301,7 @@ def _solve_phi_simplified(*, bits: int, n: float, log_thr_m1: float, beta: float
 
     def excess_logphi(x: float) -> float:  # x = log(phi) > 0
         phi_m1 = math.expm1(x)
-        log_var1 = 2 * bits * x + _log_expm1(bits * math.log1p(phi_m1 / math.exp(2 * x)))
+        log_var1 = 2 * bits * x + log_expm1(bits * math.log1p(phi_m1 / math.exp(2 * x)))
         return _simplified_lhs_log(bits * x, log_var1, n, beta) - log_thr_m1
 
     lo, hi = 1e-300, 1.0

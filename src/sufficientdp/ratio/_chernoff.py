@@ -624,10 +624,6 @@ def root(pb: Problem) -> Heavy:
     return Heavy(lstar=pb.j + 1, logp=np.zeros(1), h=np.zeros(1), m=np.full(1, pb.n, dtype=np.int64))
 
 
-def _lae(a: float, b: float) -> float:
-    return float(np.logaddexp(a, b))
-
-
 def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float, window_tol: float,
                     y: float = 1.0, stage: Callable[[Heavy], bool | None] | None = None) -> Heavy:
     """Enumerate heavy counts level by level from ``j`` down to ``stop_level`` (``pb.direction`` sets the event).
@@ -682,7 +678,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
         if forward:
             dropped += float(np.sum(np.exp(out)))
         else:
-            log_dropped = _lae(log_dropped, float(logsumexp(out)) if out.size else -math.inf)
+            log_dropped = float(np.logaddexp(log_dropped, float(logsumexp(out)) if out.size else -math.inf))
         if c.size == 0:
             heavy = Heavy(lev, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), dropped, certain, collapsed,
                           log_certain, log_dropped, certain_delta, heavy.configs)
@@ -719,8 +715,8 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
                 else:
                     extra = float(logsumexp(dl[fin])) if np.any(fin) else -math.inf
                     if np.any(~fin):
-                        extra = _lae(extra, math.log(ABS_FLOOR * int(np.sum(~fin))))
-                    log_dropped = _lae(log_dropped, extra)
+                        extra = float(np.logaddexp(extra, math.log(ABS_FLOOR * int(np.sum(~fin)))))
+                    log_dropped = float(np.logaddexp(log_dropped, extra))
             h = np.broadcast_to(heavy.h[sl, None] + (c * vl)[None, :], child.shape)[keep]
             m_new = np.broadcast_to(mm - c[None, :], child.shape)[keep]
             lp = child[keep]
@@ -735,7 +731,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
                     certain += float(np.sum(np.exp(lp[sure])))
                     sure_parts.append((lp[sure], h[sure], m_new[sure]))
                 else:
-                    log_certain = _lae(log_certain, float(logsumexp(lp[sure])))
+                    log_certain = float(np.logaddexp(log_certain, float(logsumexp(lp[sure]))))
                     mu_rest = pb.lower_law(lev).mu
                     gap = np.maximum(1.0 - h[sure] - m_new[sure] * mu_rest, 0.0)
                     certain_delta += float(np.sum(np.exp(lp[sure]) * gap))

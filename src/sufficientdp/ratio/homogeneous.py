@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 from .._errors import ParameterError
+from .._numerics.logspace import log_add_exp, log_expm1
 from .._validation import check_int, check_open_interval, check_positive_finite
 
 __all__ = [
@@ -32,22 +33,11 @@ __all__ = [
     "ratio_moments",
 ]
 
-_LOG_HALF_INF = -math.inf
-
 
 def log_phi(q: float) -> float:
     """``log(phi)`` with ``phi = (p**3 + q**3)/(p q) = 1 + (p - q)**2/(p q)`` (seed 001 eq. 3.14), accurate near 1/2."""
     p = 1.0 - q
     return math.log1p((p - q) ** 2 / (p * q))
-
-
-def _log_expm1(x: float) -> float:
-    """``log(exp(x) - 1)`` for x > 0, stable for tiny and huge x."""
-    if x <= 0.0:
-        return _LOG_HALF_INF
-    if x > 30.0:
-        return x + math.log1p(-math.exp(-x))
-    return math.log(math.expm1(x))
 
 
 def log_psi_minus_phi2(q: float, bits: float) -> float:
@@ -58,16 +48,7 @@ def log_psi_minus_phi2(q: float, bits: float) -> float:
     lphi = log_phi(q)
     phi_minus_1 = math.expm1(lphi)
     ratio = math.log1p(phi_minus_1 / math.exp(2.0 * lphi))  # log(psi / phi^2)
-    return 2.0 * bits * lphi + _log_expm1(bits * ratio)
-
-
-def _logaddexp(a: float, b: float) -> float:
-    if a == -math.inf:
-        return b
-    if b == -math.inf:
-        return a
-    m = max(a, b)
-    return m + math.log(math.exp(a - m) + math.exp(b - m))
+    return 2.0 * bits * lphi + log_expm1(bits * ratio)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,17 +98,17 @@ def ratio_moments(*, q: float, bits: int, n: float, n_outlier: int = 1, simplifi
     if n < n_outlier:
         raise ParameterError(f"n must be >= n_outlier = {n_outlier}; got {n!r}")
     lphi = log_phi(q)
-    log_phi_l_minus_1 = _log_expm1(bits * lphi)  # log(phi^L - 1)
+    log_phi_l_minus_1 = log_expm1(bits * lphi)  # log(phi^L - 1)
     log_var1 = log_psi_minus_phi2(q, bits)  # log(psi^L - phi^2L)
     log_n = math.log(n)
     n_zero = n - n_outlier
     if simplified:
         log_excess = math.log(n_outlier) + bits * lphi - log_n
-        log_var_x = _logaddexp(log_n + bits * lphi, math.log(n_outlier) + log_var1)
+        log_var_x = log_add_exp(log_n + bits * lphi, math.log(n_outlier) + log_var1)
     else:
         log_excess = math.log(n_outlier) + log_phi_l_minus_1 - log_n
         log_zero = math.log(n_zero) + log_phi_l_minus_1 if n_zero > 0 else -math.inf
-        log_var_x = _logaddexp(log_zero, math.log(n_outlier) + log_var1)
+        log_var_x = log_add_exp(log_zero, math.log(n_outlier) + log_var1)
     log_var = log_var_x - 2.0 * log_n
     mean = 1.0 + (math.exp(log_excess) if log_excess < 700 else math.inf)
     sd = math.exp(0.5 * log_var) if log_var < 1400 else math.inf

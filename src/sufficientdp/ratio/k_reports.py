@@ -51,6 +51,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._errors import ParameterError
+from .._numerics.logspace import log_comb_large_n, logsumexp
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from ..parameters import sigma_per_sqrt_n
@@ -76,19 +77,6 @@ _NEG_INF = -math.inf
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _logsumexp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Row-wise ``log(sum(exp(a)))`` that returns -inf for all -inf rows (no warnings)."""
-    m = np.max(a, axis=-1)
-    finite = np.isfinite(m)
-    safe_m = np.where(finite, m, 0.0)
-    with np.errstate(under="ignore"):
-        s = np.sum(np.exp(a - safe_m[..., None]), axis=-1)
-    with np.errstate(divide="ignore"):
-        out = np.log(s) + safe_m
-    out_: NDArray[np.float64] = np.where(finite, out, m)
-    return out_
-
-
 def _log_binom_coef(t: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     """``log C(t, i)`` for i = 0..k, shape ``t.shape + (k+1,)``; ``-inf`` where i > t.
 
@@ -109,7 +97,7 @@ def _poly_mul_trunc(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[n
     k = a.shape[-1] - 1
     out = np.empty_like(a)
     for d in range(k + 1):
-        out[..., d] = _logsumexp_rows(a[..., : d + 1] + b[..., d::-1])
+        out[..., d] = logsumexp(a[..., : d + 1] + b[..., d::-1], axis=-1)
     return out
 
 
@@ -149,7 +137,8 @@ def log_esp_from_counts(log_weights: ArrayLike, counts: ArrayLike, k: int) -> ND
     t2 = t.reshape(-1, lw.shape[0])
     if k == 1:
         with np.errstate(divide="ignore"):
-            res = _logsumexp_rows(np.where(t2 > 0, np.log(np.where(t2 > 0, t2, 1.0)) + lw, _NEG_INF))
+            res: NDArray[np.float64] = logsumexp(np.where(t2 > 0, np.log(np.where(t2 > 0, t2, 1.0)) + lw, _NEG_INF),
+                                                 axis=-1)
         return res.reshape(lead)
     poly = np.full((t2.shape[0], k + 1), _NEG_INF)
     poly[:, 0] = 0.0
@@ -163,11 +152,6 @@ def log_esp_from_counts(log_weights: ArrayLike, counts: ArrayLike, k: int) -> ND
         factor = _log_binom_coef(tg, k) + deg * lw[g]
         poly = _poly_mul_trunc(poly, factor)
     return np.asarray(poly[:, k].reshape(lead), dtype=np.float64)
-
-
-def _log_comb(n: float, k: int) -> float:
-    """``log C(n, k)`` via the falling factorial (accurate for n ~ 1e9)."""
-    return float(sum(math.log(n - r) for r in range(k)) - math.lgamma(k + 1))
 
 
 def log_k_ratio(weights: ArrayLike, k: int) -> float:
@@ -199,7 +183,7 @@ def log_k_ratio(weights: ArrayLike, k: int) -> float:
     k = check_int("k", k, minimum=1, maximum=int(w.size))
     values, counts = np.unique(w, return_counts=True)
     log_ek = float(log_esp_from_counts(np.log(values), counts.astype(np.float64), k))
-    return log_ek - _log_comb(float(w.size), k)
+    return log_ek - log_comb_large_n(float(w.size), k)
 
 
 def k_ratio(weights: ArrayLike, k: int) -> float:
@@ -278,7 +262,7 @@ def _log_r_and_log_mean(cfg: _Config, t: NDArray[np.float64], *, need_r: bool = 
         return None, log_mean
     if cfg.reports == 1:
         return log_mean, log_mean
-    log_r = log_esp_from_counts(lw, t, cfg.reports) - _log_comb(float(cfg.n), cfg.reports)
+    log_r = log_esp_from_counts(lw, t, cfg.reports) - log_comb_large_n(float(cfg.n), cfg.reports)
     return log_r, log_mean
 
 
@@ -447,7 +431,7 @@ def k_tail_exact_single_bit(*, q: float, population: int, reports: int, epsilon:
     s = np.arange(n + 1)
     logp = log_pmf(s, n=n, m=cfg.reports, q=cfg.q)
     counts = np.stack([n - s, s], axis=1).astype(np.float64)
-    log_r = log_esp_from_counts(cfg.log_w, counts, cfg.reports) - _log_comb(float(n), cfg.reports)
+    log_r = log_esp_from_counts(cfg.log_w, counts, cfg.reports) - log_comb_large_n(float(n), cfg.reports)
     risky = log_r > cfg.epsilon
     eta = float(np.exp(logp[risky]).sum())
     with np.errstate(over="ignore"):
@@ -507,8 +491,8 @@ class _LightMix:
         u0 = np.exp(lw[:ls] - self.lvmax)
         u1 = np.exp(lw[:lso] - self.lvmax)
         self.umin = float(u0[0])
-        lp0 = lpi0[:ls] - _logsumexp_rows(lpi0[None, :ls])[0]
-        lp1 = lpi1[:lso] - _logsumexp_rows(lpi1[None, :lso])[0]
+        lp0 = lpi0[:ls] - logsumexp(lpi0[:ls])
+        lp1 = lpi1[:lso] - logsumexp(lpi1[:lso])
         p0, p1 = np.exp(lp0), np.exp(lp1)
         self.mu0, self.mu1 = float(p0 @ u0), float(p1 @ u1)
         self.var0 = float(p0 @ (u0 - self.mu0) ** 2)
@@ -594,7 +578,8 @@ def _log_maclaurin_poly(hp: NDArray[np.float64], log_cm: NDArray[np.float64], ly
     with np.errstate(invalid="ignore"):
         step = np.where(np.isfinite(log_m), ly + lvmax - log_m, _NEG_INF)
         terms = hp[:, ::-1] + log_cm + np.where(d == 0, 0.0, d * step[:, None])
-    return _logsumexp_rows(terms)
+    out: NDArray[np.float64] = logsumexp(terms, axis=-1)
+    return out
 
 
 def _log_product_poly(hp: NDArray[np.float64], y: NDArray[np.float64], lvmax: float) -> NDArray[np.float64]:
@@ -609,7 +594,8 @@ def _log_product_poly(hp: NDArray[np.float64], y: NDArray[np.float64], lvmax: fl
         with np.errstate(divide="ignore", invalid="ignore"):
             lf[:, d] = lf[:, d - 1] + np.where(f > 0, np.log(np.where(f > 0, f, 1.0)), _NEG_INF)
     dd = np.arange(k + 1)
-    return _logsumexp_rows(hp[:, ::-1] + lf + dd * lvmax - gammaln(dd + 1.0))
+    out: NDArray[np.float64] = logsumexp(hp[:, ::-1] + lf + dd * lvmax - gammaln(dd + 1.0), axis=-1)
+    return out
 
 
 def _compositions_into(k: int, parts: int) -> NDArray[np.int64]:
@@ -674,7 +660,7 @@ def _k_stage(pb: _KProblem, st: _KStates, log_prune: float) -> tuple[float, floa
     if math.comb(pb.n_out + heavy_levels.size, pb.n_out) > 4 * _KT_MAX_LIVE:
         raise _KTooMany
     comps = _compositions_into(pb.n_out, heavy_levels.size + 1)  # last column: light outlier reports
-    lp_cat = np.concatenate([pb.lpi1[lso:], [float(_logsumexp_rows(pb.lpi1[None, :lso])[0])]])
+    lp_cat = np.concatenate([pb.lpi1[lso:], [logsumexp(pb.lpi1[:lso])]])
     lp_o = (math.lgamma(pb.n_out + 1) - np.sum(gammaln(comps + 1.0), axis=1)
             + np.sum(np.where(comps > 0, comps * lp_cat[None, :], 0.0), axis=1))
     keep_o = lp_o >= log_prune
@@ -836,7 +822,7 @@ def _k_expand(pb: _KProblem, st: _KStates, lev: int, logle0: NDArray[np.float64]
         never, sure = log_min >= thr_up, log_max < thr_dn
     log_sure = st.log_sure
     if np.any(sure):
-        log_sure = float(np.logaddexp(log_sure, _logsumexp_rows(lp[sure][None, :])[0]))
+        log_sure = float(np.logaddexp(log_sure, logsumexp(lp[sure])))
     live = ~never & ~sure
     if int(np.count_nonzero(live)) > _KT_MAX_LIVE:
         raise _KTooMany
@@ -959,7 +945,7 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
                                  "surely in both directions (local-DP regime)"})
     lw, lpi0, lpi1 = _k_levels(cfg)
     n, k = cfg.n, cfg.reports
-    log_c = _log_comb(float(n), k)
+    log_c = log_comb_large_n(float(n), k)
     if direction == "forward":
         pb = _KProblem(k=k, lw=lw, lpi0=lpi0, lpi1=lpi1, n_zero=n - k, n_out=k, log_thr=cfg.epsilon + log_c,
                        upper=True)

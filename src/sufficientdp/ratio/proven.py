@@ -138,10 +138,6 @@ class PairType:
     log_q: NDArray[np.float64]
 
 
-def _log_comb(n: NDArray[np.float64] | float, k: NDArray[np.float64] | float) -> Any:
-    return log_comb(n, k)
-
-
 def _log_min_mass(domain: Domain, lvl: NDArray[np.float64], lq: float, lp: float) -> NDArray[np.float64]:
     """``log min_{z in X} R(z)(y)`` for a report y with ``lvl`` set bits (it depends on that count only)."""
     L = domain.bits
@@ -159,7 +155,7 @@ def blanket_mass(domain: Domain, q: float) -> float:
     """``log gamma``: log of the blanket's total mass ``sum_y min_{z in X} R(z)(y)`` (docs/proofs/blanket.md)."""
     lq, lp = math.log(q), math.log1p(-q)
     lvl = np.arange(domain.bits + 1, dtype=float)
-    return float(logsumexp(_log_comb(float(domain.bits), lvl) + _log_min_mass(domain, lvl, lq, lp)))
+    return float(logsumexp(log_comb(float(domain.bits), lvl) + _log_min_mass(domain, lvl, lq, lp)))
 
 
 def pair_types(domain: Domain, q: float) -> Iterator[PairType]:
@@ -171,7 +167,7 @@ def pair_types(domain: Domain, q: float) -> Iterator[PairType]:
         for j in range(L, 0, -1):
             a = np.arange(L - j + 1, dtype=float)[:, None]  # set bits among the L - j shared bits (x = x' = 0)
             b = np.arange(j + 1, dtype=float)[None, :]  # set bits among the j differing bits (x = 1, x' = 0)
-            lc = _log_comb(float(L - j), a) + _log_comb(float(j), b)
+            lc = log_comb(float(L - j), a) + log_comb(float(j), b)
             d_x, d_xp = a + (j - b), a + b
             log_omega = lc - L * math.log(2.0)
             yield PairType(f"j={j}", log_omega.ravel(), (lc + d_x * lq + (L - d_x) * lp).ravel(),
@@ -187,7 +183,7 @@ def pair_types(domain: Domain, q: float) -> Iterator[PairType]:
         r_ = L - a_ - b_ - c_
         ka, kb, kc, kr = np.meshgrid(np.arange(a_ + 1.0), np.arange(b_ + 1.0), np.arange(c_ + 1.0),
                                      np.arange(r_ + 1.0), indexing="ij")
-        lc = _log_comb(float(a_), ka) + _log_comb(float(b_), kb) + _log_comb(float(c_), kc) + _log_comb(float(r_), kr)
+        lc = log_comb(float(a_), ka) + log_comb(float(b_), kb) + log_comb(float(c_), kc) + log_comb(float(r_), kr)
         lvl = ka + kb + kc + kr
         d_x = (a_ - ka) + (c_ - kc) + kb + kr
         d_xp = (b_ - kb) + (c_ - kc) + ka + kr

@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._errors import ParameterError
+from .._numerics.logspace import log_comb_large_n
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_rng
 from ._chernoff import (
@@ -52,7 +53,7 @@ from ._chernoff import (
     tail_result,
 )
 from .exact import count_vector_atoms
-from .k_reports import _log_comb, k_tail_mc, log_esp_from_counts
+from .k_reports import k_tail_mc, log_esp_from_counts
 from .result import DIRECTIONS, Direction, TailResult
 from .tail import homogeneous_tail, worst_certified_forward
 
@@ -352,7 +353,7 @@ def _exact_counts(cfg: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     logpi, logw = levels(cfg.q, j)
     counts, log_p0 = count_vector_atoms(logpi, n)
     t = counts.astype(float)
-    log_r = log_esp_from_counts(logw, t, cfg.k) - _log_comb(float(n), cfg.k)
+    log_r = log_esp_from_counts(logw, t, cfg.k) - log_comb_large_n(float(n), cfg.k)
     return log_p0, log_r, log_p0 + log_r
 
 
@@ -420,7 +421,7 @@ def _reverse_mc(cfg: Config, rng: np.random.Generator, samples: int, confidence:
     for start in range(0, samples, chunk):
         size = min(chunk, samples - start)
         t = rng.multinomial(n, pt, size=size).astype(float)
-        log_r = log_esp_from_counts(logw, t, k) - (math.log(n) if k == 1 else _log_comb(float(n), k))
+        log_r = log_esp_from_counts(logw, t, k) - (math.log(n) if k == 1 else log_comb_large_n(float(n), k))
         hit = log_r < -eps
         su = t @ pb.v
         with np.errstate(over="ignore"):

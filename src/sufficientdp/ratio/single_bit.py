@@ -45,6 +45,7 @@ from scipy.special import gammaln
 
 from .._errors import ParameterError
 from .._numerics.blas import one_blas_thread
+from .._numerics.logspace import log_sub_exp, logsumexp
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
 from .result import TailResult
 
@@ -78,16 +79,6 @@ def _log_binom_pmf_all(size: int, prob: float) -> NDArray[np.float64]:
     out: NDArray[np.float64] = (gammaln(size + 1.0) - gammaln(j + 1.0) - gammaln(size - j + 1.0)
                                 + j * math.log(prob) + (size - j) * math.log1p(-prob))
     return out
-
-
-def _lse_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    m = np.max(a, axis=-1)
-    fin = np.isfinite(m)
-    sm = np.where(fin, m, 0.0)
-    with np.errstate(under="ignore", divide="ignore"):
-        out = np.log(np.sum(np.exp(a - sm[:, None]), axis=-1)) + sm
-    res: NDArray[np.float64] = np.where(fin, out, m)
-    return res
 
 
 @dataclass(frozen=True)
@@ -189,7 +180,7 @@ class _TwoBinomial:
             jj = start[sl, None] + offs[None, :]
             g = self._g(kind, jj, s[sl, None])
             g = np.where(jj <= stop[sl, None], g, _NEG_INF)
-            out[sl] = _lse_rows(g)
+            out[sl] = logsumexp(g, axis=-1)
         return out
 
 
@@ -413,13 +404,6 @@ def _first_true(pred: Any, lo: int, hi: int) -> int:
     return lo
 
 
-def _log_sub(la: float, lb: float) -> float:
-    """``log(e**la - e**lb)`` for la >= lb (``-inf`` when equal)."""
-    if la == _NEG_INF or lb >= la:
-        return _NEG_INF
-    return la + math.log(-math.expm1(lb - la))
-
-
 @dataclass(frozen=True)
 class _DirectionTail:
     log_eta: float
@@ -448,14 +432,14 @@ def _tail_direction(n: int, m: int, q: float, epsilon: float, direction: str) ->
             return _DirectionTail(_NEG_INF, _NEG_INF, b)
         log_f_num = float(np.logaddexp(lp + lf(b), lq + lf(b - 1)))  # P[A'+Ber(q) <= b]
         log_f_den = float(np.logaddexp(lq + lf(b), lp + lf(b - 1)))  # P[A'+Ber(p) <= b]
-        return _DirectionTail(log_f_num, _log_sub(log_f_num, epsilon + log_f_den), b)
+        return _DirectionTail(log_f_num, log_sub_exp(log_f_num, epsilon + log_f_den), b)
     # add: numerator A_n(m+1) = A' + Ber(p); risky {s : -log pi(s) > eps} = {b..n}
     b = _first_true(lambda x: -lpi(x) > epsilon, 0, n + 1)
     if b > n:
         return _DirectionTail(_NEG_INF, _NEG_INF, b)
     log_s_num = float(np.logaddexp(lp + ls(b - 1), lq + ls(b)))  # P[A'+Ber(p) >= b]
     log_s_den = float(np.logaddexp(lq + ls(b - 1), lp + ls(b)))  # P[A'+Ber(q) >= b]
-    return _DirectionTail(log_s_num, _log_sub(log_s_num, epsilon + log_s_den), b)
+    return _DirectionTail(log_s_num, log_sub_exp(log_s_num, epsilon + log_s_den), b)
 
 
 def _exp(x: float) -> float:

@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from scipy.special import bdtr, bdtrc, gammaln
 
 from .._errors import ParameterError
+from .._numerics.logspace import logsumexp, logsumexp_groups
 from .._validation import (
     MAX_POPULATION,
     check_int,
@@ -214,23 +215,6 @@ def _compositions(n: int, k: int) -> NDArray[np.int64]:
         return np.array([[n]], dtype=np.int64)
     rows = [(i, *rest) for i in range(n + 1) for rest in _compositions(n - i, k - 1).tolist()]
     return np.array(rows, dtype=np.int64)
-
-
-def _lse_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log-sum-exp along the last axis (-inf rows stay -inf)."""
-    mx = np.max(a, axis=-1)
-    safe = np.where(np.isfinite(mx), mx, 0.0)
-    with np.errstate(divide="ignore"):
-        out: NDArray[np.float64] = np.log(np.sum(np.exp(a - safe[..., None]), axis=-1)) + safe
-        return out
-
-
-def _lse_groups(a: NDArray[np.float64], onehot: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log of the sums of exp(a) over groups of the last axis (``onehot``: terms x groups)."""
-    mx = np.max(a, axis=-1)
-    safe = np.where(np.isfinite(mx), mx, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.log(np.exp(a - safe[..., None]) @ onehot) + safe[..., None]
 
 
 def _log_falling(s: NDArray[np.int64], m: int) -> NDArray[np.float64]:
@@ -459,7 +443,7 @@ def _log_q_pair(mdl: _Model, s: Sequence[NDArray[np.int64]], rows: slice | None 
         part = lf[..., U[:, v]] - U[:, v] * mdl.log_scale[v]
         acc = part if acc is None else acc + part
     assert acc is not None
-    return _lse_rows(acc + mdl.log_pd), _lse_rows(acc + mdl.log_pdm)
+    return logsumexp(acc + mdl.log_pd, axis=-1), logsumexp(acc + mdl.log_pdm, axis=-1)
 
 
 def _greedy(coef: NDArray[np.float64], zl: NDArray[np.float64], cap: NDArray[np.float64],
@@ -606,7 +590,7 @@ def _prefix_mass(mdl: _Model, dims: Sequence[int], s: NDArray[np.int64],
     step = max(1, _CHUNK // max(1, uniq.shape[0]))
     for a in range(0, s.shape[0], step):
         lm = _marginal_logpmf(mdl, dims, s[a:a + step], uniq) + lw[None, :]
-        out[a:a + step] = np.exp(_lse_rows(lm))
+        out[a:a + step] = np.exp(logsumexp(lm, axis=-1))
     return out
 
 
@@ -845,7 +829,7 @@ def _leaf(mdl: _Model, prefix: NDArray[np.int64], a_lo: int, a_hi: int, epsilon:
                 lm = _marginal_logpmf(mdl, enum, blk, U[:, enum])
             else:
                 lm = np.zeros((blk.shape[0], U.shape[0]))
-            lw[s0:s0 + stp] = _lse_groups(lm + mdl.log_pdm, w_onehot)
+            lw[s0:s0 + stp] = logsumexp_groups(lm + mdl.log_pdm, w_onehot)
         total = 0.0
         stp = max(1, _CHUNK // ((m + 1) ** 2))
         for s0 in range(0, it.size, stp):
