@@ -117,10 +117,10 @@ def window_ends_and_mgf(n: int, k: NDArray[np.float64], logpi: NDArray[np.float6
     lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
     cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
     with np.errstate(invalid="ignore"):
-        a_up = float(np.nanmin(cand[:grid]))
-        a_down = float(np.nanmax(cand[grid:]))
-    a_hi = math.ceil(min(a_up, n * max(0.0, float(np.max(k)))))
-    a_lo = math.floor(max(a_down, n * min(0.0, float(np.min(k)))))
+        a_up = float(np.fmin.reduce(cand[:grid]))  # np.nanmin / np.nanmax without their Python-level checks
+        a_down = float(np.fmax.reduce(cand[grid:]))
+    a_hi = math.ceil(min(a_up, n * max(0.0, float(np.maximum.reduce(k)))))
+    a_lo = math.floor(max(a_down, n * min(0.0, float(np.minimum.reduce(k)))))
     return float(a_lo), float(a_hi), lam[:grid]
 
 

@@ -142,7 +142,7 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike, *, gamma: 
         max_cells: largest lattice (a power of two).
     """
     v, pi = compound_atoms(values, probs, gamma)
-    scale = float(np.max(np.abs(v)))
+    scale = float(_MAXIMUM(np.abs(v)))
     if n == 0 or gamma == 0.0 or scale == 0.0:
         return PositivePartBound(0.0, 1, 0.0, 0.0, 0.0)
     if n == 1:  # E[(W)_+] exactly
@@ -258,7 +258,7 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
             width = a_hi - a_lo + 1
             if width > cells:
                 h *= 1.02 * width / cells
-            elif width < 0.7 * cells and h * width > 1e-300 and kf.size and float(np.max(np.abs(kf))) > 4:
+            elif width < 0.7 * cells and h * width > 1e-300 and kf.size and float(_MAXIMUM(np.abs(kf))) > 4:
                 h *= max(width / cells, 0.25) * 1.01
             else:
                 return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f)), k_sd, lam
