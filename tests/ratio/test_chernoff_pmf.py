@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from sufficientdp.ratio._chernoff import binom_pmf, forward_problem, pmf_table
+from sufficientdp.ratio._chernoff import binom_cdf, binom_pmf, binom_sf, forward_problem, pmf_table
 from sufficientdp.ratio.tail import _concave_bracket, _f_delta
 
 
@@ -72,3 +72,13 @@ def test_concave_bracket_is_the_plain_formula_bit_for_bit():
     x = np.array([0.0, 0.5, 1.0, 2.0, np.inf, 1e-300])
     with np.errstate(divide="ignore"):
         np.testing.assert_array_equal(_bits(_f_delta(x)), _bits(np.maximum(1.0 - 1.0 / x, 0.0)))
+
+
+@pytest.mark.parametrize("p", [1e-9, 0.2, 0.5, 0.93])
+def test_binom_cdf_and_sf_are_scipys_bit_for_bit(p):
+    k = np.concatenate([np.arange(-3.0, 80.0, 0.5), [-np.inf, np.inf, np.nan, 1e300, -1e300, -0.5, 0.99999]])[None, :]
+    n = np.array([0.0, 1.0, 2.0, 9.0, 40.0, 75.0, 1000.0])[:, None]
+    np.testing.assert_array_equal(_bits(binom_cdf(k, n, p)), _bits(scipy.stats.binom.cdf(k, n, p)))
+    np.testing.assert_array_equal(_bits(binom_sf(k, n, p)), _bits(scipy.stats.binom.sf(k, n, p)))
+    # outside the direct path (non-integer n): scipy's own answer (nan)
+    assert np.isnan(binom_cdf(np.array([1.0]), np.array([2.5]), p)[0])

@@ -47,7 +47,9 @@ __all__ = [
     "Problem",
     "TooMany",
     "UpperLaw",
+    "binom_cdf",
     "binom_pmf",
+    "binom_sf",
     "check_config",
     "check_method",
     "tail_result",
@@ -293,14 +295,53 @@ def dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sum(a * b))
 
 
-def _boost_binom_pmf() -> Any:
-    """Boost's binomial pmf ufunc, the one ``scipy.stats.binom.pmf`` evaluates inside the support (None if this
-    scipy has no such private ufunc)."""
+def _boost_binom(name: str) -> Any:
+    """Boost's binomial ufunc ``name`` (``_binom_pmf``, ``_binom_cdf``, ``_binom_sf``), the one ``scipy.stats.binom``
+    evaluates inside the support (None if this scipy has no such private ufunc)."""
     try:
         from scipy.special import _ufuncs
     except ImportError:  # pragma: no cover - scipy layout changed
         return None
-    return getattr(_ufuncs, "_binom_pmf", None)
+    return getattr(_ufuncs, name, None)
+
+
+def _plain_counts(n: np.ndarray, p: float) -> bool:
+    """Whether ``n`` (float array) holds integers >= 0 and ``0 <= p <= 1``: where the direct ufuncs apply."""
+    return bool(0.0 <= p <= 1.0 and (n.size == 0 or (np.all(n >= 0) and np.all(np.floor(n) == n))))
+
+
+def binom_cdf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+    """``scipy.stats.binom.cdf(k, n, p)`` bit for bit (boost's cdf at ``floor(k)`` clipped to [0, 1] for
+    ``0 <= k < n``, 1 for ``k >= n``, 0 below, nan for nan) without importing scipy.stats (issue 10)."""
+    k_arr, n_arr = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    ufunc = _boost_binom("_binom_cdf")
+    if ufunc is None or not _plain_counts(n_arr, p):
+        out: np.ndarray = scipy_stats().binom.cdf(k, n, p)
+        return out
+    res = np.zeros(k_arr.shape)
+    res[k_arr >= n_arr] = 1.0
+    res[np.isnan(k_arr)] = np.nan
+    inside = (k_arr >= 0) & (k_arr < n_arr) & np.isfinite(k_arr)
+    if np.any(inside):
+        res[inside] = np.clip(ufunc(np.floor(k_arr[inside]), n_arr[inside], p), 0.0, 1.0)
+    return res
+
+
+def binom_sf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+    """``scipy.stats.binom.sf(k, n, p)`` bit for bit (boost's sf at ``floor(k)`` clipped to [0, 1] for
+    ``0 <= k < n``, 1 below 0, 0 for ``k >= n``, nan for nan) without importing scipy.stats (issue 10)."""
+    k_arr, n_arr = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    ufunc = _boost_binom("_binom_sf")
+    if ufunc is None or not _plain_counts(n_arr, p):
+        out: np.ndarray = scipy_stats().binom.sf(k, n, p)
+        return out
+    res = np.zeros(k_arr.shape)
+    res[np.isnan(k_arr)] = np.nan
+    res[k_arr < 0] = 1.0
+    inside = (k_arr >= 0) & (k_arr < n_arr) & np.isfinite(k_arr)
+    if np.any(inside):
+        res[inside] = np.clip(ufunc(np.floor(k_arr[inside]), n_arr[inside], p), 0.0, 1.0)
+    return res
 
 
 def binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
@@ -310,7 +351,7 @@ def binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.
     [0, 1] inside ``0 <= c <= m``, 0 outside) without its per-call argument handling (issue 10).
     """
     k, p = (c, math.exp(log_a)) if log_a <= log1m_a else (m - c, math.exp(log1m_a))
-    pmf = _boost_binom_pmf()
+    pmf = _boost_binom("_binom_pmf")
     k_arr, n_arr = np.broadcast_arrays(np.asarray(k), np.asarray(m))
     if (pmf is None or k_arr.dtype.kind not in "iu" or n_arr.dtype.kind not in "iu"
             or (n_arr.size and int(n_arr.min()) < 0)):

@@ -28,7 +28,6 @@ from scipy.special import logsumexp
 
 from .._errors import ParameterError
 from .._numerics.logspace import log_comb_large_n
-from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_rng
 from ._chernoff import (
     ABS_FLOOR,
@@ -42,6 +41,8 @@ from ._chernoff import (
     Heavy,
     Problem,
     TooMany,
+    binom_cdf,
+    binom_sf,
     check_config,
     check_method,
     empirical_bernstein,
@@ -135,8 +136,8 @@ def _binomial_finish(pb: Problem, st: Heavy) -> _BinomFinish:
     def cdf(x: np.ndarray, mm: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         if la <= l1a:
-            return np.where(x < 0, 0.0, scipy_stats().binom.cdf(x, mm, a))
-        return np.where(x < 0, 0.0, scipy_stats().binom.sf(mm - x - 1, mm, math.exp(l1a)))
+            return np.where(x < 0, 0.0, binom_cdf(x, mm, a))
+        return np.where(x < 0, 0.0, binom_sf(mm - x - 1, mm, math.exp(l1a)))
 
     pc = np.exp(st.logp)
     with np.errstate(invalid="ignore", over="ignore"):
