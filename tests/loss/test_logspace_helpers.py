@@ -16,6 +16,7 @@ from sufficientdp._numerics.logspace import (
     log_comb_large_n,
     log_expm1,
     log_factorials,
+    log_falling_factorials,
     log_sub_exp,
     logsumexp,
     logsumexp_groups,
@@ -140,3 +141,18 @@ def test_logsumexp_groups_against_mpmath() -> None:
             with mpmath.workdps(50):
                 exact = float(mpmath.log(sum(mpmath.exp(mpmath.mpf(t)) for t in terms)))
             assert abs(got[i, g] - exact) <= 8 * np.spacing(abs(exact)), (i, g)
+
+
+def test_log_falling_factorials_against_exact_integers() -> None:
+    s = np.array([[0, 3, 7], [40, 10**8, 123_456_789]])
+    m = 6
+    got = log_falling_factorials(s, m)
+    assert got.shape == (2, 3, m + 1)
+    for idx in np.ndindex(s.shape):
+        for k in range(m + 1):
+            if k > s[idx]:
+                assert got[idx + (k,)] == -math.inf
+                continue
+            with mpmath.workdps(60):
+                exact = float(mpmath.log(math.perm(int(s[idx]), k))) if k else 0.0
+            assert abs(got[idx + (k,)] - exact) <= 4 * k * np.spacing(max(1.0, exact)), (idx, k)

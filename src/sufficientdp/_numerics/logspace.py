@@ -2,10 +2,11 @@
 
 Every log-space helper of the core lives here, once (issue 11): :func:`logsumexp` (any axis, infinities handled),
 :func:`logsumexp_groups` (sums over groups of terms), :func:`log_add_exp` / :func:`log_sub_exp` /
-:func:`log_expm1` (two scalar terms), :func:`log_comb` (a log-factorial table, integer ``n``) and
-:func:`log_comb_large_n` (the falling factorial, ``n`` up to ~1e9). Each keeps the arithmetic of the copy it
-replaced, so results are unchanged bit for bit. ``np.logaddexp`` (the ``log1p`` form) is used directly where the code
-used it; :func:`log_add_exp` is the ``log(1 + e^-d)`` form the closed-form calibration was built on.
+:func:`log_expm1` (two scalar terms), :func:`log_comb` (a log-factorial table, integer ``n``),
+:func:`log_falling_factorials` and :func:`log_comb_large_n` (the falling factorial, ``n`` up to ~1e9). Each keeps
+the arithmetic of the copy it replaced, so results are unchanged bit for bit. ``np.logaddexp`` (the ``log1p`` form)
+is used directly where the code used it; :func:`log_add_exp` is the ``log(1 + e^-d)`` form the closed-form
+calibration was built on.
 
 ``scipy.special`` costs 0.2–0.4 s to import (it loads scipy's array-API layer, which imports most of numpy's
 submodules), more than a whole small calibration; the all-collections bound only needs the two functions below
@@ -22,8 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
-    "log_add_exp", "log_comb", "log_comb_large_n", "log_expm1", "log_factorials", "log_sub_exp", "logsumexp",
-    "logsumexp_groups",
+    "log_add_exp", "log_comb", "log_comb_large_n", "log_expm1", "log_factorials", "log_falling_factorials",
+    "log_sub_exp", "logsumexp", "logsumexp_groups",
 ]
 
 _MAX_TABLE = 10_000_001  # log-factorial tables beyond this are computed per call (not cached)
@@ -116,6 +117,17 @@ def log_comb(n: ArrayLike, k: ArrayLike) -> Any:
     lf = log_factorials(top)
     out = lf[ni] - lf[ki] - lf[ni - ki]
     return float(out) if out.ndim == 0 else out
+
+
+def log_falling_factorials(s: ArrayLike, m: int) -> NDArray[np.float64]:
+    """``out[..., k] = log (s)_k = sum_{t<k} log(s - t)`` for ``k = 0..m`` (``-inf`` when ``s < k``), shape
+    ``s.shape + (m + 1,)``: accurate for large ``s``, where ``lgamma(s + 1) - lgamma(s - k + 1)`` cancels."""
+    t = np.arange(m, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = np.log(np.maximum(np.asarray(s, dtype=np.float64)[..., None] - t, 0.0))
+    out = np.zeros(np.shape(s) + (m + 1,))
+    out[..., 1:] = np.cumsum(steps, axis=-1)
+    return out
 
 
 def log_comb_large_n(n: float, k: int) -> float:

@@ -51,7 +51,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._errors import ParameterError
-from .._numerics.logspace import log_comb_large_n, logsumexp
+from .._numerics.logspace import log_comb_large_n, log_falling_factorials, logsumexp
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from ..parameters import sigma_per_sqrt_n
@@ -83,12 +83,7 @@ def _log_binom_coef(t: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     Uses the falling factorial ``sum_{r<i} log(t - r) - log(i!)`` so that t ~ 1e8 loses no digits
     (``gammaln(t+1) - gammaln(t-i+1)`` would cancel catastrophically).
     """
-    r = np.arange(k, dtype=np.float64)
-    diff = t[..., None] - r  # t - r
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logs = np.where(diff > 0, np.log(np.where(diff > 0, diff, 1.0)), _NEG_INF)
-    cum = np.concatenate([np.zeros(t.shape + (1,)), np.cumsum(logs, axis=-1)], axis=-1)
-    out: NDArray[np.float64] = cum - gammaln(np.arange(k + 1) + 1.0)
+    out: NDArray[np.float64] = log_falling_factorials(t, k) - gammaln(np.arange(k + 1) + 1.0)
     return out
 
 

@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from scipy.special import bdtr, bdtrc, gammaln
 
 from .._errors import ParameterError
-from .._numerics.logspace import logsumexp, logsumexp_groups
+from .._numerics.logspace import log_falling_factorials, logsumexp, logsumexp_groups
 from .._validation import (
     MAX_POPULATION,
     check_int,
@@ -215,16 +215,6 @@ def _compositions(n: int, k: int) -> NDArray[np.int64]:
         return np.array([[n]], dtype=np.int64)
     rows = [(i, *rest) for i in range(n + 1) for rest in _compositions(n - i, k - 1).tolist()]
     return np.array(rows, dtype=np.int64)
-
-
-def _log_falling(s: NDArray[np.int64], m: int) -> NDArray[np.float64]:
-    """``out[..., k] = log (s)_k = sum_{t<k} log(s - t)`` for k = 0..m (-inf when s < k); accurate for large s."""
-    t = np.arange(m, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        steps = np.log(np.maximum(np.asarray(s, dtype=np.float64)[..., None] - t, 0.0))
-    out = np.zeros(np.shape(s) + (m + 1,))
-    out[..., 1:] = np.cumsum(steps, axis=-1)
-    return out
 
 
 def _binom_interval(n: NDArray[np.int64], p: float, a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -439,7 +429,7 @@ def _log_q_pair(mdl: _Model, s: Sequence[NDArray[np.int64]], rows: slice | None 
     U = mdl.U
     acc: NDArray[np.float64] | None = None
     for v in range(mdl.K):
-        lf = _log_falling(np.asarray(s[v]), mdl.m)  # (items, m+1)
+        lf = log_falling_factorials(np.asarray(s[v]), mdl.m)  # (items, m+1)
         part = lf[..., U[:, v]] - U[:, v] * mdl.log_scale[v]
         acc = part if acc is None else acc + part
     assert acc is not None
@@ -505,8 +495,8 @@ def _ratio_bounds(mdl: _Model, s_lo: NDArray[np.int64], s_hi: NDArray[np.int64]
         acc_hi = acc_lo.copy()
         for c in range(K):
             sc = U1[:, c] * mdl.log_scale[c]
-            acc_lo += _log_falling(s_lo[:, c], m - 1)[:, U1[:, c]] - sc
-            acc_hi += _log_falling(s_hi[:, c], m - 1)[:, U1[:, c]] - sc
+            acc_lo += log_falling_factorials(s_lo[:, c], m - 1)[:, U1[:, c]] - sc
+            acc_hi += log_falling_factorials(s_hi[:, c], m - 1)[:, U1[:, c]] - sc
         top = np.max(acc_hi, axis=1)
         top = np.where(np.isfinite(top), top, 0.0)[:, None]
         w_lo, w_hi = np.exp(acc_lo - top), np.exp(acc_hi - top)
