@@ -752,7 +752,8 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
                 dl = child[drop]
                 fin = np.isfinite(dl)
                 if forward:
-                    dropped += float(np.sum(np.exp(dl[fin]))) + ABS_FLOOR * int(np.sum(~fin))
+                    n_inf = dl.size - int(np.count_nonzero(fin))  # usually 0: no second copy then
+                    dropped += float(np.sum(np.exp(dl if n_inf == 0 else dl[fin]))) + ABS_FLOOR * n_inf
                 else:
                     extra = float(logsumexp(dl[fin])) if np.any(fin) else -math.inf
                     if np.any(~fin):

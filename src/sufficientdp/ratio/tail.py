@@ -144,7 +144,12 @@ def _collapsed_delta(model: Problem, heavy: Heavy, v1: float) -> tuple[float, fl
         mu, var = _rest_moments(model, lev)
         mf = m.astype(float)
         base = h + v1
-        lo, hi = _concave_bracket(base + mf * model.v[0], base + mf * model.v[lev - 1], base + mf * mu, mf * var)
+        ends = []
+        for scale in (model.v[0], model.v[lev - 1], mu):  # base + mf * scale, computed in place (+ commutes)
+            x = mf * scale
+            x += base
+            ends.append(x)
+        lo, hi = _concave_bracket(ends[0], ends[1], ends[2], mf * var)
         pc = np.exp(logp)
         lo_sum += dot(pc, lo)
         hi_sum += dot(pc, hi)
