@@ -10,6 +10,7 @@ import pytest
 from scipy.special import gammaln
 from scipy.special import logsumexp as scipy_logsumexp
 
+from sufficientdp._numerics.binomial import log_binom_pmf_all
 from sufficientdp._numerics.logspace import (
     log_add_exp,
     log_comb,
@@ -156,3 +157,14 @@ def test_log_falling_factorials_against_exact_integers() -> None:
             with mpmath.workdps(60):
                 exact = float(mpmath.log(math.perm(int(s[idx]), k))) if k else 0.0
             assert abs(got[idx + (k,)] - exact) <= 4 * k * np.spacing(max(1.0, exact)), (idx, k)
+
+
+def test_log_binom_pmf_all_against_exact_rationals() -> None:
+    for size, prob in ((0, 0.3), (1, 0.5), (7, 0.01), (60, 0.4), (400, 1e-6)):
+        got = log_binom_pmf_all(size, prob)
+        assert got.shape == (size + 1,)
+        for j in sorted({0, size // 3, size // 2, size}):
+            with mpmath.workdps(60):
+                p = mpmath.mpf(prob)
+                exact = float(mpmath.log(mpmath.binomial(size, j) * p ** j * (1 - p) ** (size - j)))
+            assert abs(got[j] - exact) <= 1e-13 * max(1.0, abs(exact)), (size, prob, j)

@@ -51,6 +51,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
 from .._errors import ParameterError
+from .._numerics.binomial import log_binom_pmf_all
 from .._numerics.logspace import log_comb_large_n, log_falling_factorials, logsumexp
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
@@ -876,9 +877,7 @@ def _k_bounds(pb: _KProblem, *, stop_below: float | None = None,
 def _k_levels(cfg: _Config) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(log w_l increasing in l, log P[Bin(j, q) = l], log P[Bin(j, p) = l])."""
     j = cfg.j
-    lv = np.arange(j + 1, dtype=np.float64)
-    lq, lp = math.log(cfg.q), math.log1p(-cfg.q)
-    lpi0 = gammaln(j + 1.0) - gammaln(lv + 1.0) - gammaln(j - lv + 1.0) + lv * lq + (j - lv) * lp
+    lpi0 = log_binom_pmf_all(j, cfg.q)
     return cfg.log_w, lpi0, lpi0[::-1].copy()
 
 

@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import gammaln
 
 from .._errors import ParameterError
+from .._numerics.binomial import log_binom_pmf_all
 from .._numerics.blas import one_blas_thread
 from .._numerics.logspace import log_sub_exp, logsumexp
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
@@ -71,14 +71,6 @@ __all__ = [
 DIRECTIONS = ("add", "remove", "both")
 _NEG_INF = -math.inf
 _CHUNK_ELEMS = 4_000_000
-
-
-def _log_binom_pmf_all(size: int, prob: float) -> NDArray[np.float64]:
-    """``log Bin(j; size, prob)`` for j = 0..size (exact to rounding)."""
-    j = np.arange(size + 1, dtype=np.float64)
-    out: NDArray[np.float64] = (gammaln(size + 1.0) - gammaln(j + 1.0) - gammaln(size - j + 1.0)
-                                + j * math.log(prob) + (size - j) * math.log1p(-prob))
-    return out
 
 
 @dataclass(frozen=True)
@@ -109,8 +101,8 @@ class _TwoBinomial:
     def _arrays(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         cache = self.__dict__.get("_cache")
         if cache is None:
-            lb1 = _log_binom_pmf_all(self.m1, self.p1)
-            lb2 = _log_binom_pmf_all(self.m2, self.p2)
+            lb1 = log_binom_pmf_all(self.m1, self.p1)
+            lb2 = log_binom_pmf_all(self.m2, self.p2)
             lf2 = np.minimum(np.logaddexp.accumulate(lb2), 0.0)
             ls2 = np.minimum(np.logaddexp.accumulate(lb2[::-1])[::-1], 0.0)
             cache = (lb1, lb2, lf2, ls2)
