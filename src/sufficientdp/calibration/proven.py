@@ -24,6 +24,7 @@ from ..ratio.proven import (
     tail_from_evaluation,
 )
 from ..ratio.result import TailResult
+from .search import log_excess
 
 __all__ = ["local_q_for_domain", "proven_q"]
 
@@ -35,11 +36,6 @@ _FINE_RESOLUTION = DEFAULT_RESOLUTION  # the resolution of the final answer (pro
 _POLISH = 0.03  # the fine search looks this far (relative) below the coarse answer
 _FULL_STEP = 2e-3  # the answer is also checked this far (relative) below with the full bound
 _LEAD_MAX = 4  # pair types searched at once (others are caught by the full bound's check)
-
-
-def _log_excess(value: float, target: float) -> float:
-    """log(value / target), finite (``value <= target`` iff it is <= 0)."""
-    return math.log(max(value, 1e-300)) - math.log(target)
 
 
 def _illinois(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float,
@@ -61,7 +57,7 @@ def _illinois(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_
             x = 0.5 * (a + b)
         q = math.exp(x)
         v = f(q)
-        fv = _log_excess(v, target)
+        fv = log_excess(v, target)
         if v <= target:
             hi, f_hi = q, fv
             if side == 1:
@@ -189,36 +185,36 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             fx = ev.eta
             lead |= leaders(ev)
         if fx <= eta:
-            hi, f_hi = x, _log_excess(fx, eta)
+            hi, f_hi = x, log_excess(fx, eta)
         else:
-            lo, f_lo = x, _log_excess(fx, eta)
+            lo, f_lo = x, log_excess(fx, eta)
             break
     while lo is not None:
         coarse_stage = not exact_l1 and stage[0] > _FINE_RESOLUTION
         if not exact_l1:  # the lead types' bound at the bracket's ends (the halving measured every type)
-            f_lo = _log_excess(fast(lo), eta) if f_lo <= 0.0 else f_lo
+            f_lo = log_excess(fast(lo), eta) if f_lo <= 0.0 else f_lo
         hi = _illinois(fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL if coarse_stage else _REL_TOL)
         if coarse_stage:
             # The coarse lattice was only for speed: its bound is looser, so the fine root lies at or below hi
             # (or a little above, where the fine e' search differs): bracket it on the fine lattice, walking down
             # while the lower end still passes.
             stage[0] = _FINE_RESOLUTION
-            f_hi = _log_excess(fast(hi), eta)
+            f_hi = log_excess(fast(hi), eta)
             up = 0
             while f_hi > 0.0 and up < 8 and hi < q_loc:  # fine lattice fails at the coarse root: step up
                 lo_f, f_lo_f = hi, f_hi
                 hi = min(q_loc, hi * (1.0 + _POLISH / 4))
-                f_hi = _log_excess(fast(hi), eta)
+                f_hi = log_excess(fast(hi), eta)
                 up += 1
             if up and f_hi <= 0.0:
                 hi = _illinois(fast, lo_f, hi, f_lo_f, f_hi, eta)
             elif not up:
                 below = hi * (1.0 - _POLISH)
-                f_below = _log_excess(fast(below), eta)
+                f_below = log_excess(fast(below), eta)
                 while f_below <= 0.0 and below > 1e-12:
                     hi, f_hi = below, f_below
                     below = hi * (1.0 - _POLISH)
-                    f_below = _log_excess(fast(below), eta)
+                    f_below = log_excess(fast(below), eta)
                 hi = _illinois(fast, below, hi, f_below, f_hi, eta)
         res = full(hi)
         if res.eta > eta and not exact_l1:
@@ -231,9 +227,9 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
                 if ev.epsilon_prime < epsilon:
                     hint[:] = [ev.epsilon_prime]
                 fine_eps[0] = 0.0  # search e' again for the new types
-                lo, f_lo = hi, _log_excess(fast(hi), eta)
+                lo, f_lo = hi, log_excess(fast(hi), eta)
                 if f_lo <= 0.0:  # the lead types pass at hi although a new type fails: the new one decides
-                    f_lo = _log_excess(res.eta, eta)
+                    f_lo = log_excess(res.eta, eta)
                 hi, f_hi = q_loc, -math.inf
                 continue
         if res.eta <= eta:

@@ -29,6 +29,7 @@ from ..ratio.result import TailResult
 from .methods import DEFAULT_ETA
 from .proven import local_q_for_domain
 from .result import Calibration
+from .search import log_excess
 
 __all__ = ["rounds_q"]
 
@@ -37,10 +38,6 @@ _REL_TOL = 2e-3  # of the fine search (the fine bound jitters by about 1e-3 in q
 _POLISH = 0.04  # the fine root is looked for this far (relative) below the coarse one
 _PICK_RESOLUTION = 1.5e-2  # the first evaluation (every pair type) only picks the worst type
 _PICK_POINTS = 24
-
-
-def _log_excess(value: float, target: float) -> float:
-    return math.log(max(value, 1e-300)) - math.log(target)
 
 
 def _root(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float,
@@ -58,7 +55,7 @@ def _root(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: 
         else:
             x = 0.5 * (a + b)
         q = math.exp(x)
-        fx = _log_excess(f(q), target)
+        fx = log_excess(f(q), target)
         if fx <= 0.0:
             hi, f_hi = q, fx
             if side == 1:
@@ -87,7 +84,7 @@ def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: floa
     slope (aiming 0.1% past the predicted root) until the root is bracketed, then regula falsi. Returns a q whose
     fine bound was seen to pass."""
 
-    q, f = q0, _log_excess(fast(q0, DEFAULT_RESOLUTION), target)
+    q, f = q0, log_excess(fast(q0, DEFAULT_RESOLUTION), target)
     passing: tuple[float, float] | None = (q, f) if f <= 0.0 else None
     failing: tuple[float, float] | None = None if f <= 0.0 else (q, f)
     for _ in range(12):
@@ -95,7 +92,7 @@ def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: floa
             break
         step = min(max(-f / slope, -_POLISH), _POLISH)  # log q step to the predicted root, at most 4%
         nxt = min(q_max, math.exp(math.log(q) + step) * (1.001 if f > 0.0 else 0.999))
-        fn = _log_excess(fast(nxt), target)
+        fn = log_excess(fast(nxt), target)
         if fn != f and nxt != q:
             s = (fn - f) / (math.log(nxt) - math.log(q))
             slope = s if s < 0.0 else slope
@@ -174,7 +171,7 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
         if not lead and ev.worst != "local":
             lead.add(ev.worst)
         elif stage[0] == SEARCH_RESOLUTION and ev.eta > 0.0:
-            seen.append((math.log(q), _log_excess(ev.eta, eta)))
+            seen.append((math.log(q), log_excess(ev.eta, eta)))
         return ev.eta
 
     hi, f_hi, lo, f_lo = q_loc, -math.inf, 0.0, math.inf
@@ -185,9 +182,9 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
             break
         fx = fast(x)
         if fx <= eta:
-            hi, f_hi = x, _log_excess(fx, eta)
+            hi, f_hi = x, log_excess(fx, eta)
         else:
-            lo, f_lo = x, _log_excess(fx, eta)
+            lo, f_lo = x, log_excess(fx, eta)
             break
     for _ in range(8):
         if lo > 0.0:
@@ -208,7 +205,7 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
             break
         lead.add(worst)
         stage[0] = SEARCH_RESOLUTION
-        lo, f_lo, hi, f_hi = hi, _log_excess(res.eta, eta), q_loc, -math.inf
+        lo, f_lo, hi, f_hi = hi, log_excess(res.eta, eta), q_loc, -math.inf
     else:  # pragma: no cover - the loop breaks once the full bound passes
         res = full(q_loc)
         hi = q_loc

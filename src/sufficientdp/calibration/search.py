@@ -14,7 +14,10 @@ from typing import Any
 
 from .._errors import CalibrationError
 
-__all__ = ["Q_FLOOR", "bracket_smallest", "grid_then_bisect", "log_condition", "scan_smallest", "smallest_q_satisfying"]
+__all__ = [
+    "Q_FLOOR", "bracket_smallest", "grid_then_bisect", "log_condition", "log_excess", "scan_smallest",
+    "smallest_q_satisfying",
+]
 
 Q_MIN = 1e-12
 Q_MAX = 0.5 - 1e-12
@@ -43,6 +46,11 @@ def smallest_q_satisfying(excess: Callable[[float], float], *, what: str) -> flo
             return float(q)
         q = min(Q_MAX, math.nextafter(q, 1.0) + abs(q) * 2.2e-16)
     return float(hi)
+
+
+def log_excess(value: float, target: float) -> float:
+    """``log(value / target)``, finite (``value`` floored at 1e-300): ``<= 0`` iff ``value <= target``."""
+    return math.log(max(value, 1e-300)) - math.log(target)
 
 
 def log_condition(log_lhs: float, log_rhs: float) -> float:
