@@ -187,16 +187,18 @@ _MEMO_LOCK = threading.Lock()
 _memo_floats = [0]  # floats held by _MEMO
 
 
-def _memo_add(floats: int) -> bool:
-    """Account ``floats`` more held by the memo, dropping the oldest inputs to stay within :data:`_MEMO_FLOATS`;
-    False (nothing kept) for an item larger than the whole memo. Call with :data:`_MEMO_LOCK` held."""
-    if floats > _MEMO_FLOATS // 4:
-        return False
+def _memo_held(memo: _Memo) -> int:
+    """Floats held by one memo entry."""
+    return memo.floats + sum(f[1].size + f[2].size + f[7].size for f, _ in memo.steps.values())
+
+
+def _memo_added(floats: int) -> None:
+    """Account ``floats`` just stored in the memo, dropping the oldest inputs (never the newest) to stay within
+    :data:`_MEMO_FLOATS`. Call with :data:`_MEMO_LOCK` held."""
     _memo_floats[0] += floats
     while _memo_floats[0] > _MEMO_FLOATS and len(_MEMO) > 1:
         _, old = _MEMO.popitem(last=False)
-        _memo_floats[0] -= old.floats + sum(f[1].size + f[2].size + f[7].size for f, _ in old.steps.values())
-    return True
+        _memo_floats[0] -= _memo_held(old)
 
 
 def _memo_for(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, tail_power: float
@@ -213,8 +215,9 @@ def _memo_for(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: 
     floats = 2 * v.size if heavy is None else 4 * v.size + sum(2 * ys.size for ys, _ in heavy[3])
     memo = _Memo(heavy, floats)
     with _MEMO_LOCK:
-        if key not in _MEMO and _memo_add(floats):
+        if key not in _MEMO and floats <= _MEMO_FLOATS // 4:  # (an input larger than that is not kept)
             _MEMO[key] = memo
+            _memo_added(floats)
     return key, memo
 
 
@@ -275,8 +278,10 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
             h, kv, kp, a_lo, a_hi, mean_ff, k_sd, lam = fitted
             res = _evaluate(kv, kp, gamma_l, n, h, cells, a_lo, a_hi, laws, tail, k_sd, lam, mean_ff)
             with _MEMO_LOCK:
-                if _MEMO.get(key) is memo and _memo_add(kv.size + kp.size + lam.size):
+                size = kv.size + kp.size + lam.size
+                if _MEMO.get(key) is memo and size <= _MEMO_FLOATS // 4:  # (else dropped meanwhile, or too large)
                     memo.steps[(h_asked, cells)] = (fitted, res)
+                    _memo_added(size)
         else:
             (h, kv, kp, a_lo, a_hi, mean_ff, k_sd, lam), res = step
         run = _Run(res.upper, res.cells, res.step, res.allowance, res.slack_estimate, tail)
