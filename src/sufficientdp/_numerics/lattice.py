@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .logspace import logsumexp_finite_rows as log_sum_exp_rows
+
 __all__ = ["ALPHA", "DROP", "HEAVY_RATE", "TailBracket", "compound_tail_bracket"]
 
 ALPHA = 1e-14
@@ -34,13 +36,6 @@ DROP = 1e-11
 _U = 2.0 ** -53
 _KCAP = 2 ** 52
 _MIN_CELLS = 2 ** 10
-
-
-def log_sum_exp_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``log(sum(exp(a), axis=1))`` for a 2-d array of finite values (scipy's logsumexp without its array-API
-    overhead, which dominated the many small calls here)."""
-    top = np.max(a, axis=1)
-    return np.asarray(top + np.log(np.sum(np.exp(a - top[:, None]), axis=1)), dtype=float)
 
 
 def compound_atoms(values: ArrayLike, probs: ArrayLike, gamma: float

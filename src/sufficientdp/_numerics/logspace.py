@@ -1,12 +1,13 @@
 """Log-domain sums and binomial coefficients in plain numpy (no scipy import on the interactive paths).
 
 Every log-space helper of the core lives here, once (issue 11): :func:`logsumexp` (any axis, infinities handled),
-:func:`logsumexp_groups` (sums over groups of terms), :func:`log_add_exp` / :func:`log_sub_exp` /
-:func:`log_expm1` (two scalar terms), :func:`log_comb` (a log-factorial table, integer ``n``),
-:func:`log_falling_factorials` and :func:`log_comb_large_n` (the falling factorial, ``n`` up to ~1e9). Each keeps
-the arithmetic of the copy it replaced, so results are unchanged bit for bit. ``np.logaddexp`` (the ``log1p`` form)
-is used directly where the code used it; :func:`log_add_exp` is the ``log(1 + e^-d)`` form the closed-form
-calibration was built on.
+:func:`logsumexp_finite_rows` (its lean form for finite rows), :func:`logsumexp_groups` (sums over groups of
+terms), :func:`log_add_exp` / :func:`log_sub_exp` / :func:`log_expm1` (two scalar terms), :func:`log_comb` (a
+log-factorial table, integer ``n``), :func:`log_falling_factorials` and :func:`log_comb_large_n` (the falling
+factorial, ``n`` up to ~1e9). Each keeps the arithmetic of the copy it replaced, so results are unchanged bit for
+bit. ``np.logaddexp`` (the ``log1p`` form) is used directly where the code used it; :func:`log_add_exp` is the
+``log(1 + e^-d)`` form the closed-form calibration was built on. The binomial log pmf, which needs ``gammaln``, is
+:func:`sufficientdp._numerics.binomial.log_binom_pmf_all`.
 
 ``scipy.special`` costs 0.2–0.4 s to import (it loads scipy's array-API layer, which imports most of numpy's
 submodules), more than a whole small calibration; the all-collections bound only needs the two functions below
@@ -24,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "log_add_exp", "log_comb", "log_comb_large_n", "log_expm1", "log_factorials", "log_falling_factorials",
-    "log_sub_exp", "logsumexp", "logsumexp_groups",
+    "log_sub_exp", "logsumexp", "logsumexp_finite_rows", "logsumexp_groups",
 ]
 
 _MAX_TABLE = 10_000_001  # log-factorial tables beyond this are computed per call (not cached)
@@ -46,6 +47,14 @@ def logsumexp(a: ArrayLike, axis: int | None = None) -> Any:
     # +inf entries: exp(inf - 0) = inf, so out is inf already; all -inf: log(0) + 0 = -inf.
     out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
     return float(out) if axis is None else out
+
+
+def logsumexp_finite_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log(sum(exp(a), axis=1))`` for a 2-d array of **finite** values: :func:`logsumexp` ``(a, axis=1)`` (the same
+    floats) without its infinity handling, which costs a third of the time on the many small calls of the lattice
+    bracket."""
+    top = np.max(a, axis=1)
+    return np.asarray(top + np.log(np.sum(np.exp(a - top[:, None]), axis=1)), dtype=float)
 
 
 def logsumexp_groups(a: NDArray[np.float64], onehot: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -26,9 +26,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, logsumexp, xlogy
+from scipy.special import logsumexp, xlogy
 
 from .._errors import ParameterError
+from .._numerics.binomial import log_binom_pmf_all
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
 from .result import Direction, TailResult
@@ -132,8 +133,7 @@ def levels(q: float, j: int) -> tuple[np.ndarray, np.ndarray]:
     """``log P[Bin(j, q) = l]`` and ``log w_l = (j - 2l) log(q/p)``, l = 0..j (seed 001 eq. 3.2; w increasing)."""
     lv = np.arange(j + 1, dtype=float)
     logq, logp = math.log(q), math.log1p(-q)
-    logpi = gammaln(j + 1.0) - gammaln(lv + 1.0) - gammaln(j - lv + 1.0) + lv * logq + (j - lv) * logp
-    return logpi, (j - 2.0 * lv) * (logq - logp)
+    return log_binom_pmf_all(j, q), (j - 2.0 * lv) * (logq - logp)
 
 
 def impossible(q: float, j: int, epsilon: float, k: int = 1) -> bool:
