@@ -20,6 +20,7 @@ from sufficientdp._numerics.logspace import (
     log_falling_factorials,
     log_sub_exp,
     logsumexp,
+    logsumexp_finite_rows,
     logsumexp_groups,
 )
 
@@ -168,3 +169,22 @@ def test_log_binom_pmf_all_against_exact_rationals() -> None:
                 p = mpmath.mpf(prob)
                 exact = float(mpmath.log(mpmath.binomial(size, j) * p ** j * (1 - p) ** (size - j)))
             assert abs(got[j] - exact) <= 1e-13 * max(1.0, abs(exact)), (size, prob, j)
+
+
+def test_log_binom_pmf_all_takes_the_callers_log_of_one_minus_prob() -> None:
+    q = 0.3
+    ref = log_binom_pmf_all(20, q)
+    own = log_binom_pmf_all(20, q, log1m_prob=math.log(1.0 - q))
+    assert np.max(np.abs(own - ref)) <= 1e-14 * np.max(np.abs(ref))
+    shifted = log_binom_pmf_all(20, q, log1m_prob=math.log1p(-q) + 1.0)  # the parameter is used as given
+    assert np.max(np.abs((shifted - ref) - np.arange(20, -1, -1))) <= 1e-12  # (size - j) * 1.0 added
+
+
+def test_logsumexp_finite_rows_is_logsumexp_on_finite_rows() -> None:
+    rng = np.random.default_rng(11)
+    for cols in (1, 2, 7, 33, 300):
+        a = rng.normal(scale=40.0, size=(9, cols)) - 500.0
+        assert np.array_equal(logsumexp_finite_rows(a), logsumexp(a, axis=1))
+        with mpmath.workdps(50):
+            exact = [float(mpmath.log(sum(mpmath.exp(mpmath.mpf(x)) for x in row))) for row in a]
+        assert _ulps(logsumexp_finite_rows(a), np.array(exact)) <= 8

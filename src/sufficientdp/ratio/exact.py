@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike
 from scipy.special import gammaln, logsumexp
 
 from .._errors import DataError, ParameterError
+from .._numerics.binomial import log_binom_pmf_all
 from .._validation import check_int, check_open_interval
 from ..loss import MERGE_TOL, PrivacyLossDistribution
 
@@ -491,7 +492,7 @@ def homogeneous_ratio_distribution(
         )
     p = 1.0 - q
     ls = np.arange(j + 1)
-    log_a = gammaln(j + 1) - gammaln(ls + 1) - gammaln(j - ls + 1) + ls * math.log(q) + (j - ls) * math.log(p)
+    log_a = log_binom_pmf_all(j, q, log1m_prob=math.log(p))
     log_w = (j - 2 * ls) * (math.log(q) - math.log(p))
     t, log_mn = count_vector_atoms(log_a, population)
     log_r = logsumexp(np.broadcast_to(log_w, t.shape), b=t, axis=1) - math.log(population)
