@@ -30,6 +30,7 @@ from scipy.special import logsumexp, xlogy
 
 from .._errors import ParameterError
 from .._numerics.binomial import log_binom_pmf_all
+from .._numerics.logspace import logsumexp_finite_rows
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
 from .result import Direction, TailResult
@@ -438,9 +439,7 @@ class UpperLaw:
             lam[small] = np.log1p(np.sum(self.pi[None, :] * np.expm1(tv[small]), axis=1))
             big = ~small
             if np.any(big):
-                z = logpi[None, :] + tv[big]
-                zm = z.max(axis=1, keepdims=True)
-                lam[big] = (zm + np.log(np.sum(np.exp(z - zm), axis=1, keepdims=True)))[:, 0]
+                lam[big] = logsumexp_finite_rows(logpi[None, :] + tv[big])
             # tilted mean Lambda'(theta), used only to choose theta
             z = logpi[None, :] + tv
             zm = z.max(axis=1, keepdims=True)
