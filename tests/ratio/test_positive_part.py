@@ -191,7 +191,8 @@ def test_memo_stays_within_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
     for _ in range(8):
         compound_positive_part_upper(rng.normal(size=40), rng.random(40), gamma=0.3, n=500, rtol=1e-2)
         memo = positive_part._MEMO
-        held = sum(m.floats + sum(f[1].size + f[2].size + f[7].size for f, _ in m.steps.values())
+        held = sum(m.floats + sum(f[1].size + f[2].size + f[7].size + positive_part._STEP_OVERHEAD
+                                  for f, _ in m.steps.values())
                    for m in memo.values())  # (the arrays kept: kv, kp and lam of each fitted lattice)
         assert held == positive_part._memo_floats[0] <= 2000
         assert any(m.steps for m in memo.values())

@@ -53,6 +53,7 @@ _HEAVY_ATOMS = 400_000  # largest number of heavy-sum atoms (no pruning: above i
 _TAIL_POWER = 1e-9  # first lambda**h_max / h_max! of the heavy enumeration (step 2); lowered while it matters
 _THETAS = 56  # grid of Chernoff parameters (a coarser grid only widens the window or the allowance)
 _MEMO_FLOATS = 2_000_000  # floats held by the memo of recent inputs (16 MB; the oldest inputs are dropped)
+_ENTRY_OVERHEAD, _STEP_OVERHEAD = 256, 128  # Python objects of a memo entry and of a lattice in it, in floats
 
 
 def _dot(a: NDArray[Any], b: NDArray[Any]) -> float:
@@ -189,7 +190,7 @@ _memo_floats = [0]  # floats held by _MEMO
 
 def _memo_held(memo: _Memo) -> int:
     """Floats held by one memo entry."""
-    return memo.floats + sum(f[1].size + f[2].size + f[7].size for f, _ in memo.steps.values())
+    return memo.floats + sum(f[1].size + f[2].size + f[7].size + _STEP_OVERHEAD for f, _ in memo.steps.values())
 
 
 def _memo_added(floats: int) -> None:
@@ -212,7 +213,7 @@ def _memo_for(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: 
             _MEMO.move_to_end(key)
             return key, memo
     heavy = _heavy_laws(v, pi, gamma, n, tail_power) if gamma < 1.0 else None
-    floats = 2 * v.size if heavy is None else 4 * v.size + sum(2 * ys.size for ys, _ in heavy[3])
+    floats = _ENTRY_OVERHEAD + (2 * v.size if heavy is None else 4 * v.size + sum(2 * ys.size for ys, _ in heavy[3]))
     memo = _Memo(heavy, floats)
     with _MEMO_LOCK:
         if key not in _MEMO and floats <= _MEMO_FLOATS // 4:  # (an input larger than that is not kept)
@@ -278,7 +279,7 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
             h, kv, kp, a_lo, a_hi, mean_ff, k_sd, lam = fitted
             res = _evaluate(kv, kp, gamma_l, n, h, cells, a_lo, a_hi, laws, tail, k_sd, lam, mean_ff)
             with _MEMO_LOCK:
-                size = kv.size + kp.size + lam.size
+                size = kv.size + kp.size + lam.size + _STEP_OVERHEAD
                 if _MEMO.get(key) is memo and size <= _MEMO_FLOATS // 4:  # (else dropped meanwhile, or too large)
                     memo.steps[(h_asked, cells)] = (fitted, res)
                     _memo_added(size)
