@@ -758,8 +758,12 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
                     if np.any(~fin):
                         extra = float(np.logaddexp(extra, math.log(ABS_FLOOR * int(np.sum(~fin)))))
                     log_dropped = float(np.logaddexp(log_dropped, extra))
-            h = np.broadcast_to(heavy.h[sl, None] + (c * vl)[None, :], child.shape)[keep]
-            m_new = np.broadcast_to(mm - c[None, :], child.shape)[keep]
+            # the kept children's heavy sums and counts left, h[parent] + c vl and m[parent] - c in row-major order,
+            # built from the kept entries only (the same operations as on the full grid, then masked; issue 10)
+            per_parent = np.count_nonzero(keep, axis=1)
+            ck = np.broadcast_to(c, child.shape)[keep]
+            h = np.repeat(heavy.h[sl], per_parent) + ck * vl
+            m_new = np.repeat(m[sl], per_parent) - ck
             lp = child[keep]
             if forward:  # event {S > y}
                 sure = h + m_new * v0 > y + margin
