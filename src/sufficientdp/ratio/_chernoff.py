@@ -382,6 +382,8 @@ def pmf_table(pb: Problem, c: np.ndarray, um: np.ndarray, log_a: float, log1m_a:
     if entry is None or lo < entry[0] or hi > entry[1]:  # (re)start this key's rows over the union range
         if entry is not None:
             lo, hi = min(lo, entry[0]), max(hi, entry[1])
+        pad = 8 + (hi - lo) // 16  # the strata's windows differ by a few counts: cover them without a restart
+        lo, hi = max(lo - pad, 0), hi + pad
         fresh: dict[int, np.ndarray] = {}
         entry = (lo, hi, fresh)
         pb.pmfs[key] = entry
