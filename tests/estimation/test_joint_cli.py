@@ -57,7 +57,16 @@ def test_json_reports_convergence_and_bootstrap_intervals(capsys: pytest.Capture
 
 
 def test_text_reports_convergence_intervals_and_progress(capsys: pytest.CaptureFixture[str],
-                                                         reports: Path) -> None:
+                                                         reports: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tqdm.std
+
+    clock = [0.0]
+
+    def slow_clock() -> float:  # every reading is a second later: the bars pass their 2 s delay and are drawn
+        clock[0] += 1.0
+        return clock[0]
+
+    monkeypatch.setattr(tqdm.std, "time", slow_clock)
     code, out, err = _run(capsys, "estimate", "--q", str(Q), "--input", str(reports), "--joint", "em",
                           "--bootstrap", "5", "--seed", "1")
     assert code == 0
