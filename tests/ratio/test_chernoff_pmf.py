@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from sufficientdp.ratio._chernoff import binom_cdf, binom_pmf, binom_sf, forward_problem, pmf_table
+from sufficientdp.ratio._chernoff import binom_cdf, binom_pmf, binom_sf, forward_problem, pmf_table, unique_counts
 from sufficientdp.ratio.tail import _concave_bracket, _f_delta
 
 
@@ -82,3 +82,13 @@ def test_binom_cdf_and_sf_are_scipys_bit_for_bit(p):
     np.testing.assert_array_equal(_bits(binom_sf(k, n, p)), _bits(scipy.stats.binom.sf(k, n, p)))
     # outside the direct path (non-integer n): scipy's own answer (nan)
     assert np.isnan(binom_cdf(np.array([1.0]), np.array([2.5]), p)[0])
+
+
+@pytest.mark.parametrize("m", [np.array([5]), np.array([3, 0, 3, 7, 1000, 7, 2], dtype=np.int64),
+                               np.random.default_rng(3).integers(600, 1000, 5000),
+                               np.array([10**9, 4, 4]), np.array([-2, 5, -2]), np.zeros(0, dtype=np.int64)])
+def test_unique_counts_is_np_unique(m):
+    got, want = unique_counts(m), np.unique(m, return_inverse=True)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)

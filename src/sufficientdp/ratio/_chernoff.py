@@ -364,6 +364,20 @@ def binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.
     return res
 
 
+def unique_counts(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(m, return_inverse=True)`` for a 1-D array of counts: the same arrays, by a bincount when the
+    counts are small non-negative integers (no sort; issue 10), else by ``np.unique``."""
+    if m.ndim == 1 and m.size and m.dtype.kind in "iu":
+        top = int(m.max())
+        if int(m.min()) >= 0 and top <= 8 * m.size + 4096:
+            present = np.bincount(m, minlength=top + 1) > 0
+            uniq = np.flatnonzero(present)
+            lookup = np.cumsum(present) - 1
+            return uniq.astype(m.dtype, copy=False), lookup[m]
+    um, inv = np.unique(m, return_inverse=True)
+    return um, inv
+
+
 _PMF_CACHE_MAX = 4_000_000  # floats held per Problem by pmf_table (32 MB)
 
 
@@ -732,7 +746,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
         kept = 0
         v_rest = float(v[lev - 1])
         # the pmf depends on (m, c) only: tabulate it once per distinct m
-        um, uinv = np.unique(m, return_inverse=True)
+        um, uinv = unique_counts(m)
         with np.errstate(divide="ignore"):
             ltab = np.log(pmf_table(pb, c, um, log_a, log1m_a))
         for start in range(0, m.size, step):

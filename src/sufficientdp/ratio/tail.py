@@ -52,6 +52,7 @@ from ._chernoff import (
     pmf_table,
     root,
     tail_result,
+    unique_counts,
     window,
 )
 from .result import TailResult
@@ -398,7 +399,7 @@ class _BinomialLight:
         self.v0, self.v1 = float(model.v[0]), float(model.v[1])
         self.log_a = float(model.logpi[1] - model.logle[1])
         self.log1m_a = float(model.logpi[0] - model.logle[1])
-        self.mu, self.inv = np.unique(m, return_inverse=True)
+        self.mu, self.inv = unique_counts(m)
         lo, hi = window(int(self.mu.min()), int(self.mu.max()), self.log_a, self.log1m_a, _WINDOW_TOL)
         self.lo, self.hi = lo, hi
         if self.mu.size * (hi - lo + 2) > 40_000_000:
