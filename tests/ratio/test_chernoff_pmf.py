@@ -86,7 +86,8 @@ def test_binom_cdf_and_sf_are_scipys_bit_for_bit(p):
 
 @pytest.mark.parametrize("m", [np.array([5]), np.array([3, 0, 3, 7, 1000, 7, 2], dtype=np.int64),
                                np.random.default_rng(3).integers(600, 1000, 5000),
-                               np.array([10**9, 4, 4]), np.array([-2, 5, -2]), np.zeros(0, dtype=np.int64)])
+                               np.array([10**9, 4, 4]), np.array([-2, 5, -2]), np.zeros(0, dtype=np.int64),
+                               np.array([3, 1, 3], dtype=np.uint64)])
 def test_unique_counts_is_np_unique(m):
     got, want = unique_counts(m), np.unique(m, return_inverse=True)
     for g, w in zip(got, want, strict=True):

@@ -367,7 +367,7 @@ def binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.
 def unique_counts(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(m, return_inverse=True)`` for a 1-D array of counts: the same arrays, by a bincount when the
     counts are small non-negative integers (no sort; issue 10), else by ``np.unique``."""
-    if m.ndim == 1 and m.size and m.dtype.kind in "iu":
+    if m.ndim == 1 and m.size and m.dtype.kind == "i":
         top = int(m.max())
         if int(m.min()) >= 0 and top <= 8 * m.size + 4096:
             present = np.bincount(m, minlength=top + 1) > 0
