@@ -782,15 +782,17 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
             m_new = np.repeat(m[sl], per_parent) - ck
             lp = child[keep]
             if forward:  # event {S > y}
-                sure = h + m_new * v0 > y + margin
-                never = (h + m_new * v_rest) * (1.0 + 1e-9) < y - margin
+                mf = m_new.astype(float)  # converted once (int * float converts the same way)
+                sure = h + mf * v0 > y + margin
+                never = (h + mf * v_rest) * (1.0 + 1e-9) < y - margin
             else:  # event {S <= 1}
                 sure = (h + m_new * v_rest) * (1.0 + 1e-9) <= 1.0 - 1e-9
                 never = h + m_new * v0 > (1.0 + 1e-9) * (1.0 + 1e-9)
             if np.any(sure):
                 if forward:
-                    certain += float(np.sum(np.exp(lp[sure])))
-                    sure_parts.append((lp[sure], h[sure], m_new[sure]))
+                    lp_sure = lp[sure]
+                    certain += float(np.sum(np.exp(lp_sure)))
+                    sure_parts.append((lp_sure, h[sure], m_new[sure]))
                 else:
                     log_certain = float(np.logaddexp(log_certain, float(logsumexp(lp[sure]))))
                     mu_rest = pb.lower_law(lev).mu
