@@ -79,6 +79,23 @@ def _measure(argv: list[str], env: dict[str, str], repeats: int, timeout: float)
     return statistics.median(walls), statistics.median(cpus), all(oks)
 
 
+def _measure_pair(argv: list[str], env: dict[str, str], base_env: dict[str, str] | None, repeats: int,
+                  timeout: float) -> tuple[tuple[float, float, bool], tuple[float, float, bool] | None]:
+    """:func:`_measure` for the current tree and (if given) the base tree, their runs alternating so that a change
+    of load on the shared machine hits both alike."""
+    if base_env is None:
+        return _measure(argv, env, repeats, timeout), None
+    runs: dict[str, list[tuple[float, float, bool]]] = {"now": [], "base": []}
+    for _ in range(repeats):
+        runs["now"].append(_run(argv, env, timeout))
+        runs["base"].append(_run(argv, base_env, timeout))
+
+    def summary(rs: list[tuple[float, float, bool]]) -> tuple[float, float, bool]:
+        return statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs), all(r[2] for r in rs)
+
+    return summary(runs["now"]), summary(runs["base"])
+
+
 def _worktree(rev: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix="sdp-bench-base-")) / "tree"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(path), rev], check=True)
@@ -99,8 +116,7 @@ def run(repeats: int = 3, base: str | None = None, only: str | None = None, time
             if only and only not in label:
                 continue
             argv = [py, "-m", "sufficientdp.cli", *cli_args]
-            now = _measure(argv, env, repeats, timeout)
-            before = _measure(argv, base_env, repeats, timeout) if base_env else None
+            now, before = _measure_pair(argv, env, base_env, repeats, timeout)
             rows.append((label, target, now, before))
             print(f"  {label}: {now[0]:.2f} s", file=sys.stderr)
     finally:
@@ -110,7 +126,7 @@ def run(repeats: int = 3, base: str | None = None, only: str | None = None, time
     out = ["## Interactive commands end to end (issue 10's table)", "",
            f"`benchmarks/bench_cli.py`: each command in a fresh interpreter, start-up and imports included. Machine: "
            f"{cpu_model()}, nproc = {os.cpu_count()}, Python {platform.python_version()}; load average {load:.1f} at "
-           f"the end; {repeats} runs per command (median wall, median child CPU); whole benchmark "
+           f"the end; {repeats} runs per command (median wall, median child CPU; current and base runs alternate); whole benchmark "
            f"{time.perf_counter() - t0:.0f} s. Floor, `python -c \"import numpy\"`: {floor[0]:.2f} s wall, "
            f"{floor[1]:.2f} s CPU.", ""]
     head = "| command | target s | now wall s | now CPU s | now / target | now / numpy floor |"
