@@ -75,6 +75,25 @@ POSTGRES_URL_ENV = "SUFFICIENTDP_BENCH_POSTGRES_URL"
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "ci_postgres.sh"
 
 
+def _active_campaign(url: str) -> dict[str, Any]:
+    """Create the benchmark's campaign on the collector at ``url`` and wait until it is active."""
+    import httpx
+
+    auth = {"authorization": f"Bearer {ADMIN}"}
+    created = httpx.post(f"{url}/v1/campaigns", json=CAMPAIGN, headers=auth, timeout=60.0)
+    if created.status_code != 202:
+        raise RuntimeError(f"campaign creation failed: {created.status_code} {created.text[:500]}")
+    cid = created.json()["id"]
+    deadline = time.monotonic() + ACTIVE_TIMEOUT
+    while (campaign := httpx.get(f"{url}/v1/campaigns/{cid}", timeout=30.0).json())["status"] == "calibrating":
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the campaign was not active within {ACTIVE_TIMEOUT:.0f} s")
+        time.sleep(0.2)
+    if campaign["status"] != "active":
+        raise RuntimeError(f"the campaign failed: {campaign.get('error')}")
+    return dict(campaign)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
@@ -281,19 +300,8 @@ def run(seconds: float = PHASE_SECONDS) -> tuple[list[tuple[str, dict[str, float
         try:
             base.wait_ready()
             server.wait_ready()
-            auth = {"authorization": f"Bearer {ADMIN}"}
-            created = httpx.post(f"{server.url}/v1/campaigns", json=CAMPAIGN, headers=auth, timeout=60.0)
-            if created.status_code != 202:
-                raise RuntimeError(f"campaign creation failed: {created.status_code} {created.text[:500]}")
-            cid = created.json()["id"]
-            deadline = time.monotonic() + ACTIVE_TIMEOUT
-            while (campaign := httpx.get(f"{server.url}/v1/campaigns/{cid}", timeout=30.0).json())["status"] \
-                    == "calibrating":
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the campaign was not active within {ACTIVE_TIMEOUT:.0f} s")
-                time.sleep(0.2)
-            if campaign["status"] != "active":
-                raise RuntimeError(f"the campaign failed: {campaign.get('error')}")
+            campaign = _active_campaign(server.url)
+            cid = campaign["id"]
             pool = randomize(np.random.default_rng(SEED).integers(0, 2, size=(4096, BITS)), q=campaign["q"],
                              rng=np.random.default_rng(SEED + 1)).tolist()
             get_raw = (f"GET /v1/campaigns/{cid} HTTP/1.1\r\nHost: {HOST}:{server.port}\r\n\r\n").encode()
@@ -402,19 +410,8 @@ def run_postgres(pg: _Postgres, seconds: float = PHASE_SECONDS) -> list[tuple[st
             for srv in servers:
                 srv.wait_ready()
             first = servers[0]
-            auth = {"authorization": f"Bearer {ADMIN}"}
-            created = httpx.post(f"{first.url}/v1/campaigns", json=CAMPAIGN, headers=auth, timeout=60.0)
-            if created.status_code != 202:
-                raise RuntimeError(f"campaign creation failed: {created.status_code} {created.text[:500]}")
-            cid = created.json()["id"]
-            deadline = time.monotonic() + ACTIVE_TIMEOUT
-            while (campaign := httpx.get(f"{first.url}/v1/campaigns/{cid}", timeout=30.0).json())["status"] \
-                    == "calibrating":
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the campaign was not active within {ACTIVE_TIMEOUT:.0f} s")
-                time.sleep(0.2)
-            if campaign["status"] != "active":
-                raise RuntimeError(f"the campaign failed: {campaign.get('error')}")
+            campaign = _active_campaign(first.url)
+            cid = campaign["id"]
             pool = randomize(np.random.default_rng(SEED).integers(0, 2, size=(4096, BITS)), q=campaign["q"],
                              rng=np.random.default_rng(SEED + 1)).tolist()
             path = f"/v1/campaigns/{cid}/reports"

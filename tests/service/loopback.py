@@ -8,6 +8,13 @@ import time
 from typing import Any
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (for a server started in another process)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 class LoopbackServer:
     """Context manager: the socket is bound here (no race for the port); ``http`` is uvicorn's protocol class or
     name ("auto" by default); ``port`` and ``url`` say where it listens."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.service.loopback import free_port  # noqa: E402
 
 httpx = pytest.importorskip("httpx", reason="the durability test needs httpx (extra 'service')")
 pytest.importorskip("fastapi", reason="the collector service needs the 'service' extra")
@@ -43,10 +43,6 @@ ADMIN = secrets.token_hex(16)
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _start(db: Path, port: int, log: Any) -> subprocess.Popen[bytes]:
@@ -98,7 +94,7 @@ def _active_campaign(base: str, name: str) -> str:
 @pytest.mark.slow
 def test_kill_9_keeps_every_acknowledged_report(tmp_path: Path) -> None:
     db = tmp_path / "collector.db"
-    port = _free_port()
+    port = free_port()
     log = open(tmp_path / "server.log", "wb")  # closed in finally
     proc = _start(db, port, log)
     base = f"http://127.0.0.1:{port}"
@@ -191,7 +187,7 @@ def test_kill_9_under_concurrent_one_report_requests_loses_no_acknowledged_repor
     acknowledged report: its nonce is spent and the reports count equals the spent count (a report and its nonce
     are written in one savepoint of one transaction), and at most the unacknowledged requests are extra."""
     db = tmp_path / "collector.db"
-    port = _free_port()
+    port = free_port()
     log = open(tmp_path / "server.log", "wb")  # closed in finally
     proc = _start(db, port, log)
     base = f"http://127.0.0.1:{port}"
@@ -296,7 +292,7 @@ def test_kill_9_during_a_calibration_requeues_it_at_restart(tmp_path: Path) -> N
     again from the stored request (restart rule, docs/collector_api_contract.md). A graceful stop (SIGTERM) kills
     the running job and leaves it stored for the next start."""
     db = tmp_path / "collector.db"
-    port = _free_port()
+    port = free_port()
     log = open(tmp_path / "server.log", "wb")  # closed in finally
     proc = _start(db, port, log)
     base = f"http://127.0.0.1:{port}"
@@ -374,7 +370,7 @@ def test_serve_rejects_bad_input_with_exit_2(tmp_path: Path, monkeypatch: pytest
 
 
 def test_serve_json_prints_one_startup_line_without_the_database_url(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     db = tmp_path / "secret-name.db"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("SUFFICIENTDP_ADMIN_TOKEN", None)

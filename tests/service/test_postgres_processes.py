@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -41,6 +40,7 @@ psycopg = pytest.importorskip("psycopg", reason="PostgreSQL tests need psycopg 3
 
 from test_app import draft_tokens, finish_tokens  # noqa: E402  (tests/service is on sys.path)
 from test_postgres import db_url, server_url  # noqa: E402,F401  (the PostgreSQL fixtures)
+from tests.service.loopback import free_port  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -51,17 +51,13 @@ ADMIN = secrets.token_hex(16)
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Collector:
     """One ``sufficientdp serve`` process on 127.0.0.1 (its log in ``log_path``)."""
 
     def __init__(self, database: str, log_path: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self._log = open(log_path, "ab")  # closed by stop()

@@ -26,7 +26,7 @@ pytest.importorskip("uvicorn", reason="the collector service needs the 'service'
 pytest.importorskip("cryptography", reason="token keys need cryptography")
 httpx = pytest.importorskip("httpx", reason="the collector service needs the 'service' extra")
 
-from tests.service.loopback import LoopbackServer  # noqa: E402
+from tests.service.loopback import LoopbackServer, free_port  # noqa: E402
 
 from sufficientdp.cli._cmd_serve import SHUTDOWN_GRACE  # noqa: E402
 from sufficientdp.service.app import create_app  # noqa: E402
@@ -187,10 +187,6 @@ def test_read_timeout_is_validated(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------------------------- shutdown
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -200,7 +196,7 @@ def serve(tmp_path: Path) -> Iterator[Any]:
 
     def start(*extra: str) -> tuple[subprocess.Popen[bytes], str, Path]:
         db = tmp_path / "collector.db"
-        port = _free_port()
+        port = free_port()
         env = {**os.environ, "SUFFICIENTDP_ADMIN_TOKEN": ADMIN}
         proc = subprocess.Popen(
             [sys.executable, "-c", "import sys; from sufficientdp.cli.main import main; sys.exit(main())",
