@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .logspace import log_comb_large_n
 from .logspace import logsumexp_finite_rows as log_sum_exp_rows
 
 __all__ = ["ALPHA", "DROP", "HEAVY_RATE", "TailBracket", "compound_tail_bracket"]
@@ -164,7 +165,7 @@ def _heavy_split(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, 
             ps = (ps[:, None] * hq[None, :]).ravel()
             uniq, inv = np.unique(ys, return_inverse=True)
             ys, ps = uniq.astype(float), np.bincount(inv.ravel(), weights=ps).astype(float)
-        log_pr = (sum(math.log(n - i) for i in range(r)) - math.lgamma(r + 1) + r * math.log(p)
+        log_pr = (log_comb_large_n(n, r) + r * math.log(p)
                   + (n - r) * math.log1p(-p))
         w = ps * math.exp(log_pr)
         lost = max(0.0, 1.0 - float(ps.sum())) * math.exp(log_pr)  # sums of earlier left-out ones, missing here

@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .lattice import ALPHA, HEAVY_RATE, compound_atoms, theta_grid, window_ends_and_mgf
+from .logspace import log_comb_large_n
 
 __all__ = ["PositivePartBound", "compound_positive_part_upper"]
 
@@ -124,7 +125,7 @@ def _enumerate_heavy(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: flo
             ys, ps = uniq.astype(float), np.bincount(inv.ravel(), weights=ps).astype(float)
             if ys.size > _HEAVY_ATOMS:
                 return None
-        log_pr = (sum(math.log(n - i) for i in range(r)) - math.lgamma(r + 1) + r * math.log(p)
+        log_pr = (log_comb_large_n(n, r) + r * math.log(p)
                   + (n - r) * math.log1p(-p))
         laws.append((ys.copy(), ps * math.exp(log_pr)))
     tail = n * gamma * float(pi @ np.maximum(v, 0.0)) * lam_h ** h_max / math.factorial(h_max)

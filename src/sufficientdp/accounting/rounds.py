@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
-from ..loss.profile import Composition, DominatingCurve, compose_curve, envelope, fft_allowance, is_below
+from ..loss.profile import Composition, DominatingCurve, compose_curve, envelope, is_below, lattice_power
 from ..ratio.proven import (
     DEFAULT_POINTS,
     Domain,
@@ -337,12 +337,8 @@ def _bracket_compose(losses: NDArray[np.float64], probs: NDArray[np.float64], in
         idx = direction(losses / h).astype(np.int64)
         lo = int(idx.min())
         base = np.bincount(idx - lo, weights=probs).astype(np.float64)
-        size = n * (base.size - 1) + 1
-        cells = 1 << int(math.ceil(math.log2(max(size, 2))))
-        law = np.fft.irfft(np.fft.rfft(base, cells) ** n, cells)[:size]
-        err = fft_allowance(cells, n, base)
-        law = np.maximum(law, 0.0)
-        values = n * lo * h + h * np.arange(size)
+        law, err, _ = lattice_power(base, n)
+        values = n * lo * h + h * np.arange(law.size)
         above = values > epsilon
         some_inf = -math.expm1(n * math.log1p(-inf_mass)) if inf_mass < 1.0 else 1.0  # a release has loss +inf
         eta = float(np.sum(law[above])) + some_inf

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Composition", "DominatingCurve", "compose_curve", "curve_from_bounds", "envelope", "fft_allowance", "is_below"]
+__all__ = ["Composition", "DominatingCurve", "compose_curve", "curve_from_bounds", "envelope", "fft_allowance", "is_below",
+           "lattice_power"]
 
 _INITIAL_POINTS = 17
 _REFINE_BATCH = 8
@@ -184,6 +185,16 @@ def fft_allowance(cells: int, n: int, base: NDArray[np.float64]) -> float:
     return math.sqrt(cells) * 2.0 ** -53 * (8.0 * math.log2(cells) + 16.0) * (n * float(np.sqrt(base @ base)) + 1.0)
 
 
+def lattice_power(base: NDArray[np.float64], n: int) -> tuple[NDArray[np.float64], float, int]:
+    """The n-fold convolution power of a law on a lattice (one FFT), negative float noise clipped to 0, the l1
+    allowance for the FFT's float error (:func:`fft_allowance`) and the FFT's size; entry i of the law is the mass
+    at n * (first point) + i."""
+    size = n * (base.size - 1) + 1
+    cells = 1 << int(math.ceil(math.log2(max(size, 2))))
+    law = np.fft.irfft(np.fft.rfft(base, cells) ** n, cells)[:size]
+    return np.maximum(law, 0.0), fft_allowance(cells, n, base), cells
+
+
 def _grid_for(span: float, n: int, epsilon: float) -> float:
     """Grid spacing: ``min(2e-3, epsilon / (10 sqrt(n)))`` (connect-the-dots rounding is second order: its effect
     on the n-fold sum grows like ``n h**2``), coarser if needed for the n-fold support to fit :data:`_MAX_CELLS`."""
@@ -220,13 +231,9 @@ def compose_curve(curve: DominatingCurve, n: int, epsilon: float, grid: float | 
     base = np.zeros(int(ga.max()) - lo + 2)
     np.add.at(base, ga - lo, pmass * wa)
     np.add.at(base, ga - lo + 1, pmass * (1.0 - wa))
-    size = n * (base.size - 1) + 1
-    cells = 1 << int(math.ceil(math.log2(max(size, 2))))
-    law = np.fft.irfft(np.fft.rfft(base, cells) ** n, cells)[:size]
     # float error of the FFT power, the model of sufficientdp.ratio.proven (l1 bound over all outputs)
-    fft_err = fft_allowance(cells, n, base)
-    law = np.maximum(law, 0.0)
-    values = n * lo * h + h * np.arange(size)
+    law, fft_err, cells = lattice_power(base, n)
+    values = n * lo * h + h * np.arange(law.size)
     eps_primes = np.unique(np.concatenate([epsilon - np.geomspace(1e-5, epsilon + 6.0, 4000), [epsilon]]))
     keep = values > float(eps_primes[0])
     w0 = np.where(keep, law, 0.0)
