@@ -18,7 +18,6 @@ A range around a value â€” a bracket, a one-sided bound, a confidence interval â
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from enum import StrEnum
@@ -26,6 +25,7 @@ from typing import Any
 
 from .._errors import ParameterError
 from .._frozen import freeze, thaw
+from .._validation import _as_float
 
 __all__ = ["DIRECTIONS", "KINDS", "SCOPES", "Direction", "Interval", "Kind", "Scope", "TailResult"]
 
@@ -74,13 +74,7 @@ def _real(name: str, value: Any, *, optional: bool) -> float | None:
     """``value`` as a float: a real number, not NaN (infinite allowed); None passes where ``optional``."""
     if value is None and optional:
         return None
-    allowed = "a real number (not NaN)" + (" or None" if optional else "")
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ParameterError(f"{name} must be {allowed}; got {value!r}")
-    x = float(value)
-    if math.isnan(x):
-        raise ParameterError(f"{name} must be {allowed}; got {value!r}")
-    return x
+    return _as_float(name, value, "[-inf, inf]" + (" or None" if optional else ""))
 
 
 @dataclass(frozen=True, slots=True)
