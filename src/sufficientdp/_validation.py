@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ __all__ = [
     "MAX_EPSILON",
     "MAX_POPULATION",
     "MAX_REPORTS",
+    "check_confidence_level",
     "check_epsilon",
     "check_int",
     "check_reports",
@@ -89,6 +91,22 @@ def check_open_interval(name: str, value: Any, low: float, high: float) -> float
     if not (low < fvalue < high):
         raise ParameterError(f"{name} must be in {range_text}; got {_describe(value)}")
     return fvalue
+
+
+def check_confidence_level(confidence_level: Any, level: Any = None, *, default: float = 0.95) -> float:
+    """The confidence level of intervals, in (0, 1), from ``confidence_level`` or its former name ``level``.
+
+    One name per idea (``confidence_level``, as scipy.stats names it); ``level`` is still accepted with a
+    DeprecationWarning. Giving both is an error.
+    """
+    if level is not None:
+        if confidence_level is not None:
+            raise ParameterError(f"give confidence_level or its former name level, not both; got "
+                                 f"{_describe(confidence_level)} and {_describe(level)}")
+        warnings.warn("level= is deprecated; use confidence_level=", DeprecationWarning, stacklevel=3)
+        return check_open_interval("level", level, 0.0, 1.0)
+    return check_open_interval("confidence_level", default if confidence_level is None else confidence_level,
+                               0.0, 1.0)
 
 
 def check_positive_finite(name: str, value: Any) -> float:

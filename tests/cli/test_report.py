@@ -267,7 +267,8 @@ def test_release_report_refusals(released: dict[str, Any], tmp_path: Path, capsy
     out = tmp_path / "r.html"
     for extra, message in ((["--campaign", "nope"], "unknown campaign"),
                            (["--campaign", "c1", "--release", "zz"], "unknown release"),
-                           (["--campaign", "c1", "--level", "1.5"], "level must be in")):
+                           (["--campaign", "c1", "--level", "1.5"], "confidence-level must be in"),
+                           (["--campaign", "c1", "--confidence-level", "0"], "confidence-level must be in")):
         code, _, err = run(capsys, "report", "release", "--database", released["url"], *extra, "--output", str(out))
         assert code == 2 and message in err and err.count("\n") == 1, err
     code, _, err = run(capsys, "report", "release", "--database", str(tmp_path / "missing.db"), "--campaign", "c1",

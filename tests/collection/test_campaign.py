@@ -206,7 +206,10 @@ def test_estimate_release_invalid_inputs() -> None:
         estimate_release(t, q=0.5)
     with pytest.raises(ParameterError, match="reports_per_person"):
         estimate_release(t, q=0.25, reports_per_person=0)
-    with pytest.raises(ParameterError, match="level"):
+    with pytest.raises(ParameterError, match="^confidence_level must be in"):
+        estimate_release(t, q=0.25, confidence_level=1.0)
+    with pytest.warns(DeprecationWarning, match="level= is deprecated"), pytest.raises(ParameterError,
+                                                                                       match="^level must be in"):
         estimate_release(t, q=0.25, level=1.0)
     with pytest.raises(DataError, match="no reports"):
         estimate_release(tally(np.zeros((0, 2), dtype=np.uint8)), q=0.25)

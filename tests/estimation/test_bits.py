@@ -89,7 +89,7 @@ def test_interval_width_matches_normal_quantile():
     "kwargs, exc, fragment",
     [
         ({"q": 0.5}, ParameterError, "q must be in (0, 0.5); got 0.5"),
-        ({"level": 1.0}, ParameterError, "level must be in (0, 1); got 1.0"),
+        ({"confidence_level": 1.0}, ParameterError, "confidence_level must be in (0, 1); got 1.0"),
         ({"reports": 0}, ParameterError, "reports must be an integer >= 1 and <= 1000; got 0"),
         ({"population": None}, ParameterError, "population must be given"),
         ({"std_error": "bootstrap"}, ParameterError, "std_error must be one of exact, plugin"),
@@ -160,17 +160,19 @@ def test_confidence_level_is_the_name_and_level_its_former_alias():
     from sufficientdp.estimation import joint_frequencies
 
     new = estimate_bits([300, 700], q=0.25, population=1000, confidence_level=0.9)
-    old = estimate_bits([300, 700], q=0.25, population=1000, level=0.9)
+    with pytest.warns(DeprecationWarning, match="level= is deprecated; use confidence_level="):
+        old = estimate_bits([300, 700], q=0.25, population=1000, level=0.9)
     assert new.level == old.level == 0.9 and new.lower.tolist() == old.lower.tolist()
     assert estimate_bits([300, 700], q=0.25, population=1000).level == 0.95  # the default
     with pytest.raises(ParameterError, match="^give confidence_level or its former name level, not both"):
         estimate_bits([300, 700], q=0.25, population=1000, confidence_level=0.9, level=0.9)
     with pytest.raises(ParameterError, match="^confidence_level must be in"):
         estimate_bits([300, 700], q=0.25, population=1000, confidence_level=1.0)
-    with pytest.raises(ParameterError, match="^level must be in"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ParameterError, match="^level must be in"):
         estimate_bits([300, 700], q=0.25, population=1000, level=0.0)
     h = np.array([3, 4, 1, 2])
-    assert (joint_frequencies(h, q=0.25, confidence_level=0.8).upper.tolist()
-            == joint_frequencies(h, q=0.25, level=0.8).upper.tolist())
+    with pytest.warns(DeprecationWarning):
+        old_joint = joint_frequencies(h, q=0.25, level=0.8)
+    assert joint_frequencies(h, q=0.25, confidence_level=0.8).upper.tolist() == old_joint.upper.tolist()
     with pytest.raises(ParameterError, match="^confidence_level must be in"):
         joint_frequencies(h, q=0.25, confidence_level=-0.1)

@@ -33,9 +33,19 @@ def test_simulated_sd_matches() -> None:
     assert np.std(d_hat) == pytest.approx(accuracy(q, population=n).sd, rel=0.05)
 
 
-@pytest.mark.parametrize("kw", [{"q": 0.5}, {"q": 0.0}, {"population": 0}, {"level": 1.0}, {"power": 0.0},
+@pytest.mark.parametrize("kw", [{"q": 0.5}, {"q": 0.0}, {"population": 0}, {"confidence_level": 1.0}, {"power": 0.0},
                                 {"reports": 0}])
 def test_invalid(kw: dict) -> None:
     args = {"q": 0.3, "population": 100, **kw}
     with pytest.raises(ParameterError):
         accuracy(args.pop("q"), **args)
+
+
+def test_confidence_level_name_and_deprecated_alias() -> None:
+    new = accuracy(0.3, population=1000, confidence_level=0.9)
+    with pytest.warns(DeprecationWarning, match="level= is deprecated"):
+        old = accuracy(0.3, population=1000, level=0.9)
+    assert new == old and new.level == 0.9
+    assert accuracy(0.3, population=1000).level == 0.95
+    with pytest.raises(ParameterError, match="not both"):
+        accuracy(0.3, population=1000, confidence_level=0.9, level=0.9)

@@ -68,6 +68,6 @@ def test_power_vs_level_and_noise_vs_k() -> None:
 def test_release_estimates_with_an_estimate_below_its_clipped_interval() -> None:
     recs = [{"bit": 0, "estimate": -14.5, "lower": 0.0, "upper": 23.3},
             {"bit": 1, "estimate": 98.0, "lower": 74.0, "upper": 122.0}]
-    fig = plot.release_estimates(recs, level=0.95)
+    fig = plot.release_estimates(recs, confidence_level=0.95)
     _check(fig)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["bit 0", "bit 1"]

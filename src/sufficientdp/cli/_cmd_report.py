@@ -98,9 +98,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     from .main import _emit
 
     command = release_command(database=args.database, campaign=args.campaign, release=args.release,
-                              engine=args.engine, level=args.level, output=args.output, joint=args.joint)
+                              engine=args.engine, confidence_level=args.level, output=args.output, joint=args.joint)
     rep = release_report(database=args.database, campaign=args.campaign, release=args.release, engine=args.engine,
-                         level=args.level, command=command, joint=args.joint)
+                         confidence_level=args.level, command=command, joint=args.joint)
     path = write_html(args.output, rep.html)
     if args.json:
         _emit(rep.numbers)
@@ -149,7 +149,8 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     r.add_argument("--campaign", required=True, help="campaign id")
     r.add_argument("--release", default=None, help="one release id (default: all releases of the campaign)")
     r.add_argument("--engine", choices=("numpy", "duckdb"), default="numpy", help="tally engine (default numpy)")
-    r.add_argument("--level", type=_float("level"), default=0.95, help="confidence level in (0, 1)")
+    r.add_argument("--confidence-level", "--level", dest="level", type=_float("confidence-level"), default=0.95,
+                   help="confidence level of the intervals, in (0, 1) (--level: its former name)")
     r.add_argument("--joint", type=_bit_list, default=None,
                    help="comma-separated bit indices (1 to 6, L <= 12): also show their joint frequencies")
     r.add_argument("--output", default="release.html", help="the HTML file (written atomically; default "

@@ -658,7 +658,8 @@ _DEFAULT_INT_LIMIT = 10**9
 _FLOAT_DOMAINS: dict[str, tuple[float, float, bool, bool]] = {
     "epsilon": (0.0, 50.0, False, True), "eta": (0.0, 1.0, False, False), "q": (0.0, 0.5, False, False),
     "beta": (0.0, 100.0, True, True), "delta": (0.0, 1.0, True, False), "deltas": (0.0, 1.0, False, False),
-    "level": (0.0, 1.0, False, False), "levels": (0.0, 1.0, False, False), "failure": (0.0, 1.0, True, False),
+    "level": (0.0, 1.0, False, False), "confidence-level": (0.0, 1.0, False, False),
+    "levels": (0.0, 1.0, False, False), "failure": (0.0, 1.0, True, False),
     "rho": (0.0, 1e6, False, True), "sigma": (0.0, 1e12, False, True), "sensitivity": (0.0, 1e12, False, True),
     "time-budget": (0.0, 3600.0, False, True),
 }
@@ -787,7 +788,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--input", required=True, help="CSV or Parquet file of randomized reports")
     p.add_argument("--reports", type=_positive_int("reports"), default=None,
                    help="k, reports per person (default: the file's metadata, else 1)")
-    p.add_argument("--level", type=_float("level"), default=0.95, help="confidence level in (0, 1)")
+    p.add_argument("--confidence-level", "--level", dest="level", type=_float("confidence-level"), default=0.95,
+                   help="confidence level of the intervals, in (0, 1) (--level: its former name)")
     p.add_argument("--std-error", choices=("exact", "plugin"), default="exact")
     p.add_argument("--output", default=None, help="also write the estimates as CSV or Parquet")
     p.add_argument("--joint", choices=("inverse", "em"), default=None,

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._errors import CalibrationError, DataError, ParameterError
 from .._numerics.dyadic import DyadicProbability
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_confidence_level, check_int, check_open_interval, check_positive_finite
 from ..accounting.memoization import LIFETIME_STATEMENT
 from ..accounting.rounds import rounds_tail
 from ..aggregation.tally import Tally
@@ -404,7 +404,8 @@ def _floats(a: np.ndarray) -> list[float | None]:
 
 
 def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
-                     level: float = RELEASE_LEVEL, joint: Sequence[int] | None = None) -> ReleaseEstimates:
+                     confidence_level: float | None = None, joint: Sequence[int] | None = None,
+                     level: float | None = None) -> ReleaseEstimates:
     """Per-bit (and, for L <= 12, joint) estimates of the people behind a released batch.
 
     ``joint=(b_1, ..., b_m)`` (1 <= m <= :data:`MAX_JOINT_BITS` distinct bits, L <= 12) adds the joint estimate
@@ -422,14 +423,15 @@ def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
             estimate when L <= 12).
         q: the campaign's dyadic flip probability.
         reports_per_person: k.
-        level: confidence level in (0, 1).
+        confidence_level: of the intervals, in (0, 1) (default :data:`RELEASE_LEVEL`; the result's ``level``).
         joint: bit indices whose joint frequencies are wanted (None: none).
+        level: the former name of ``confidence_level`` (deprecated; give one of the two).
 
     Returns:
         A :class:`ReleaseEstimates`.
 
     Raises:
-        ParameterError: q, k or level out of range. DataError: an empty tally.
+        ParameterError: q, k or confidence_level out of range. DataError: an empty tally.
 
     Example:
         >>> from sufficientdp.aggregation import tally
@@ -441,7 +443,7 @@ def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
         raise ParameterError(f"tally must be a Tally; got {type(tally).__name__}")
     q = check_open_interval("q", q, 0.0, 0.5)
     k = check_int("reports_per_person", reports_per_person, minimum=1)
-    level = check_open_interval("level", level, 0.0, 1.0)
+    level = check_confidence_level(confidence_level, level, default=RELEASE_LEVEL)
     n = tally.reports
     if n < 1:
         raise DataError("the batch holds no reports")

@@ -27,7 +27,7 @@ from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
 from .._frozen import readonly
-from .._validation import check_int, check_open_interval, check_reports
+from .._validation import check_confidence_level, check_int, check_open_interval, check_reports
 from ..aggregation.tally import Tally
 from ..loss.result import Interval, Kind
 
@@ -142,19 +142,6 @@ class BitEstimates:
         return pd.DataFrame.from_records(self.to_records(), index="bit")
 
 
-def _confidence_level(confidence_level: float | None, level: float | None) -> float:
-    """The checked confidence level from ``confidence_level`` or its former name ``level`` (default 0.95).
-
-    ``level`` stays accepted while callers (the command line) move to ``confidence_level``."""
-    if level is not None and confidence_level is not None:
-        raise ParameterError(f"give confidence_level or its former name level, not both; got {confidence_level!r} "
-                             f"and {level!r}")
-    if level is not None:
-        return check_open_interval("level", level, 0.0, 1.0)
-    return check_open_interval("confidence_level", 0.95 if confidence_level is None else confidence_level,
-                               0.0, 1.0)
-
-
 def _interval(lower: float, estimate: float, upper: float, level: float) -> Interval:
     """A confidence interval as an Interval; a NaN end is unknown (None); the ends widen to hold the estimate."""
     lo = None if math.isnan(lower) else min(lower, estimate)
@@ -197,7 +184,7 @@ def estimate_bits(
     """
     q = check_open_interval("q", q, 0.0, 0.5)
     reports = check_reports(reports)
-    level = _confidence_level(confidence_level, level)
+    level = check_confidence_level(confidence_level, level)
     if std_error not in STD_ERROR_METHODS:
         raise ParameterError(f"std_error must be one of {', '.join(STD_ERROR_METHODS)}; got {std_error!r}")
     if isinstance(data, Tally):

@@ -39,9 +39,9 @@ from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_confidence_level, check_int, check_open_interval, check_positive_finite
 from ..loss.result import Interval
-from .bits import _confidence_level, _interval
+from .bits import _interval
 
 __all__ = ["MAX_BITS", "MAX_BOOTSTRAP", "JointEstimate", "apply_channel", "apply_inverse_channel", "joint_frequencies"]
 
@@ -783,7 +783,7 @@ def joint_frequencies(
     reports = check_int("reports", reports, minimum=1)
     if not isinstance(method, str) or method not in _METHODS:
         raise ParameterError(f"method must be one of {', '.join(map(repr, _METHODS))}; got {method!r}")
-    level = _confidence_level(confidence_level, level)
+    level = check_confidence_level(confidence_level, level)
     max_iter = check_int("max_iter", max_iter, minimum=1)
     tol = check_positive_finite("tol", tol)
     if not isinstance(solver, str) or solver not in _SOLVERS:

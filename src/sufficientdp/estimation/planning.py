@@ -19,7 +19,7 @@ from typing import Any
 
 from scipy.stats import norm
 
-from .._validation import check_int, check_open_interval
+from .._validation import check_confidence_level, check_int, check_open_interval
 from ..parameters import sigma_per_sqrt_n
 
 __all__ = ["Accuracy", "accuracy"]
@@ -55,15 +55,17 @@ class Accuracy:
         return asdict(self)
 
 
-def accuracy(q: float, *, population: int, reports: int = 1, level: float = 0.95, power: float = 0.8) -> Accuracy:
+def accuracy(q: float, *, population: int, reports: int = 1, confidence_level: float | None = None,
+             power: float = 0.8, level: float | None = None) -> Accuracy:
     """Standard error, interval half-width and smallest detectable frequency of a per-bit count at q.
 
     Args:
         q: flip probability in (0, 1/2).
         population: N >= 1 people.
         reports: k >= 1 reports per person.
-        level: confidence level in (0, 1).
+        confidence_level: of the interval, in (0, 1); default 0.95 (the result's ``level``).
         power: detection probability in (0, 1) for ``detectable_fraction``.
+        level: the former name of ``confidence_level`` (deprecated; give one of the two).
 
     Raises:
         ParameterError: a parameter out of range.
@@ -79,7 +81,7 @@ def accuracy(q: float, *, population: int, reports: int = 1, level: float = 0.95
     q = check_open_interval("q", q, 0.0, 0.5)
     population = check_int("population", population, minimum=1, maximum=10**12)
     reports = check_int("reports", reports, minimum=1, maximum=10**6)
-    level = check_open_interval("level", level, 0.0, 1.0)
+    level = check_confidence_level(confidence_level, level)
     power = check_open_interval("power", power, 0.0, 1.0)
     s = sigma_per_sqrt_n(q, reports)
     sd = s * math.sqrt(population)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import check_confidence_level
 from ._style import MARKERS, PALETTE, STYLES, TARGET_COLOUR, new_figure
 
 __all__ = ["DEFAULT_SIGMA_GRID", "eta_vs_q", "methods_comparison", "noise_vs_k", "power_vs_level",
@@ -239,16 +240,18 @@ def _sigma_lines(ax: Any, rows: Sequence[Mapping[str, Any]], x_key: str, *, orde
                 marker=MARKERS[i], lw=2, label=m)
 
 
-def release_estimates(records: Sequence[Mapping[str, Any]], *, level: float,
-                      labels: Sequence[str] | None = None) -> Figure:
+def release_estimates(records: Sequence[Mapping[str, Any]], *, confidence_level: float | None = None,
+                      labels: Sequence[str] | None = None, level: float | None = None) -> Figure:
     """Per-bit estimates of a release (people with the bit set) with their confidence intervals as error bars.
 
     Args:
         records: one mapping per bit with ``estimate``, ``lower``, ``upper`` (e.g.
             ``sufficientdp.collection.campaign.estimate_release(...).estimates``).
-        level: the intervals' confidence level (for the legend).
+        confidence_level: the intervals' confidence level (for the legend; default 0.95).
         labels: the bits' names (default ``bit 0``, ``bit 1``, ...).
+        level: the former name of ``confidence_level`` (deprecated; give one of the two).
     """
+    level = check_confidence_level(confidence_level, level)
     names = list(labels) if labels is not None else [f"bit {r.get('bit', i)}" for i, r in enumerate(records)]
     est = [float(r["estimate"]) for r in records]
     fig, ax = new_figure(6.4, max(2.4, 0.9 + 0.35 * len(records)))

@@ -122,7 +122,7 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
         d = cal.to_dict()
         d["available"] = True
         d["chosen"] = m == method
-        d["accuracy"] = accuracy(cal.q, population=population, reports=reports * rounds, level=LEVEL,
+        d["accuracy"] = accuracy(cal.q, population=population, reports=reports * rounds, confidence_level=LEVEL,
                                  power=POWER).to_dict() if cal.q < 0.5 else None
         rows.append(d)
         step()

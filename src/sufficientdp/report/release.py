@@ -44,13 +44,13 @@ class ReleaseReport:
 
 
 def release_numbers(*, database: str, campaign: str, release: str | None = None, engine: str = "numpy",
-                    level: float = 0.95, command: str | None = None,
+                    confidence_level: float = 0.95, command: str | None = None,
                     joint: Sequence[int] | None = None) -> dict[str, Any]:
     """Every number of the release report, JSON-ready (``joint``: bits whose joint frequencies are shown).
 
     Raises:
         DataError: unknown campaign or release, a campaign without q yet, or no released reports.
-        ParameterError: a bad engine, URL or level. FileNotFoundError: a missing SQLite file.
+        ParameterError: a bad engine, URL or confidence_level. FileNotFoundError: a missing SQLite file.
     """
     from ..collection.campaign import estimate_release
     from ..engines import tally_collector
@@ -70,7 +70,7 @@ def release_numbers(*, database: str, campaign: str, release: str | None = None,
         raise DataError(f"campaign {campaign!r} has no released reports" + (f" in release {release!r}"
                                                                              if release else ""))
     est = estimate_release(t, q=float(spec["q"]), reports_per_person=int(spec["reports_per_person"]),
-                           level=level, joint=joint).to_dict()
+                           confidence_level=confidence_level, joint=joint).to_dict()
     top: list[dict[str, Any]] = []
     hist = est.pop("histogram", None)
     if hist is not None:
@@ -90,7 +90,7 @@ def _figures(numbers: Mapping[str, Any]) -> dict[str, str]:
     from ..plot import release_estimates, to_svg
 
     est = numbers["estimates"]
-    return {"release_estimates": to_svg(release_estimates(est["estimates"], level=est["level"]))}
+    return {"release_estimates": to_svg(release_estimates(est["estimates"], confidence_level=est["level"]))}
 
 
 def release_report(**kwargs: Any) -> ReleaseReport:
@@ -101,7 +101,8 @@ def release_report(**kwargs: Any) -> ReleaseReport:
 
 
 def release_command(*, database: str, campaign: str, release: str | None = None, engine: str = "numpy",
-                    level: float = 0.95, output: str = "release.html", joint: Sequence[int] | None = None) -> str:
+                    confidence_level: float = 0.95, output: str = "release.html",
+                    joint: Sequence[int] | None = None) -> str:
     """The canonical ``sufficientdp report release`` command line shown on the page (options at their default are
     left out)."""
     words = ["sufficientdp", "report", "release", "--database", database, "--campaign", campaign]
@@ -109,8 +110,8 @@ def release_command(*, database: str, campaign: str, release: str | None = None,
         words += ["--release", release]
     if engine != "numpy":
         words += ["--engine", engine]
-    if level != 0.95:
-        words += ["--level", repr(level)]
+    if confidence_level != 0.95:
+        words += ["--confidence-level", repr(confidence_level)]
     if joint:
         words += ["--joint", ",".join(str(b) for b in joint)]
     return shlex.join(words + ["--output", output])
