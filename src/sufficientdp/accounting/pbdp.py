@@ -49,7 +49,13 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from .._errors import ParameterError
-from ..loss.distribution import PrivacyLossDistribution, _check_epsilon, _check_probability, _scalar_or_array
+from ..loss.distribution import (
+    ETA_DELTA_EXPLANATION,
+    PrivacyLossDistribution,
+    _check_epsilon,
+    _check_probability,
+    _scalar_or_array,
+)
 from .conversions import max_power, zcdp_tail_bound
 from .mechanisms import GaussianPLD
 
@@ -66,13 +72,6 @@ __all__ = [
 
 _ROUND_UP = 1e-12
 
-ETA_DELTA_EXPLANATION = (
-    "delta(eps) is the approximate-DP (hockey-stick) delta: it bounds P[L = inf] but is NOT the probability that "
-    "the privacy loss exceeds eps. eta(eps) = P[L > eps] is that probability for the release as published (the "
-    "quantity sufficient DP bounds, P[R(S) > lambda] with lambda = e^eps); it is not post-processing invariant. "
-    "delta_pbdp(eps) is the largest tail any post-processing can produce (probabilistically-bounded DP). Always "
-    "delta <= eta <= delta_pbdp."
-)
 
 
 def _check_pld(pld: Any) -> PrivacyLossDistribution | GaussianPLD:

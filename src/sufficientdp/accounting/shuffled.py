@@ -43,13 +43,12 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import binom
 
 from .._errors import ParameterError
+from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
 from ..loss.distribution import PrivacyLossDistribution
 from ..loss.result import Interval, Kind
-from ..ratio.exact import homogeneous_ratio_distribution
 from ..ratio.single_bit import _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
 from .amplification import _up as _round_up
 
@@ -142,6 +141,7 @@ class _ConvPrev:
         self._a1, self._b1 = self._bulk(m, p)
         self._a2, self._b2 = self._bulk(n1 - m, q)
         j = np.arange(self._a2, self._a2 + self._b2.size)
+        binom = scipy_stats().binom  # (imported on first use: the exact scan does not need scipy.stats)
         self._cdf2 = np.exp(binom.logcdf(j, n1 - m, q))  # P[X2 <= j] on the bulk
         self._sf2 = np.exp(binom.logsf(j - 1, n1 - m, q))  # P[X2 >= j] on the bulk
 
@@ -152,6 +152,7 @@ class _ConvPrev:
         mean, sd = size * prob, math.sqrt(size * prob * (1.0 - prob)) + 1.0
         log_tau = math.log(_CONV_TAIL)
         c = math.sqrt(2.0 * -log_tau)
+        binom = scipy_stats().binom
         while True:
             lo = max(0, int(math.floor(mean - c * sd)))
             hi = min(size, int(math.ceil(mean + c * sd)))
@@ -895,4 +896,6 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
             f"{count} for N = {n}, j = {j}. For large sizes use the certified bounds of sufficientdp.ratio.tail "
             "(certified_tail / homogeneous_tail), which bound eta and delta rigorously from above"
         )
+    from ..ratio.exact import homogeneous_ratio_distribution  # (scipy.special: not on the account command's path)
+
     return homogeneous_ratio_distribution(q, j, n, j, outlier_in=outlier_in)

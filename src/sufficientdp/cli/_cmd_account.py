@@ -160,7 +160,7 @@ def _cmd(args: argparse.Namespace) -> int:
         out = account(args, progress=bar)
     finally:
         bar.close()
-    from ..accounting.pbdp import ETA_DELTA_EXPLANATION
+    from ..loss.distribution import ETA_DELTA_EXPLANATION
 
     out["explanation"] = ETA_DELTA_EXPLANATION
     if args.json:

@@ -34,7 +34,18 @@ from .._numerics.logspace import logsumexp
 from .._validation import _as_float, check_int, check_open_interval, check_real_array
 from .result import TailResult
 
-__all__ = ["MAX_COMPOSE_ATOMS", "MERGE_TOL", "PrivacyLossDistribution"]
+__all__ = ["ETA_DELTA_EXPLANATION", "MAX_COMPOSE_ATOMS", "MERGE_TOL", "PrivacyLossDistribution"]
+
+#: How delta, eta and delta_pbdp differ, in one paragraph (printed by the account command; kept here, next to
+#: :meth:`PrivacyLossDistribution.delta` / :meth:`~PrivacyLossDistribution.eta`, so that printing it imports no
+#: accounting module).
+ETA_DELTA_EXPLANATION = (
+    "delta(eps) is the approximate-DP (hockey-stick) delta: it bounds P[L = inf] but is NOT the probability that "
+    "the privacy loss exceeds eps. eta(eps) = P[L > eps] is that probability for the release as published (the "
+    "quantity sufficient DP bounds, P[R(S) > lambda] with lambda = e^eps); it is not post-processing invariant. "
+    "delta_pbdp(eps) is the largest tail any post-processing can produce (probabilistically-bounded DP). Always "
+    "delta <= eta <= delta_pbdp."
+)
 
 #: Losses closer than this (absolute; a relative difference of about 1e-12 on the ratio ``e**loss``) are merged
 #: into one atom at the larger loss.

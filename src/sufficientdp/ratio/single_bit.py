@@ -43,7 +43,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
-from .._numerics.binomial import log_binom_pmf_all
 from .._numerics.blas import one_blas_thread
 from .._numerics.logspace import log_sub_exp, logsumexp
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
@@ -101,6 +100,9 @@ class _TwoBinomial:
     def _arrays(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         cache = self.__dict__.get("_cache")
         if cache is None:
+            # (scipy.special, imported here: the contour scan of worst_over_crowds never needs it; issue 10)
+            from .._numerics.binomial import log_binom_pmf_all
+
             lb1 = log_binom_pmf_all(self.m1, self.p1)
             lb2 = log_binom_pmf_all(self.m2, self.p2)
             lf2 = np.minimum(np.logaddexp.accumulate(lb2), 0.0)
