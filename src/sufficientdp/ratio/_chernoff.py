@@ -6,7 +6,8 @@ asks for the upper tail ``P[sum v > y]`` (:class:`Direction` ``FORWARD``), the *
 ``P[sum v <= 1]`` (``REVERSE``). This module holds what both need, once:
 
 * :class:`Problem` — the one model type (levels, their law, scaled values, direction) with a cache of the
-  Chernoff law of the light levels (:class:`UpperLaw` or :class:`LowerLaw` by direction);
+  Chernoff law of the light levels, :class:`LightLaw` (one interface; its tail is :class:`UpperLaw` FORWARD,
+  :class:`LowerLaw` REVERSE);
 * :func:`enumerate_heavy` — the top-down enumeration of the counts of the heavy levels with exact conditional
   binomial laws, count windows, pruning, and "sure"/"impossible" collapsing, parameterized by direction;
 * the binomial pieces (Chernoff bounds on binomial tails, count windows, boost's pmf), :class:`TooMany`,
@@ -23,7 +24,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import logsumexp, xlogy
@@ -45,6 +46,7 @@ __all__ = [
     "THRESH_SLACK",
     "Config",
     "Heavy",
+    "LightLaw",
     "LowerLaw",
     "Problem",
     "TooMany",
@@ -168,7 +170,7 @@ class Problem:
     logpi: np.ndarray  # log P[Bin(j, q) = l]: the law of a zero report
     logle: np.ndarray  # log P[Bin(j, q) <= l]
     v: np.ndarray  # scaled values (capped)
-    laws: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+    laws: dict[int, LightLaw] = field(default_factory=dict, compare=False, repr=False)
     # binomial pmf rows keyed by (log a, log(1 - a)): the strata of one tail share them (:func:`pmf_table`)
     pmfs: dict[tuple[float, float], tuple[int, int, dict[int, np.ndarray]]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -184,22 +186,21 @@ class Problem:
         out: np.ndarray = 1.0 - self.v
         return out
 
-    def law(self, lstar: int) -> UpperLaw | LowerLaw:
-        """The Chernoff law of one report given ``l < lstar`` (upper tail forward, lower tail reverse)."""
+    def law(self, lstar: int) -> LightLaw:
+        """The :class:`LightLaw` of one report given ``l < lstar`` in this direction (cached)."""
         if lstar not in self.laws:
-            if self.direction == Direction.FORWARD:
-                self.laws[lstar] = UpperLaw(self, lstar)
-            else:
-                self.laws[lstar] = LowerLaw(self.logpi[:lstar], self.v[:lstar])
-        out: UpperLaw | LowerLaw = self.laws[lstar]
+            self.laws[lstar] = LightLaw.of(self, lstar)
+        out: LightLaw = self.laws[lstar]
         return out
 
     def upper_law(self, lstar: int) -> UpperLaw:
+        """:meth:`law` of a FORWARD problem, typed for its extras (Cantelli's :meth:`UpperLaw.lower`)."""
         law = self.law(lstar)
         assert isinstance(law, UpperLaw)
         return law
 
     def lower_law(self, lstar: int) -> LowerLaw:
+        """:meth:`law` of a REVERSE problem, typed for its extras (:meth:`LowerLaw.scalar`, ``log_mgf``, ...)."""
         law = self.law(lstar)
         assert isinstance(law, LowerLaw)
         return law
@@ -432,9 +433,58 @@ def empirical_bernstein(x: np.ndarray, alpha: float) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 # Chernoff laws of the light levels (exact moment generating function)
 # ---------------------------------------------------------------------------------------------------------------
-class UpperLaw:
-    """Law of one zero report given ``l < lstar`` and upper-tail bounds for the sum of ``m`` such reports
-    (forward): Chernoff ``P[Light_m >= t] <= exp(-theta t + m Lambda(theta))`` and Cantelli's lower bound."""
+class LightLaw:
+    """The law of one report given that its level is light (``l < lstar``), and Chernoff bounds on the tail of the
+    sum ``Light_m`` of ``m`` such reports in the problem's direction: the one light-level law of both directions.
+
+    Both directions share the law (``logpi``, ``pi``, ``v``, ``vmin``, ``mu``: normalized log probabilities, values,
+    smallest value, mean) and the interface: :meth:`choose` ``(m, t) -> (theta, raw log bound, Lambda)`` picks a
+    near-optimal ``theta >= 0`` from a grid (``theta``, ``lam``, ``tmean``: the grid, the log MGF there and the
+    tilted mean) and :meth:`log_upper` inflates the raw exponent by the float-safety margin. What differs is the
+    tail, hence the exponent and the grid: :class:`UpperLaw` (FORWARD) bounds ``P[Light_m >= t] <=
+    exp(-theta t + m log E e^{theta V})``, :class:`LowerLaw` (REVERSE) ``P[Light_m <= t] <= exp(theta t +
+    m log E e^{-theta V})`` (docs/proofs/chernoff_tail.md, reverse_tail.md (C1)). Each keeps its own arithmetic
+    (normalization, grid, MGF evaluation), so the numbers are those of the two laws it unites bit for bit.
+    """
+
+    direction: ClassVar[Direction]
+    logpi: np.ndarray
+    pi: np.ndarray
+    v: np.ndarray
+    vmin: float
+    mu: float
+
+    @staticmethod
+    def of(pb: Problem, lstar: int) -> LightLaw:
+        """The light law of ``pb`` for levels ``< lstar``, in ``pb.direction``."""
+        return UpperLaw(pb, lstar) if pb.direction == Direction.FORWARD else LowerLaw(pb, lstar)
+
+    def choose(self, m: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(theta, raw log bound ``min(0, exponent)``, Lambda) for the tail of ``Light_m`` at ``t``: theta = 0
+        (bound 1) where trivial, ``-inf`` where impossible; no safety margin (proposals, and :meth:`log_upper`)."""
+        raise NotImplementedError
+
+    def log_upper(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Log of a rigorous upper bound on the tail of ``Light_m`` at ``t`` in the direction (``t`` already moved
+        by the slack in the safe direction).
+
+        The exponent for the chosen theta, inflated by ``1e-9 (|theta t| + |m Lambda|)`` (+1e-12; float64 rounding
+        of both terms is far below that), capped at 0."""
+        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
+        theta, raw, lam = self.choose(m, t)
+        out = raw.copy()
+        act = (theta > 0) & np.isfinite(raw)
+        if np.any(act):
+            mag = np.abs(theta[act] * t[act]) + np.abs(m[act] * lam[act])
+            out[act] = np.minimum(raw[act] + REL_SAFETY * mag + 1e-12, 0.0)
+        return out
+
+
+class UpperLaw(LightLaw):
+    """FORWARD light law: law of one zero report given ``l < lstar``; Chernoff ``P[Light_m >= t] <=
+    exp(-theta t + m Lambda(theta))`` on a fixed theta grid, and Cantelli's lower bound (:meth:`lower`)."""
+
+    direction = Direction.FORWARD
 
     def __init__(self, model: Problem, lstar: int) -> None:
         logpi = model.logpi[:lstar] - model.logle[lstar - 1]
@@ -462,7 +512,7 @@ class UpperLaw:
             wts = np.exp(z - zm)
             dmean = np.sum(wts * self.v[None, :], axis=1) / np.sum(wts, axis=1)
         self.lam = lam
-        self.dmean = np.maximum.accumulate(dmean)
+        self.tmean = np.maximum.accumulate(dmean)
 
     def choose(self, m: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Near-optimal Chernoff ``theta`` for ``P[Light_m > t]`` and the raw log bound
@@ -479,7 +529,7 @@ class UpperLaw:
         out[never] = -np.inf
         if np.any(mid):
             mm, tt = m[mid], t[mid]
-            g = np.clip(np.searchsorted(self.dmean, tt / mm), 1, self.theta.size - 1)
+            g = np.clip(np.searchsorted(self.tmean, tt / mm), 1, self.theta.size - 1)
             x0 = -self.theta[g - 1] * tt + mm * self.lam[g - 1]
             x1 = -self.theta[g] * tt + mm * self.lam[g]
             use1 = x1 < x0
@@ -490,20 +540,6 @@ class UpperLaw:
             lam[mid] = np.where(pos, 0.0, self.lam[gg])
             out[mid] = np.minimum(best, 0.0)
         return theta, out, lam
-
-    def log_upper(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Log of a rigorous upper bound on ``P[Light_m >= t]`` (t already shifted down by the slack).
-
-        ``-theta t + m Lambda(theta)`` for the chosen theta, inflated by ``1e-9 (|theta t| + |m Lambda|)``
-        (float64 rounding of both terms is far below that), capped at 0."""
-        m, t = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(t, dtype=float))
-        theta, raw, lam = self.choose(m, t)
-        out = raw.copy()
-        act = (theta > 0) & np.isfinite(raw)
-        if np.any(act):
-            mag = np.abs(theta[act] * t[act]) + np.abs(m[act] * lam[act])
-            out[act] = np.minimum(raw[act] + REL_SAFETY * mag + 1e-12, 0.0)
-        return out
 
     def lower(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Rigorous lower bound on ``P[Light_m > t]`` (t shifted up by the slack): Cantelli's inequality."""
@@ -519,13 +555,19 @@ class UpperLaw:
         return out
 
 
-class LowerLaw:
-    """Law ``pi`` (normalized from ``logpi``) on non-decreasing values ``v``; bounds on ``P[sum of m <= y]``."""
+class LowerLaw(LightLaw):
+    """REVERSE light law: law ``pi`` of one report given ``l < lstar`` on non-decreasing values ``v``; Chernoff
+    ``P[Light_m <= y] <= exp(theta y + m Lambda(-theta))`` on a lazily built theta grid, with a scalar optimizer
+    (:meth:`scalar`), the log MGF (:meth:`log_mgf`) and the bound on ``E[(1 - Light_m)_+]``
+    (:meth:`log_delta_upper`)."""
 
-    def __init__(self, logpi: np.ndarray, v: np.ndarray) -> None:
+    direction = Direction.REVERSE
+
+    def __init__(self, model: Problem, lstar: int) -> None:
+        logpi = model.logpi[:lstar]
         self.logpi = logpi - float(logsumexp(logpi))
         self.pi = np.exp(self.logpi)
-        self.v = np.asarray(v, dtype=float)
+        self.v = np.asarray(model.v[:lstar], dtype=float)
         self.vmin = float(self.v[0])
         self.mu = float(np.sum(self.pi * self.v))
         gaps = self.v - self.vmin
@@ -625,17 +667,6 @@ class LowerLaw:
             lam[mid] = np.where(pos, 0.0, self.lam[gi])
             out[mid] = np.minimum(b, 0.0)
         return theta, out, lam
-
-    def log_upper(self, m: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Log of a rigorous bound on ``P[sum of m <= y]`` (y already moved up by the slack)."""
-        m, y = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(y, dtype=float))
-        theta, raw, lam = self.choose(m, y)
-        out = raw.copy()
-        act = (theta > 0) & np.isfinite(raw)
-        if np.any(act):
-            mag = np.abs(theta[act] * y[act]) + np.abs(m[act] * lam[act])
-            out[act] = np.minimum(raw[act] + REL_SAFETY * mag + 1e-12, 0.0)
-        return out
 
     def log_delta_upper(self, m: float) -> float:
         """Log of a bound on ``E[(1 - sum of m)_+]``: ``min_theta exp(theta - 1 - log theta + m Lambda)``."""

@@ -88,14 +88,6 @@ def _f_delta(x: np.ndarray) -> np.ndarray:
         return out
 
 
-def _rest_moments(model: Problem, lev: int) -> tuple[float, float]:
-    """Mean and variance of one report's ``v`` given ``l < lev``."""
-    k = np.arange(lev)
-    pi = np.exp(model.logpi[k] - model.logle[lev - 1])
-    mu = float(np.sum(pi * model.v[k]))
-    return mu, float(np.sum(pi * (model.v[k] - mu) ** 2))
-
-
 def _concave_bracket(a: np.ndarray, b: np.ndarray, mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray,
                                                                                              np.ndarray]:
     """Bracket of ``E f(X)`` for ``X in [a, b]``, ``a >= 1`` (``f = 1 - 1/x`` concave there), given E X, Var X.
@@ -142,7 +134,8 @@ def _collapsed_delta(model: Problem, heavy: Heavy, v1: float) -> tuple[float, fl
     """
     lo_sum, hi_sum = 0.0, 0.0
     for lev, logp, h, m in heavy.collapsed:
-        mu, var = _rest_moments(model, lev)
+        light = model.upper_law(lev)  # the law of one remaining report: its mean and variance
+        mu, var = light.mu, light.var
         mf = m.astype(float)
         base = h + v1
         ends = []
