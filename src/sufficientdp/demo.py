@@ -140,7 +140,7 @@ def ledger_demo(cal: Calibration, *, campaigns: int = 3) -> dict[str, Any]:
     declines the last. Returns ``{"budget", "campaigns": [{"campaign", "day", "allowed", "reason"}]}``."""
     from .collection.ledger import Budget, Ledger, Spend
 
-    eta = cal.eta_at_q if cal.eta_at_q is not None else (cal.eta or 0.0)
+    eta = cal.eta_at_q if cal.eta_at_q is not None else (cal.eta_target or 0.0)
     eta = 0.0 if eta <= 0 else min(eta, 0.5)
     n = campaigns - 1
     budget = Budget(epsilon=n * cal.epsilon, eta=min(0.99, n * eta) if eta > 0 else 1e-12, period=30 * 86400.0)

@@ -193,3 +193,15 @@ def test_homogeneous_searches_below_the_lowest_grid_point():
     assert exact.eta <= 1e-3
     # and 5% less noise misses the target exactly, so the answer is not wastefully large
     assert single_bit_tail(n=100_001, m=0, q=0.95 * c.q, epsilon=1.0, direction="both").eta > 1e-3
+
+
+def test_eta_names_a_value_never_a_target():
+    # issue 11: "eta means the target in one result and the value in another". A calibration's target is
+    # eta_target, the value at q is eta_at_q; the old attribute warns and the JSON has no ambiguous "eta" key.
+    cal = calibrate(bits=5, population=1000, epsilon=2.0, eta=0.01, method="homogeneous")
+    assert cal.eta_target == 0.01 and cal.eta_at_q is not None and cal.eta_at_q <= 0.01
+    d = cal.to_dict()
+    assert d["eta_target"] == 0.01 and d["eta_at_q"] == cal.eta_at_q and "eta" not in d
+    with pytest.warns(DeprecationWarning, match="use eta_target"):
+        assert cal.eta == 0.01
+    assert calibrate(bits=5, population=1000, epsilon=2.0, method="local").eta_target is None

@@ -231,7 +231,7 @@ def test_worst_case_json(capsys):
 @pytest.mark.slow
 def test_calibrate_proven_cli(capsys):
     d = run_json(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "0.001")
-    assert d["method"] == "proven" and d["eta"] == 0.001 and d["eta_at_q"] <= 0.001
+    assert d["method"] == "proven" and d["eta_target"] == 0.001 and "eta" not in d and d["eta_at_q"] <= 0.001
     assert d["scope"] == "all-collections" and d["kind"] == "bound"
     code, _, err = run(capsys, "calibrate", "--bits", "5", "--population", "1000", "--epsilon", "2", "--eta", "2")
     assert code == 2 and "eta must be in (0, 1); got 2" in err

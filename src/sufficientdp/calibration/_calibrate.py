@@ -281,7 +281,7 @@ def calibrate(
         gain_vs_local=sig_local / sig,
         ratio_mean=ratio_mean,
         ratio_sd=ratio_sd,
-        eta=eta_target,
+        eta_target=eta_target,
         eta_at_q=eta_at_q,
         notes=tuple(notes),
     )

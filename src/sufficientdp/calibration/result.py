@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,8 +28,9 @@ class Calibration:
         local_q, local_sigma_per_sqrt_n: the same for local DP at the same epsilon, L_eff and k.
         gain_vs_local: ``local_sigma_per_sqrt_n / sigma_per_sqrt_n`` (how many times smaller the error is).
         ratio_mean, ratio_sd: exact moments of R at q (heuristic methods; None for local).
-        eta: the target probability cut-off (tail-based methods), eta_at_q: the bound, exact value or estimate
-            of P[R > e^epsilon] at q (see ``guarantee`` for which).
+        eta_target: the target probability cut-off (tail-based methods; the ``eta`` given to :func:`calibrate`),
+            eta_at_q: the bound, exact value or estimate of P[R > e^epsilon] at q (see ``guarantee`` for which).
+            (In every result type, ``eta`` alone is a value of P[R > e^epsilon], never a target.)
         notes: caveats that apply (unproven reductions, ERRATA references).
         rounds: T, the rounds the target covers together (epsilon and eta are then totals; q is per round).
     """
@@ -52,13 +54,20 @@ class Calibration:
     gain_vs_local: float
     ratio_mean: float | None = None
     ratio_sd: float | None = None
-    eta: float | None = None
+    eta_target: float | None = None
     eta_at_q: float | None = None
     notes: tuple[str, ...] = field(default=())
     rounds: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scope", Scope(self.scope))
+
+    @property
+    def eta(self) -> float | None:
+        """Deprecated: the target, now :attr:`eta_target` (``eta`` alone names a value of P[R > e^epsilon])."""
+        warnings.warn("Calibration.eta is deprecated; use eta_target (the target) or eta_at_q (the value at q)",
+                      DeprecationWarning, stacklevel=2)
+        return self.eta_target
 
     @property
     def kind(self) -> str:

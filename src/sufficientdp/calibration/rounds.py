@@ -270,5 +270,5 @@ def calibrate_rounds(*, bits: int, population: int, epsilon: float, rounds: int,
                        scope="all-collections" if method == "proven" else "per-report", domain=dom.kind, bits=bits,
                        effective_bits=l_eff, max_weight=max_weight, population=population, reports=reports,
                        epsilon=epsilon, lam=math.exp(epsilon), beta=None, sigma_per_sqrt_n=sig, local_q=q_local,
-                       local_sigma_per_sqrt_n=sig_local, gain_vs_local=sig_local / sig, eta=eta_target,
+                       local_sigma_per_sqrt_n=sig_local, gain_vs_local=sig_local / sig, eta_target=eta_target,
                        eta_at_q=eta_at_q, notes=tuple(notes), rounds=rounds)

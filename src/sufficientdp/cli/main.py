@@ -159,9 +159,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"sd(d_hat)/sqrt(N)         {cal.sigma_per_sqrt_n:.4g}")
     print(f"local DP q, sd/sqrt(N)    {cal.local_q:.6g}, {cal.local_sigma_per_sqrt_n:.4g}")
     print(f"gain vs local DP          {cal.gain_vs_local:.2f}x smaller standard error")
-    if cal.eta is not None:
+    if cal.eta_target is not None:
         at_q = "-" if cal.eta_at_q is None else f"{cal.eta_at_q:.3g}"
-        print(f"target eta                {cal.eta:g}; at q: {at_q}")
+        print(f"target eta                {cal.eta_target:g}; at q: {at_q}")
     for note in cal.notes:
         print(f"note: {note}")
     return 0

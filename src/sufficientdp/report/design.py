@@ -127,7 +127,7 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
         rows.append(d)
         step()
     chosen = cals[method]
-    target = chosen.eta if chosen.eta is not None else (eta if eta is not None else DEFAULT_ETA)
+    target = chosen.eta_target if chosen.eta_target is not None else (eta if eta is not None else DEFAULT_ETA)
 
     # eta against q: the proven bound around the proven q (one round only: the bound is per release).
     eta_curve: dict[str, Any] = {"method": "proven", "target": target, "points": [], "note": ""}
@@ -147,7 +147,7 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
                 pts.append({"q": qx, "eta": r.eta, "kind": r.kind, "calibrated": False})
             step()
         eta_curve["points"] = sorted(pts, key=lambda p: p["q"])
-        eta_curve["target"] = cals["proven"].eta
+        eta_curve["target"] = cals["proven"].eta_target
     else:
         eta_curve["note"] = ("not drawn: the proven bound per q is for one release (rounds = 1)" if rounds > 1
                              else "not drawn: the proven calibration is unavailable here")
