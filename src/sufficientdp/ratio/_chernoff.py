@@ -10,6 +10,9 @@ asks for the upper tail ``P[sum v > y]`` (:class:`Direction` ``FORWARD``), the *
   :class:`LowerLaw` REVERSE);
 * :func:`enumerate_heavy` — the top-down enumeration of the counts of the heavy levels with exact conditional
   binomial laws, count windows, pruning, and "sure"/"impossible" collapsing, parameterized by direction;
+* :class:`BinomialFinish` — the exact methods' last step (levels {0, 1} left: a threshold on ``T_1``), one
+  reduction and count rounding parameterized by direction, evaluated by :class:`ForwardFinish` (window pmf tables)
+  or :class:`ReverseFinish` (boost's CDF);
 * the binomial pieces (Chernoff bounds on binomial tails, count windows, boost's pmf), :class:`TooMany`,
   the local-DP test :func:`impossible`, :func:`check_config`, :func:`empirical_bernstein` and the float-safety
   margins shared by both directions.
@@ -44,11 +47,15 @@ __all__ = [
     "METHODS",
     "REL_SAFETY",
     "THRESH_SLACK",
+    "BinomialFinish",
     "Config",
+    "FinishTail",
+    "ForwardFinish",
     "Heavy",
     "LightLaw",
     "LowerLaw",
     "Problem",
+    "ReverseFinish",
     "TooMany",
     "UpperLaw",
     "binom_cdf",
@@ -844,3 +851,162 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
     if stage is not None:
         stage(heavy)
     return heavy
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The binomial finish: levels {0, 1} left (the exact methods, both directions)
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FinishTail:
+    """Sums over the live configurations of a :class:`BinomialFinish` of ``P[config] P[event | config]`` (without
+    the certain or dropped masses and without the final relative margins)."""
+
+    raw: float  # the event at the float threshold
+    lower: float  # the strict event with the threshold moved against it by the slack: a lower end
+    upper: float  # the non-strict event with the threshold moved towards it: an upper end
+    outside: float = 0.0  # FORWARD: Chernoff mass outside the count window (to add to upper ends)
+
+
+class BinomialFinish:
+    """The last step of the exact methods of both directions: live configurations with only levels {0, 1} left.
+
+    There ``Light_m = m v_0 + T_1 d`` (``d = v_1 - v_0``) with ``T_1 ~ Bin(m, a)``, ``a = pi_1 / (pi_0 + pi_1)``
+    exactly, so the event is a threshold on ``T_1``: ``k = (y - H - m v_0) / d``, FORWARD ``{T_1 > k}``
+    (``y = 1 - v_{l1}``), REVERSE ``{T_1 <= k}`` (``y = 1``), with the slack ``s = 1e-10 (1 + v_{l1} + H +
+    m v_0) / d + 1e-12`` (``v_{l1} = 0`` REVERSE). :meth:`counts` turns ``k`` and ``s`` into the raw, lower and
+    upper count thresholds of the event (docs/proofs/chernoff_tail.md "exact", reverse_tail.md (C2)).
+
+    Evaluating the binomial tail at those counts is per direction, each keeping its own arithmetic (the numbers
+    are those of the two finishes this unites, bit for bit): :class:`ForwardFinish` sums pmf tables over a count
+    window (whose suffix sums the forward delta bracket needs too), :class:`ReverseFinish` evaluates boost's CDF
+    and the exact ``E[(1 - V)_+]``. Both give :meth:`tail` -> :class:`FinishTail`.
+    """
+
+    direction: ClassVar[Direction]
+
+    def __init__(self, pb: Problem, heavy: Heavy, *, y: float, offset: float) -> None:
+        self.v0, self.v1 = float(pb.v[0]), float(pb.v[1])
+        self.dv = self.v1 - self.v0
+        self.log_a = float(pb.logpi[1] - pb.logle[1])  # a = pi_1 / (pi_0 + pi_1)
+        self.log1m_a = float(pb.logpi[0] - pb.logle[1])
+        self.heavy = heavy
+        self.pc = np.exp(heavy.logp)
+        self.m = heavy.m.astype(float)
+        self.mw0 = self.m * self.v0
+        self.k = (y - heavy.h - self.mw0) / self.dv
+        self.s = THRESH_SLACK * (1.0 + offset + heavy.h + self.mw0) / self.dv + 1e-12
+
+    def counts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(raw, lower, upper) count thresholds of the event: FORWARD the first count of ``{T_1 > k}`` (raw), of
+        ``{T_1 > k + s}`` (lower) and of ``{T_1 >= k - s}`` (upper), at least 0; REVERSE the last count of
+        ``{T_1 < k}``, ``{T_1 < k - s}`` and ``{T_1 <= k + s}`` (-1: none)."""
+        k, s = self.k, self.s
+        with np.errstate(invalid="ignore", over="ignore"):
+            if self.direction == Direction.FORWARD:
+                return (np.maximum(np.floor(np.clip(k, -1.0, 2e18)) + 1, 0),
+                        np.maximum(np.floor(np.clip(k + s, -1.0, 2e18)) + 1, 0),
+                        np.maximum(np.ceil(np.clip(k - s, -1.0, 2e18)), 0))
+            return (np.ceil(np.clip(k, -1.0, 2e18)) - 1,
+                    np.ceil(np.clip(k - s, -1.0, 2e18)) - 1,
+                    np.floor(np.clip(k + s, -1.0, 2e18)))
+
+    def tail(self) -> FinishTail:
+        """The sums of the event's probability over the live configurations at the three thresholds."""
+        raise NotImplementedError
+
+
+class ForwardFinish(BinomialFinish):
+    """FORWARD finish: the law of ``T_1`` as pmf tables over a count window ``[lo, hi]`` per distinct ``m``, with
+    suffix sums of the pmf and of its first two centred moments (the delta bracket of :mod:`.tail` reads them)
+    and the Chernoff mass outside the window; ``y = 1 - v1`` for the outlier's scaled value ``v1``."""
+
+    direction = Direction.FORWARD
+
+    def __init__(self, pb: Problem, heavy: Heavy, *, v1: float, window_tol: float) -> None:
+        super().__init__(pb, heavy, y=1.0 - v1, offset=v1)
+        self.mu, self.inv = unique_counts(heavy.m)
+        lo, hi = window(int(self.mu.min()), int(self.mu.max()), self.log_a, self.log1m_a, window_tol)
+        self.lo, self.hi = lo, hi
+        if self.mu.size * (hi - lo + 2) > 40_000_000:
+            raise ParameterError("exact method infeasible: the T_1 table would exceed 4e7 entries "
+                                 f"(population={pb.population}, outlier_bits={pb.j}); use "
+                                 "method='certified' or 'mc'")
+        self.kvals = np.arange(lo, hi + 1)
+        self.pmf = pmf_table(pb, self.kvals, self.mu, self.log_a, self.log1m_a)
+        # suffix sums over k >= lo + i (last column 0) of pmf, and of pmf * (k - c), pmf * (k - c)**2 with the
+        # centre c = m a1 (centred to avoid cancellation in the conditional variance)
+        centre = self.mu * math.exp(self.log_a)
+        self.centre = centre
+        kc = self.kvals[None, :] - centre[:, None]
+
+        def suffix(x: np.ndarray) -> np.ndarray:
+            out = np.zeros((x.shape[0], x.shape[1] + 1))
+            out[:, :-1] = np.cumsum(x[:, ::-1], axis=1)[:, ::-1]
+            return out
+
+        self.sf = suffix(self.pmf)
+        self.s1 = suffix(self.pmf * kc)
+        self.s2 = suffix(self.pmf * kc * kc)
+        tails = np.logaddexp(log_upper_tail(np.full(self.mu.shape, hi + 1), self.mu, self.log_a, self.log1m_a),
+                             log_lower_tail(np.full(self.mu.shape, lo - 1), self.mu, self.log_a, self.log1m_a))
+        self.outside = np.exp(tails)  # per distinct m: Chernoff bound on the mass outside the window
+
+    def col(self, kmin: np.ndarray) -> np.ndarray:
+        """The table column of the count ``kmin`` (clipped to the window; the last column is the empty sum)."""
+        out: np.ndarray = np.clip(kmin - self.lo, 0, self.hi - self.lo + 1).astype(np.int64)
+        return out
+
+    def prob_ge(self, rows: np.ndarray, kmin: np.ndarray) -> np.ndarray:
+        """``P[T_1 >= kmin, T_1 in window]`` for configuration rows ``rows``."""
+        out: np.ndarray = self.sf[self.inv[rows], self.col(kmin)]
+        return out
+
+    def tail(self) -> FinishTail:
+        rows = np.arange(self.pc.size)
+        k_raw, k_lo, k_hi = self.counts()
+        return FinishTail(raw=dot(self.pc, self.prob_ge(rows, k_raw)), lower=dot(self.pc, self.prob_ge(rows, k_lo)),
+                          upper=dot(self.pc, self.prob_ge(rows, k_hi)),
+                          outside=dot(self.pc, self.outside[self.inv]))
+
+
+class ReverseFinish(BinomialFinish):
+    """REVERSE finish (``y = 1``): boost's binomial CDF over the whole range (parameterized by the smaller of
+    ``a``, ``1 - a``) and the exact ``E[(1 - V)_+]`` (:meth:`delta`)."""
+
+    direction = Direction.REVERSE
+
+    def __init__(self, pb: Problem, heavy: Heavy) -> None:
+        super().__init__(pb, heavy, y=1.0, offset=0.0)
+        self.a = math.exp(self.log_a)
+
+    def cdf(self, x: np.ndarray, mm: np.ndarray) -> np.ndarray:
+        """``P[Bin(mm, a) <= x]`` (0 for ``x < 0``)."""
+        x = np.asarray(x, dtype=float)
+        if self.log_a <= self.log1m_a:
+            return np.where(x < 0, 0.0, binom_cdf(x, mm, self.a))
+        return np.where(x < 0, 0.0, binom_sf(mm - x - 1, mm, math.exp(self.log1m_a)))
+
+    def tail(self) -> FinishTail:
+        if self.pc.size == 0:
+            return FinishTail(0.0, 0.0, 0.0)
+        k_raw, k_lo, k_up = self.counts()
+        with np.errstate(invalid="ignore", over="ignore"):
+            up = self.cdf(k_up, self.m) + ABS_FLOOR
+            lo = self.cdf(k_lo, self.m)
+            raw = self.cdf(k_raw, self.m)
+        return FinishTail(raw=float(self.pc @ raw), lower=float(self.pc @ lo), upper=float(self.pc @ up))
+
+    def delta(self) -> tuple[float, float]:
+        """(``sum P[config] E[(1 - V)_+ | config]``, its rounding allowance) over the live configurations, exactly:
+        ``E[(A - T_1 d)_+] = A P[T_1 <= K] - d m a P[Bin(m - 1, a) <= K - 1]`` with ``A = 1 - H - m v_0`` and
+        ``K = floor(A / d)``."""
+        if self.pc.size == 0:
+            return 0.0, 0.0
+        big_a = 1.0 - self.heavy.h - self.mw0
+        m = self.m
+        with np.errstate(invalid="ignore", over="ignore"):
+            kf = np.floor(np.clip(self.k, -1.0, 2e18))
+            t1 = big_a * self.cdf(kf, m)
+            t2 = self.dv * m * self.a * self.cdf(kf - 1, np.maximum(m - 1, 0))
+        dl = np.maximum(t1 - t2, 0.0)
+        return float(self.pc @ dl), float(self.pc @ (np.abs(t1) + np.abs(t2))) * 1e-12

@@ -40,9 +40,8 @@ from ._chernoff import (
     Config,
     Heavy,
     Problem,
+    ReverseFinish,
     TooMany,
-    binom_cdf,
-    binom_sf,
     check_config,
     check_method,
     empirical_bernstein,
@@ -108,51 +107,6 @@ def _stage_log_bound(pb: Problem, st: Heavy) -> float:
         lb = law.log_upper(st.m, _slack_up(st.h))
         parts.append(float(logsumexp(st.logp + lb)))
     return float(logsumexp(np.array(parts)))
-
-
-@dataclass(slots=True)
-class _BinomFinish:
-    raw: float  # strict event, float
-    lower: float  # strict event, rigorous lower (without margins)
-    upper: float  # non-strict event, upper (without margins)
-    delta: float
-    delta_err: float
-
-
-def _binomial_finish(pb: Problem, st: Heavy) -> _BinomFinish:
-    """Levels {0, 1} left: ``V = H + T_1 v_1 + (m - T_1) v_0`` with ``T_1 ~ Bin(m, pi_1/(pi_0 + pi_1))``."""
-    if st.logp.size == 0:
-        return _BinomFinish(0.0, 0.0, 0.0, 0.0, 0.0)
-    v0, v1 = float(pb.v[0]), float(pb.v[1])
-    d = v1 - v0
-    la = float(pb.logpi[1] - np.logaddexp(pb.logpi[0], pb.logpi[1]))
-    l1a = float(pb.logpi[0] - np.logaddexp(pb.logpi[0], pb.logpi[1]))
-    a = math.exp(la)
-    m = st.m.astype(float)
-    big_a = 1.0 - st.h - m * v0
-    kk = big_a / d
-    s = THRESH_SLACK * (1.0 + np.abs(st.h) + m * v0) / d + 1e-12
-
-    def cdf(x: np.ndarray, mm: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if la <= l1a:
-            return np.where(x < 0, 0.0, binom_cdf(x, mm, a))
-        return np.where(x < 0, 0.0, binom_sf(mm - x - 1, mm, math.exp(l1a)))
-
-    pc = np.exp(st.logp)
-    with np.errstate(invalid="ignore", over="ignore"):
-        k_up = np.floor(np.clip(kk + s, -1.0, 2e18))
-        k_lo = np.ceil(np.clip(kk - s, -1.0, 2e18)) - 1
-        k_raw = np.ceil(np.clip(kk, -1.0, 2e18)) - 1
-        up = cdf(k_up, m) + ABS_FLOOR
-        lo = cdf(k_lo, m)
-        raw = cdf(k_raw, m)
-        kf = np.floor(np.clip(kk, -1.0, 2e18))
-        t1 = big_a * cdf(kf, m)
-        t2 = d * m * a * cdf(kf - 1, np.maximum(m - 1, 0))
-    dl = np.maximum(t1 - t2, 0.0)
-    return _BinomFinish(float(pc @ raw), float(pc @ lo), float(pc @ up), float(pc @ dl),
-                        float(pc @ (np.abs(t1) + np.abs(t2))) * 1e-12)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -256,7 +210,7 @@ def _reverse_certified_core(cfg: Config, *, refine: bool = True, stop_below: flo
     try:
         final = _enumerate(pb, log_ref=lb, cap=CERT_MAX_CONFIGS, stop_level=2, stage=stage)
         if pb.v.size >= 2 and pb.v[1] > pb.v[0]:
-            fin = _binomial_finish(pb, final)
+            fin = ReverseFinish(pb, final).tail()
             b = float(np.logaddexp(float(np.logaddexp(final.log_certain, final.log_dropped)),
                                    math.log(max(fin.upper, 1e-320))))
             stages.append(b)
@@ -328,15 +282,17 @@ def _reverse_exact_k1(cfg: Config) -> TailResult:
         raise ParameterError(
             f"exact method infeasible for outlier_bits={cfg.j}, population={cfg.population}: more than "
             f"{EXACT_MAX_CONFIGS:,} heavy-count configurations; use method='certified' or 'mc'") from None
-    fin = _binomial_finish(pb, st)
+    finish = ReverseFinish(pb, st)
+    fin = finish.tail()
+    fin_delta, fin_delta_err = finish.delta()
     cert = math.exp(st.log_certain) if st.log_certain > -math.inf else 0.0
     drop = math.exp(st.log_dropped) if st.log_dropped > -math.inf else 0.0
     lo = max(0.0, (fin.lower + cert) * (1.0 - REL_SAFETY))
     hi = min(1.0, (fin.upper + cert + drop) * (1.0 + REL_SAFETY) + ABS_FLOOR, _finish_up(lb))
     raw = min(max(fin.raw + cert, lo), hi)
-    d = fin.delta + st.certain_delta
-    d_lo = max(0.0, (d - fin.delta_err) * (1.0 - REL_SAFETY))
-    d_hi = min(hi, (d + fin.delta_err + drop) * (1.0 + REL_SAFETY) + ABS_FLOOR)
+    d = fin_delta + st.certain_delta
+    d_lo = max(0.0, (d - fin_delta_err) * (1.0 - REL_SAFETY))
+    d_hi = min(hi, (d + fin_delta_err + drop) * (1.0 + REL_SAFETY) + ABS_FLOOR)
     details = {"direction": "reverse", "configs": st.configs, "dropped_mass": drop,
                "seconds": time.perf_counter() - t0,
                "note": "bracket contains P[R_rev > lambda] and P[R_rev >= lambda] (enumeration + binomial CDF)"}

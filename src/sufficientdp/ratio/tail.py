@@ -36,6 +36,7 @@ from ._chernoff import (
     REL_SAFETY,
     THRESH_SLACK,
     Config,
+    ForwardFinish,
     Heavy,
     Problem,
     TooMany,
@@ -47,13 +48,8 @@ from ._chernoff import (
     enumerate_heavy,
     forward_problem,
     impossible,
-    log_lower_tail,
-    log_upper_tail,
-    pmf_table,
     root,
     tail_result,
-    unique_counts,
-    window,
 )
 from .result import TailResult
 
@@ -385,50 +381,6 @@ def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
 # ---------------------------------------------------------------------------------------------------------------
 # Exact
 # ---------------------------------------------------------------------------------------------------------------
-class _BinomialLight:
-    """Exact law of ``T_1 v_1 + (m - T_1) v_0`` with ``T_1 ~ Bin(m, a1)``: pmf and tail tables per distinct m."""
-
-    def __init__(self, model: Problem, m: np.ndarray) -> None:
-        self.v0, self.v1 = float(model.v[0]), float(model.v[1])
-        self.log_a = float(model.logpi[1] - model.logle[1])
-        self.log1m_a = float(model.logpi[0] - model.logle[1])
-        self.mu, self.inv = unique_counts(m)
-        lo, hi = window(int(self.mu.min()), int(self.mu.max()), self.log_a, self.log1m_a, _WINDOW_TOL)
-        self.lo, self.hi = lo, hi
-        if self.mu.size * (hi - lo + 2) > 40_000_000:
-            raise ParameterError("exact method infeasible: the T_1 table would exceed 4e7 entries "
-                                 f"(population={model.population}, outlier_bits={model.j}); use "
-                                 "method='certified' or 'mc'")
-        self.k = np.arange(lo, hi + 1)
-        self.pmf = pmf_table(model, self.k, self.mu, self.log_a, self.log1m_a)
-        # suffix sums over k >= lo + i (last column 0) of pmf, and of pmf * (k - c), pmf * (k - c)**2 with the
-        # centre c = m a1 (centred to avoid cancellation in the conditional variance)
-        centre = self.mu * math.exp(self.log_a)
-        self.centre = centre
-        kc = self.k[None, :] - centre[:, None]
-
-        def suffix(x: np.ndarray) -> np.ndarray:
-            out = np.zeros((x.shape[0], x.shape[1] + 1))
-            out[:, :-1] = np.cumsum(x[:, ::-1], axis=1)[:, ::-1]
-            return out
-
-        self.sf = suffix(self.pmf)
-        self.s1 = suffix(self.pmf * kc)
-        self.s2 = suffix(self.pmf * kc * kc)
-        tails = np.logaddexp(log_upper_tail(np.full(self.mu.shape, hi + 1), self.mu, self.log_a, self.log1m_a),
-                             log_lower_tail(np.full(self.mu.shape, lo - 1), self.mu, self.log_a, self.log1m_a))
-        self.outside = np.exp(tails)  # per distinct m: Chernoff bound on the mass outside the window
-
-    def col(self, kmin: np.ndarray) -> np.ndarray:
-        out: np.ndarray = np.clip(kmin - self.lo, 0, self.hi - self.lo + 1).astype(np.int64)
-        return out
-
-    def prob_ge(self, rows: np.ndarray, kmin: np.ndarray) -> np.ndarray:
-        """``P[T_1 >= kmin, T_1 in window]`` for configuration rows ``rows``."""
-        out: np.ndarray = self.sf[self.inv[rows], self.col(kmin)]
-        return out
-
-
 def _exact_stratum(model: Problem, l1: int) -> tuple[float, float, float, float, float, float, int]:
     """One stratum: (eta float value, eta lower, eta upper, delta lower, delta upper, dropped, configs)."""
     kind = _stratum_kind(model, l1)
@@ -450,21 +402,11 @@ def _exact_stratum(model: Problem, l1: int) -> tuple[float, float, float, float,
     raw = lo = hi = d_lo = d_hi = outside = 0.0
     n_cfg = int(heavy.logp.size)
     if n_cfg:
-        bl = _BinomialLight(model, heavy.m)
-        pc = np.exp(heavy.logp)
-        rows = np.arange(n_cfg)
-        dv = bl.v1 - bl.v0
-        mw0 = heavy.m.astype(float) * bl.v0
-        k = ((1.0 - v1) - heavy.h - mw0) / dv  # the event is T_1 > k
-        s = THRESH_SLACK * (1.0 + v1 + heavy.h + mw0) / dv + 1e-12
-        with np.errstate(invalid="ignore", over="ignore"):
-            k_raw = np.maximum(np.floor(np.clip(k, -1.0, 2e18)) + 1, 0)
-            k_lo = np.maximum(np.floor(np.clip(k + s, -1.0, 2e18)) + 1, 0)  # strictly above: lower end
-            k_hi = np.maximum(np.ceil(np.clip(k - s, -1.0, 2e18)), 0)  # equality and rounding: upper end
-        raw = dot(pc, bl.prob_ge(rows, k_raw))
-        lo = dot(pc, bl.prob_ge(rows, k_lo))
-        hi = dot(pc, bl.prob_ge(rows, k_hi))
-        outside = dot(pc, bl.outside[bl.inv])
+        bl = ForwardFinish(model, heavy, v1=v1, window_tol=_WINDOW_TOL)  # the event is T_1 > k
+        pc, dv, mw0 = bl.pc, bl.dv, bl.mw0
+        _, k_lo, k_hi = bl.counts()  # first counts strictly above k + s (lower end), at or above k - s (upper)
+        fin = bl.tail()
+        raw, lo, hi, outside = fin.raw, fin.lower, fin.upper, fin.outside
         # delta over the live configurations: X = base + T_1 dv with base = H + v1 + m v0. Given T_1 >= k1
         # (the first count with X > 1), X lies in [base + k1 dv, base + hi dv] where f = 1 - 1/x is concave:
         # bracket E[f(X); T_1 >= k1] with the conditional mean and variance (suffix-sum tables, exact).
