@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import CalibrationError
+from .._numerics.search import Bracket, RegulaFalsi, search
 from ..parameters import local_q
 from ..ratio.proven import (
     DEFAULT_RESOLUTION,
@@ -40,35 +41,17 @@ _LEAD_MAX = 4  # pair types searched at once (others are caught by the full boun
 
 def _illinois(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float,
               rel_tol: float = _REL_TOL) -> float:
-    """Smallest passing q between a failing ``lo`` and a passing ``hi`` (to ``_REL_TOL``), by regula falsi (Illinois)
-    on ``log(eta(q) / target)`` against log q; bisection steps where the interpolation stalls. Returns a q at which
-    ``f(q) <= target`` was observed."""
-    side = 0
-    for _ in range(4 * _BISECT_STEPS):
-        if hi - lo <= rel_tol * hi:
-            break
-        a, b = math.log(lo), math.log(hi)
-        if math.isfinite(f_hi) and f_lo > f_hi:
-            x = b - f_hi * (b - a) / (f_hi - f_lo)
-            x = min(max(x, a + 0.02 * (b - a)), b - 0.02 * (b - a))
-            # aim just above the root so that the passing side moves
-            x = min(b - 0.5 * rel_tol, x + 0.5 * rel_tol)
-        else:
-            x = 0.5 * (a + b)
-        q = math.exp(x)
+    """Smallest passing q between a failing ``lo`` and a passing ``hi`` (to ``rel_tol``), by regula falsi (Illinois)
+    on ``log(eta(q) / target)`` against log q (:class:`~sufficientdp._numerics.search.RegulaFalsi`, aimed half a
+    tolerance above the root so that the passing side moves); bisection steps where the interpolation is unusable.
+    Returns a q at which ``f(q) <= target`` was observed (or ``hi``)."""
+    def test(q: float) -> tuple[bool, float]:
         v = f(q)
-        fv = log_excess(v, target)
-        if v <= target:
-            hi, f_hi = q, fv
-            if side == 1:
-                f_lo *= 0.5
-            side = 1
-        else:
-            lo, f_lo = q, fv
-            if side == -1:
-                f_hi = f_hi * 0.5 if math.isfinite(f_hi) else f_hi
-            side = -1
-    return hi
+        return v <= target, log_excess(v, target)
+
+    policy = RegulaFalsi(anchor="ok", log=True, margin_frac=0.02, lean=0.5 * rel_tol)
+    return search(test, Bracket(fail=lo, ok=hi, fail_score=f_lo, ok_score=f_hi), policy,
+                  max_probes=4 * _BISECT_STEPS, rtol=rel_tol).ok
 
 
 def local_q_for_domain(domain: Domain, epsilon: float, reports: int) -> float:

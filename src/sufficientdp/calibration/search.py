@@ -1,5 +1,8 @@
 """The searches over q shared by every calibration; each keeps a verified passing q (the safe side: more noise).
 
+Each is a setting of the one bracket search of :mod:`sufficientdp._numerics.search` (grid phase, then a probe policy
+that keeps "fails at lo, passes at hi"); none has a loop of its own.
+
 * :func:`smallest_q_satisfying` — a root of a continuous condition decreasing in q (closed forms);
 * :func:`grid_then_bisect` — an increasing grid, then bisection, keeping "fails at lo, passes at hi";
 * :func:`scan_smallest` — a top-down geometric grid, then bisection (no monotonicity assumed);
@@ -9,10 +12,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._errors import CalibrationError
+from .._numerics.search import Bracket, Creep, Midpoint, RegulaFalsi, scan, search, verdict
 
 __all__ = [
     "Q_FLOOR", "bracket_smallest", "grid_then_bisect", "log_condition", "log_excess", "scan_smallest",
@@ -26,7 +30,8 @@ Q_MAX = 0.5 - 1e-12
 def smallest_q_satisfying(excess: Callable[[float], float], *, what: str) -> float:
     """Smallest q in (0, 1/2) with ``excess(q) <= 0``, for ``excess`` decreasing in q.
 
-    The returned q always satisfies the condition (checked); rounding errs towards more noise.
+    The returned q always satisfies the condition (checked); rounding errs towards more noise: brentq's root, then
+    (:class:`~sufficientdp._numerics.search.Creep`) upward from it until the condition holds, 64 probes at most.
 
     Raises:
         CalibrationError: if even q -> 1/2 fails.
@@ -39,13 +44,11 @@ def smallest_q_satisfying(excess: Callable[[float], float], *, what: str) -> flo
         return lo
     from scipy.optimize import brentq  # noqa: PLC0415 - 0.2-0.4 s to import; only the closed-form methods need it
 
-    q = brentq(excess, lo, hi, xtol=1e-300, rtol=4.5 * 2.220446049250313e-16, maxiter=500)
-    # Step upwards until the condition holds at the returned value (safe direction).
-    for _ in range(64):
-        if excess(q) <= 0.0:
-            return float(q)
-        q = min(Q_MAX, math.nextafter(q, 1.0) + abs(q) * 2.2e-16)
-    return float(hi)
+    q = float(brentq(excess, lo, hi, xtol=1e-300, rtol=4.5 * 2.220446049250313e-16, maxiter=500))
+    # brentq's root is probed first (when strictly inside), then the search creeps up from the failing end
+    found = search(verdict(lambda x: excess(x) <= 0.0), Bracket(fail=lo, ok=hi), Creep(rel=2.2e-16, first=q),
+                   max_probes=64 if q > lo else 63)
+    return found.ok
 
 
 def log_excess(value: float, target: float) -> float:
@@ -74,56 +77,57 @@ def grid_then_bisect(passes: Callable[[float], bool], points: list[float],
     while ``hi > 2 lo``, arithmetic after), keeping "fails at lo, passes at hi". ``lo`` is None when no failing
     q was found; ``hi`` is None when no point passes.
     """
-    ok_idx = next((i for i, qq in enumerate(points) if passes(qq)), None)
-    if ok_idx is None:
+    lo, hi = scan(passes, points, until=True)
+    if hi is None:
         return None, None
-    hi = points[ok_idx]
-    lo: float | None = points[ok_idx - 1] if ok_idx > 0 else None
     if lo is None:
-        qq = hi
-        while qq / 8.0 >= Q_FLOOR:
-            qq /= 8.0
-            if passes(qq):
-                hi = qq
-            else:
-                lo = qq
-                break
+        def down(top: float) -> Iterator[float]:
+            qq = top
+            while qq / 8.0 >= Q_FLOOR:
+                qq /= 8.0
+                yield qq
+
+        last_ok, lo = scan(passes, down(hi), until=False)
+        hi = last_ok if last_ok is not None else hi
     if lo is not None:
-        for _ in range(iterations):
-            mid = math.sqrt(lo * hi) if hi > 2.0 * lo else 0.5 * (lo + hi)
-            if not lo < mid < hi:
-                break
-            if passes(mid):
-                hi = mid
-            else:
-                lo = mid
+        b = search(verdict(passes), Bracket(fail=lo, ok=hi), Midpoint("geometric", arithmetic_within=2.0),
+                   max_probes=iterations)
+        hi, lo = b.ok, b.fail
     return hi, lo
+
+
+def _top_down(passes: Any, q_hi: float, grid: int, seen: list[Any]) -> tuple[float, float | None]:
+    """The grid of :func:`scan_smallest` and :func:`bracket_smallest`: ``q_hi 1e-3**(i/grid)``, i = 1..grid, down to
+    the first failure. Returns ``(last passing q or q_hi, first failing q or None)``; ``seen`` gets each eta."""
+    def ok(q: float) -> bool:
+        good, eta = passes(q)
+        seen.append(eta)
+        return bool(good)
+
+    last_ok, fail_q = scan(ok, (q_hi * (1e-3 ** (i / grid)) for i in range(1, grid + 1)), until=False)
+    return (last_ok if last_ok is not None else q_hi), fail_q
 
 
 def scan_smallest(passes: Any, q_hi: float, *, grid: int = 12, iterations: int = 18) -> tuple[float, float | None]:
     """Smallest passing q: a top-down geometric grid below ``q_hi``, then bisection between the last passing and
     the first failing grid point (monotonicity is not assumed; a passing q below a failing grid point is not
     searched for). Returns ``(q, eta_at_q)``; ``passes(q)`` returns ``(ok, eta)``."""
-    best_q, best_eta = q_hi, 0.0
-    fail_q: float | None = None
-    for i in range(1, grid + 1):
-        qi = q_hi * (1e-3 ** (i / grid))
-        ok, eta = passes(qi)
-        if not ok:
-            fail_q = qi
-            break
-        best_q, best_eta = qi, eta
+    etas: list[Any] = []
+    best_q, fail_q = _top_down(passes, q_hi, grid, etas)
+    passed = etas if fail_q is None else etas[:-1]
+    best_eta = passed[-1] if passed else 0.0
     if fail_q is None:
         return best_q, best_eta
-    lo, hi = fail_q, best_q
-    for _ in range(iterations):
-        mid = math.sqrt(lo * hi)
-        ok, eta = passes(mid)
-        if ok:
-            hi, best_eta = mid, eta
-        else:
-            lo = mid
-    return hi, best_eta
+    at_ok = [best_eta]
+
+    def test(q: float) -> tuple[bool, float]:
+        good, eta = passes(q)
+        if good:
+            at_ok[0] = eta
+        return bool(good), math.nan
+
+    b = search(test, Bracket(fail=fail_q, ok=best_q), Midpoint("geometric"), max_probes=iterations)
+    return b.ok, at_ok[0]
 
 
 def bracket_smallest(passes: Any, q_hi: float, target: float, *, grid: int = 12,
@@ -140,18 +144,13 @@ def bracket_smallest(passes: Any, q_hi: float, target: float, *, grid: int = 12,
     the geometric midpoint, so at most 5 ``iterations`` probes follow the grid. "Fails at lo, passes at hi" is
     kept throughout (no monotonicity assumed; a passing q below a failing point is not searched for). Returns
     ``(q, eta_at_q)`` with ``passes(q)`` verified at that very q."""
-    best_q, best_eta = q_hi, 0.0
-    fail_q: float | None = None
-    fail_eta = 1.0
-    for i in range(1, grid + 1):
-        qi = q_hi * (1e-3 ** (i / grid))
-        ok, eta = passes(qi)
-        if not ok:
-            fail_q, fail_eta = qi, eta
-            break
-        best_q, best_eta = qi, eta
+    etas: list[Any] = []
+    best_q, fail_q = _top_down(passes, q_hi, grid, etas)
+    passed = etas if fail_q is None else etas[:-1]
+    best_eta = passed[-1] if passed else 0.0
     if fail_q is None:
         return best_q, best_eta
+    fail_eta = etas[-1]
     loglog_t = math.log(-math.log(target))
 
     def excess(e: float) -> float:
@@ -162,34 +161,21 @@ def bracket_smallest(passes: Any, q_hi: float, target: float, *, grid: int = 12,
             return math.inf
         return loglog_t - math.log(-math.log(e))
 
+    best = [best_q, best_eta]
+
+    def test(x: float) -> tuple[bool, float]:
+        qx = math.exp(x)
+        good, eta = passes(qx)
+        if good:
+            best[:] = [qx, eta]
+        return bool(good), excess(eta)
+
     a, b = math.log(fail_q), math.log(best_q)
-    fa, fb = excess(fail_eta), excess(best_eta)
     width = (b - a) / 2.0 ** iterations  # the bisection's final bracket (log q)
     step = 0.45 * width
-    last = ""
-    checkpoint, slow = b - a, 0
-    while b - a > width:
-        if slow < 4 and math.isfinite(fa) and math.isfinite(fb) and fa > 0.0 >= fb:
-            x = a + fa * (b - a) / (fa - fb)
-        else:
-            x = 0.5 * (a + b)
-            slow = 4
-        x = min(max(x, a + step), b - step)
-        qx = math.exp(x)
-        ok, eta = passes(qx)
-        if ok:
-            b, best_q, best_eta = x, qx, eta
-            fb = excess(eta)
-            if last == "b":  # Illinois: the fail end has not moved twice in a row, halve its weight
-                fa *= 0.5
-            last = "b"
-        else:
-            a, fa = x, excess(eta)
-            if last == "a":
-                fb *= 0.5
-            last = "a"
-        if slow >= 4 or b - a <= 0.5 * checkpoint:
-            checkpoint, slow = b - a, 0
-        else:
-            slow += 1
-    return best_q, best_eta
+    # every probe lies at least `step` inside the bracket, so it shrinks by `step` at least: this many probes at most
+    budget = int((b - a) / step) + 1
+    search(test, Bracket(fail=a, ok=b, fail_score=excess(fail_eta), ok_score=excess(best_eta)),
+           RegulaFalsi(anchor="fail", margin=step, max_stalls=4, strict=True, guard_bisection=True),
+           max_probes=budget, atol=width)
+    return best[0], best[1]

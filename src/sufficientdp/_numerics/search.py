@@ -1,0 +1,280 @@
+"""One safe monotone search: a bracket that keeps "fails at ``fail``, passes at ``ok``" (issue 11).
+
+Every search of the library for the boundary of a condition (the smallest q that meets a privacy target, the
+largest epsilon0 an amplification bound certifies, a binomial window, ...) is this bracket, narrowed by one of a few
+probe policies:
+
+* :func:`scan` — the grid phase: probe given points in order until the verdict flips (where the bracket comes from);
+* :func:`search` — the bracket loop: a policy proposes a point strictly inside, the test decides which end it
+  replaces, until a tolerance or a probe budget is reached. Policies:
+
+  * :class:`Midpoint` — arithmetic, geometric (``sqrt(lo hi)`` or ``exp`` of the mean log), integer, or geometric
+    while the ends are more than a ratio apart;
+  * :class:`RegulaFalsi` — the root of a transformed excess interpolated between the ends, with the Illinois
+    modification (the end that has not moved twice in a row has its excess halved), kept a margin inside the
+    bracket, with a fallback to bisection where the interpolation is unusable or stalls;
+  * :class:`Creep` — upward (toward ``ok``) by a few units in the last place from the failing end (after a root
+    finder's estimate).
+
+The safe side: the ``ok`` end of the returned :class:`Bracket` is the starting ``ok`` end or a point at which the
+test was *observed* to pass; the ``fail`` end is the starting one or a point observed to fail. Nothing else is
+assumed: the test need not be monotone (monotonicity only decides how close the answer is to the boundary), a probe
+that is not strictly inside the bracket ends the search, and ``max_probes`` bounds the number of evaluations. The
+ends may be in either order (``ok > fail``: the smallest passing point; ``ok < fail``: the largest).
+
+Every expression (midpoints, interpolation, clamps) is the one the hand-written searches it replaced used, so the
+probe sequences and the answers are unchanged bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .._errors import ParameterError
+from .._validation import check_int, check_nonnegative_finite
+
+__all__ = ["Bracket", "Creep", "Midpoint", "Policy", "RegulaFalsi", "Test", "scan", "search", "verdict"]
+
+#: ``test(x) -> (passes, score)``: the verdict at x, and a transformed excess (``> 0`` failing, ``<= 0`` passing)
+#: that interpolating policies read (``nan`` when no policy needs it).
+Test = Callable[[float], tuple[bool, float]]
+
+
+def verdict(passes: Callable[[float], bool]) -> Test:
+    """A :data:`Test` from a plain predicate (score ``nan``: for the policies that do not interpolate)."""
+    def test(x: float) -> tuple[bool, float]:
+        return bool(passes(x)), math.nan
+    return test
+
+
+@dataclass(frozen=True, slots=True)
+class Bracket:
+    """The search state: the test fails at ``fail`` and passes at ``ok`` (observed, or known to the caller).
+
+    Attributes:
+        fail: the failing end.
+        ok: the passing end (the safe answer).
+        fail_score: the score at ``fail`` (read by :class:`RegulaFalsi`; ``nan`` otherwise).
+        ok_score: the score at ``ok``.
+        last: +1 if the last probe passed, -1 if it failed, 0 before the first probe.
+        stalls: probes since the bracket last halved (:class:`RegulaFalsi`'s ``max_stalls``).
+        checkpoint: the width ``|ok - fail|`` when it last halved (``nan``: set by :func:`search` at its start).
+        probes: probes made by :func:`search` so far.
+    """
+
+    fail: float
+    ok: float
+    fail_score: float = math.nan
+    ok_score: float = math.nan
+    last: int = 0
+    stalls: int = 0
+    checkpoint: float = math.nan
+    probes: int = 0
+
+    @property
+    def width(self) -> float:
+        """``|ok - fail|``."""
+        return abs(self.ok - self.fail)
+
+    def inside(self, x: float) -> bool:
+        """Whether x lies strictly between the ends (the only points :func:`search` probes)."""
+        if self.fail < self.ok:
+            return self.fail < x < self.ok
+        return self.ok < x < self.fail
+
+
+class Policy:
+    """Where :func:`search` probes next: ``propose(bracket)`` returns ``(x, bisected)`` or None to stop.
+
+    ``bisected`` tells the stall counter that the probe was a bisection (the counter restarts after it).
+    ``illinois`` asks :func:`search` to halve the score of the end that has not moved twice in a row.
+    """
+
+    illinois = False
+
+    def propose(self, b: Bracket) -> tuple[float, bool] | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+_MEANS = ("arithmetic", "geometric", "log-geometric", "integer")
+
+
+class Midpoint(Policy):
+    """Bisection. ``mean``: ``"arithmetic"`` ``0.5 (lo + hi)``; ``"geometric"`` ``sqrt(lo hi)``;
+    ``"log-geometric"`` ``exp(0.5 (log lo + log hi))``; ``"integer"`` ``(lo + hi) // 2``. With ``arithmetic_within``
+    (> 1, geometric means only) the arithmetic mean is used once ``hi <= arithmetic_within * lo``."""
+
+    __slots__ = ("_within", "mean")
+
+    def __init__(self, mean: str = "arithmetic", *, arithmetic_within: float | None = None) -> None:
+        if mean not in _MEANS:
+            raise ParameterError(f"mean must be one of {', '.join(_MEANS)}; got {mean!r}")
+        if arithmetic_within is not None:
+            if mean not in ("geometric", "log-geometric"):
+                raise ParameterError(f"arithmetic_within applies to the geometric means only; got mean={mean!r}")
+            if not (isinstance(arithmetic_within, (int, float)) and 1.0 < arithmetic_within < math.inf):
+                raise ParameterError(f"arithmetic_within must be a finite number > 1; got {arithmetic_within!r}")
+        self.mean = mean
+        self._within = arithmetic_within
+
+    def propose(self, b: Bracket) -> tuple[float, bool]:
+        lo, hi = (b.fail, b.ok) if b.fail < b.ok else (b.ok, b.fail)
+        mean = self.mean
+        if self._within is not None and not hi > self._within * lo:
+            mean = "arithmetic"
+        if mean == "arithmetic":
+            return 0.5 * (lo + hi), True
+        if mean == "geometric":
+            return math.sqrt(lo * hi), True
+        if mean == "log-geometric":
+            return math.exp(0.5 * (math.log(lo) + math.log(hi))), True
+        return (lo + hi) // 2, True
+
+
+class RegulaFalsi(Policy):
+    """Regula falsi with the Illinois modification on the scores (a transformed excess, ``> 0`` failing).
+
+    Interpolates the score's root between the ends (in ``log`` of the ends when ``log``; the probe is then ``exp``
+    of the point), from the ``anchor`` end (``"fail"``: ``a + fa (b - a) / (fa - fb)``; ``"ok"``:
+    ``b - fb (b - a) / (fb - fa)``; a = fail, b = ok), when the scores are usable: ``ok_score`` finite and
+    ``fail_score > ok_score`` (``strict``: also ``fail_score`` finite and ``fail_score > 0 >= ok_score``), and fewer
+    than ``max_stalls`` probes in a row have failed to halve the bracket. The point is kept ``margin`` (absolute) or
+    ``margin_frac`` of the width inside the bracket, then moved ``lean`` toward ``ok`` (at most to ``ok - lean``) so
+    that the passing end moves. Otherwise the probe is the midpoint ``0.5 (a + b)`` (kept inside the margin too when
+    ``guard_bisection``).
+    """
+
+    __slots__ = ("anchor", "guard_bisection", "lean", "log", "margin", "margin_frac", "max_stalls", "strict")
+    illinois = True
+
+    def __init__(self, *, anchor: str = "ok", log: bool = False, margin: float = 0.0, margin_frac: float = 0.0,
+                 lean: float = 0.0, max_stalls: int | None = None, strict: bool = False,
+                 guard_bisection: bool = False) -> None:
+        if anchor not in ("fail", "ok"):
+            raise ParameterError(f"anchor must be 'fail' or 'ok'; got {anchor!r}")
+        self.margin = check_nonnegative_finite("margin", margin)
+        self.margin_frac = check_nonnegative_finite("margin_frac", margin_frac)
+        if self.margin_frac >= 0.5:
+            raise ParameterError(f"margin_frac must be in [0, 0.5); got {margin_frac!r}")
+        if self.margin and self.margin_frac:
+            raise ParameterError("give margin or margin_frac, not both")
+        self.lean = check_nonnegative_finite("lean", lean)
+        self.max_stalls = None if max_stalls is None else check_int("max_stalls", max_stalls, minimum=1)
+        self.anchor, self.log, self.strict, self.guard_bisection = anchor, bool(log), bool(strict), guard_bisection
+
+    def _usable(self, b: Bracket) -> bool:
+        fa, fb = b.fail_score, b.ok_score
+        if self.max_stalls is not None and not b.stalls < self.max_stalls:
+            return False
+        if self.strict:
+            return math.isfinite(fa) and math.isfinite(fb) and fa > 0.0 >= fb
+        return math.isfinite(fb) and fa > fb
+
+    def _guard(self, x: float, a: float, b: float) -> float:
+        lo, hi = (a, b) if a < b else (b, a)
+        m = self.margin_frac * (hi - lo) if self.margin_frac else self.margin
+        return min(max(x, lo + m), hi - m)
+
+    def propose(self, br: Bracket) -> tuple[float, bool]:
+        a, b = (math.log(br.fail), math.log(br.ok)) if self.log else (br.fail, br.ok)
+        fa, fb = br.fail_score, br.ok_score
+        if self._usable(br):
+            x = a + fa * (b - a) / (fa - fb) if self.anchor == "fail" else b - fb * (b - a) / (fb - fa)
+            x = self._guard(x, a, b)
+            if self.lean:  # aim just past the root, toward ok, so that the passing end moves
+                x = min(b - self.lean, x + self.lean) if a < b else max(b + self.lean, x - self.lean)
+            bisected = False
+        else:
+            x = 0.5 * (a + b)
+            if self.guard_bisection:
+                x = self._guard(x, a, b)
+            bisected = True
+        return (math.exp(x) if self.log else x), bisected
+
+
+class Creep(Policy):
+    """From the failing end toward ``ok`` by one unit in the last place plus ``rel |fail|`` (after a root finder's
+    estimate ``first``, probed first when strictly inside); stops at the first pass."""
+
+    __slots__ = ("first", "rel")
+
+    def __init__(self, *, rel: float, first: float | None = None) -> None:
+        self.rel = check_nonnegative_finite("rel", rel)
+        self.first = first
+
+    def propose(self, b: Bracket) -> tuple[float, bool] | None:
+        if b.last == 1:
+            return None
+        if b.last == 0 and self.first is not None and b.inside(self.first):
+            return self.first, False
+        step = math.nextafter(b.fail, b.ok)
+        return (step + abs(b.fail) * self.rel if b.ok > b.fail else step - abs(b.fail) * self.rel), False
+
+
+def scan(test: Callable[[float], bool], points: Iterable[float], *, until: bool) -> tuple[float | None, float | None]:
+    """The grid phase: probe ``points`` in order until ``test`` returns ``until``.
+
+    Returns ``(before, hit)``: ``hit`` is the first point with verdict ``until`` (None if none) and ``before`` the
+    point probed just before it (verdict ``not until``; None if ``hit`` is the first point, or the last point
+    probed when no point hits, None if there are none). With an increasing grid and ``until=True`` that is
+    ``(fail, ok)``; with a decreasing grid and ``until=False`` it is ``(ok, fail)``.
+    """
+    before: float | None = None
+    for x in points:
+        if bool(test(x)) is until:
+            return before, x
+        before = x
+    return before, None
+
+
+def search(test: Test, start: Bracket, policy: Policy, *, max_probes: int, atol: float = 0.0,
+           rtol: float = 0.0) -> Bracket:
+    """Narrow ``start`` (fails at ``fail``, passes at ``ok``) by ``policy`` and return the final bracket.
+
+    Before each probe the search stops if ``|ok - fail| <= atol + rtol |ok|`` (both 0: no tolerance), if the
+    policy stops, or if its point is not strictly inside the bracket; at most ``max_probes`` probes are made.
+    A passing probe becomes ``ok``, a failing one ``fail``: the returned ``ok`` is ``start.ok`` or a point at which
+    ``test`` passed, whatever the test does (it need not be monotone).
+
+    Raises:
+        ParameterError: ``max_probes`` not an integer >= 0, or a tolerance negative or not finite.
+    """
+    max_probes = check_int("max_probes", max_probes, minimum=0)
+    atol = check_nonnegative_finite("atol", atol)
+    rtol = check_nonnegative_finite("rtol", rtol)
+    fail, ok, f_fail, f_ok = start.fail, start.ok, start.fail_score, start.ok_score
+    last, stalls, checkpoint, probes = start.last, start.stalls, start.checkpoint, start.probes
+    if math.isnan(checkpoint):
+        checkpoint = abs(ok - fail)
+    illinois = policy.illinois
+    for _ in range(max_probes):
+        width = abs(ok - fail)
+        if width <= (atol if not rtol else (rtol * abs(ok) if not atol else atol + rtol * abs(ok))):
+            break
+        b = Bracket(fail, ok, f_fail, f_ok, last, stalls, checkpoint, probes)
+        proposal = policy.propose(b)
+        if proposal is None:
+            break
+        x, bisected = proposal
+        if not b.inside(x):
+            break
+        passed, score = test(x)
+        probes += 1
+        if passed:
+            ok, f_ok = x, score
+            if illinois and last == 1:  # the failing end has not moved twice in a row: halve its weight
+                f_fail *= 0.5
+            last = 1
+        else:
+            fail, f_fail = x, score
+            if illinois and last == -1:
+                f_ok *= 0.5
+            last = -1
+        width = abs(ok - fail)
+        if bisected or width <= 0.5 * checkpoint:
+            checkpoint, stalls = width, 0
+        else:
+            stalls += 1
+    return Bracket(fail, ok, f_fail, f_ok, last, stalls, checkpoint, probes)

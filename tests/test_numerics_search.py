@@ -1,0 +1,200 @@
+"""The one safe monotone search (sufficientdp._numerics.search, issue 11).
+
+Pinned to independent truth: thresholds chosen by the test, math.isqrt, and a replay of every probe that checks the
+bracket invariant ("fails at fail, passes at ok", every probe strictly inside) on predicates that are not monotone.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from sufficientdp._errors import ParameterError
+from sufficientdp._numerics.search import (
+    Bracket,
+    Creep,
+    Midpoint,
+    Policy,
+    RegulaFalsi,
+    scan,
+    search,
+    verdict,
+)
+
+
+class _Recorder:
+    """A test that records (x, verdict) and answers from ``fn``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.calls: list[tuple[float, bool]] = []
+
+    def __call__(self, x: float) -> tuple[bool, float]:
+        ok, score = self.fn(x)
+        self.calls.append((x, ok))
+        return ok, score
+
+
+def _replay(start: Bracket, calls: list[tuple[float, bool]], end: Bracket) -> None:
+    """Every probe strictly inside the bracket of its time; the final ends are the replayed ones."""
+    fail, ok = start.fail, start.ok
+    for x, passed in calls:
+        assert min(fail, ok) < x < max(fail, ok), (x, fail, ok)
+        if passed:
+            ok = x
+        else:
+            fail = x
+    assert (end.fail, end.ok) == (fail, ok)
+    assert end.probes == len(calls)
+
+
+def _noisy(seed: int, threshold: float, flip: float):
+    """Passes above ``threshold``, except that each point's verdict is flipped with probability ``flip`` (the
+    same point always gets the same verdict): not monotone."""
+    def fn(x: float) -> tuple[bool, float]:
+        r = random.Random(hash((seed, x))).random()
+        passed = (x >= threshold) != (r < flip)
+        return passed, random.Random(hash((seed, x, 1))).uniform(-1.0, 1.0)  # scores as adversarial
+    return fn
+
+
+_POLICIES = [
+    lambda: Midpoint("arithmetic"),
+    lambda: Midpoint("geometric"),
+    lambda: Midpoint("log-geometric"),
+    lambda: Midpoint("geometric", arithmetic_within=2.0),
+    lambda: RegulaFalsi(anchor="ok"),
+    lambda: RegulaFalsi(anchor="fail", log=True, margin_frac=0.02, lean=1e-4),
+    lambda: RegulaFalsi(anchor="fail", margin=1e-4, max_stalls=3, strict=True, guard_bisection=True),
+    lambda: Creep(rel=1e-3, first=0.3),
+]
+
+
+@pytest.mark.parametrize("make", _POLICIES)
+@pytest.mark.parametrize("seed", range(6))
+def test_the_invariant_holds_on_non_monotone_predicates(make, seed: int) -> None:
+    rec = _Recorder(_noisy(seed, threshold=0.2 + 0.05 * seed, flip=0.3))
+    start = Bracket(fail=1e-3, ok=0.9, fail_score=1.0, ok_score=-1.0)
+    end = search(rec, start, make(), max_probes=40, rtol=1e-9)
+    _replay(start, rec.calls, end)
+    # the answer is the starting ok end or a point observed to pass; the fail end likewise
+    assert end.ok == start.ok or (end.ok, True) in rec.calls
+    assert end.fail == start.fail or (end.fail, False) in rec.calls
+    assert len(rec.calls) <= 40
+
+
+def test_the_largest_passing_point_when_ok_is_below_fail() -> None:
+    for n in (0, 1, 2, 3, 15, 16, 17, 10**6, 10**12 + 7):
+        rec = _Recorder(lambda k, n=n: (k * k <= n, math.nan))
+        start = Bracket(fail=n + 1, ok=0)
+        end = search(rec, start, Midpoint("integer"), max_probes=200)
+        assert end.ok == math.isqrt(n) and end.fail == math.isqrt(n) + 1
+        _replay(start, rec.calls, end)
+
+
+@pytest.mark.parametrize("mean", ["arithmetic", "geometric", "log-geometric"])
+def test_a_monotone_threshold_is_found_to_the_tolerance(mean: str) -> None:
+    for t in (1e-6, 0.0123, 0.5, 0.987):
+        end = search(verdict(lambda x, t=t: x >= t), Bracket(fail=1e-9, ok=1.0), Midpoint(mean), max_probes=500,
+                     rtol=1e-10)
+        assert end.fail < t <= end.ok
+        assert end.ok - end.fail <= 1e-10 * end.ok
+
+
+def test_the_tolerance_and_the_probe_budget_stop_the_search() -> None:
+    rec = _Recorder(lambda x: (x >= 0.3, math.nan))
+    end = search(rec, Bracket(fail=0.0, ok=1.0), Midpoint(), max_probes=7)
+    assert len(rec.calls) == 7 == end.probes
+    assert end.ok - end.fail == pytest.approx(2.0**-7)
+    rec = _Recorder(lambda x: (x >= 0.3, math.nan))
+    end = search(rec, Bracket(fail=0.0, ok=1.0), Midpoint(), max_probes=100, atol=0.01)
+    assert end.ok - end.fail <= 0.01 < 2 * (end.ok - end.fail)  # stops as soon as the width is within atol
+    end = search(rec, Bracket(fail=0.0, ok=1.0), Midpoint(), max_probes=0)
+    assert (end.fail, end.ok, end.probes) == (0.0, 1.0, 0)
+
+
+def test_regula_falsi_reaches_the_bisection_tolerance_with_fewer_probes() -> None:
+    def smooth(x: float) -> tuple[bool, float]:  # root at x = log(1000) / 7
+        excess = math.log(1000.0) - 7.0 * x
+        return excess <= 0.0, excess
+
+    root = math.log(1000.0) / 7.0
+    bis, rf = _Recorder(smooth), _Recorder(smooth)
+    start = Bracket(fail=0.0, ok=5.0, fail_score=smooth(0.0)[1], ok_score=smooth(5.0)[1])
+    e1 = search(bis, start, Midpoint(), max_probes=200, atol=1e-9)
+    e2 = search(rf, start, RegulaFalsi(anchor="fail", margin=0.45e-9), max_probes=200, atol=1e-9)
+    for e in (e1, e2):
+        assert e.fail < root <= e.ok and e.ok - e.fail <= 1e-9
+    assert len(rf.calls) < len(bis.calls) / 4
+
+
+def test_regula_falsi_bisects_after_max_stalls() -> None:
+    # a score that interpolation trusts but that puts every probe next to the failing end: stalls, then bisects
+    def lopsided(x: float) -> tuple[bool, float]:
+        return x >= 0.9, (1e-9 if x < 0.9 else -1.0)
+
+    rec = _Recorder(lopsided)
+    policy = RegulaFalsi(anchor="fail", margin=1e-6, max_stalls=2, strict=True)
+    search(rec, Bracket(fail=0.0, ok=1.0, fail_score=1e-9, ok_score=-1.0), policy, max_probes=4)
+    xs = [x for x, _ in rec.calls]
+    assert xs[0] == pytest.approx(1e-6) and xs[1] == pytest.approx(2e-6)  # interpolation, kept a margin inside
+    assert xs[2] == pytest.approx(0.5 * (2e-6 + 1.0))  # two stalls: the midpoint
+
+
+def test_creep_probes_the_estimate_then_steps_up_by_units_in_the_last_place() -> None:
+    rec = _Recorder(lambda x: (x >= 0.3, math.nan))
+    end = search(rec, Bracket(fail=0.0, ok=0.5), Creep(rel=0.0, first=0.3), max_probes=10)
+    assert end.ok == 0.3 and len(rec.calls) == 1
+    t = math.nextafter(math.nextafter(0.3, 1.0), 1.0)
+    rec = _Recorder(lambda x: (x >= t, math.nan))
+    end = search(rec, Bracket(fail=0.0, ok=0.5), Creep(rel=0.0, first=0.3), max_probes=10)
+    assert end.ok == t and [x for x, _ in rec.calls] == [0.3, math.nextafter(0.3, 1.0), t]
+
+
+def test_a_proposal_outside_the_bracket_ends_the_search() -> None:
+    class Outside(Policy):
+        def propose(self, b: Bracket) -> tuple[float, bool]:
+            return b.ok, True
+
+    rec = _Recorder(lambda x: (True, math.nan))
+    assert search(rec, Bracket(fail=0.0, ok=1.0), Outside(), max_probes=5).ok == 1.0
+    assert rec.calls == []
+
+
+def test_scan_returns_the_point_before_the_flip_and_the_flip() -> None:
+    seen: list[float] = []
+
+    def up(x: float) -> bool:
+        seen.append(x)
+        return x >= 0.35
+
+    assert scan(up, [0.1, 0.2, 0.3, 0.4, 0.5], until=True) == (0.3, 0.4)
+    assert seen == [0.1, 0.2, 0.3, 0.4]  # stops at the flip
+    assert scan(up, [0.4, 0.5], until=True) == (None, 0.4)
+    assert scan(up, [0.1, 0.2], until=True) == (0.2, None)
+    assert scan(up, [0.5, 0.45, 0.3, 0.2], until=False) == (0.45, 0.3)
+    assert scan(up, [], until=True) == (None, None)
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: search(verdict(bool), Bracket(0.0, 1.0), Midpoint(), max_probes=-1), "max_probes"),
+    (lambda: search(verdict(bool), Bracket(0.0, 1.0), Midpoint(), max_probes=2.5), "max_probes"),
+    (lambda: search(verdict(bool), Bracket(0.0, 1.0), Midpoint(), max_probes=3, atol=-1.0), "atol"),
+    (lambda: search(verdict(bool), Bracket(0.0, 1.0), Midpoint(), max_probes=3, rtol=math.nan), "rtol"),
+    (lambda: Midpoint("median"), "mean"),
+    (lambda: Midpoint("arithmetic", arithmetic_within=2.0), "arithmetic_within"),
+    (lambda: Midpoint("geometric", arithmetic_within=1.0), "arithmetic_within"),
+    (lambda: RegulaFalsi(anchor="middle"), "anchor"),
+    (lambda: RegulaFalsi(margin_frac=0.5), "margin_frac"),
+    (lambda: RegulaFalsi(margin=-1.0), "margin"),
+    (lambda: RegulaFalsi(margin=0.1, margin_frac=0.1), "margin"),
+    (lambda: RegulaFalsi(lean=math.inf), "lean"),
+    (lambda: RegulaFalsi(max_stalls=0), "max_stalls"),
+    (lambda: Creep(rel=-1e-16), "rel"),
+])
+def test_bad_arguments_raise_parameter_error_naming_the_parameter(call, name: str) -> None:
+    with pytest.raises(ParameterError, match=name):
+        call()
+    assert issubclass(ParameterError, ValueError)
