@@ -1,4 +1,4 @@
-"""Seed 001's printed calibration numbers, pinned (and the reproduction script, run in --quick mode).
+"""Seed 001's printed calibration numbers, pinned (and ``docs/reproduction.md``'s generator, run in --quick mode).
 
 Every expected value carries its source: the paper's section (seed 001 = ``001_3d8ddaba8b46cf9c.txt``) with a
 tolerance equal to the printed precision (half a unit of the last printed digit), ``ERRATA.md`` where the paper is
@@ -11,15 +11,22 @@ import itertools
 import math
 from fractions import Fraction
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
-from tests.oracles.scripts import load_script
 
+from sufficientdp._errors import ParameterError
 from sufficientdp.calibration import calibrate, local_q, sigma_per_sqrt_n
-from sufficientdp.calibration.paper import paper_eq_6_3_q, paper_maurer_heuristic
+from sufficientdp.calibration.paper import (
+    paper_eq_6_3_limit_q,
+    paper_eq_6_3_q,
+    paper_maurer_heuristic,
+    paper_maurer_middle_line,
+)
 from sufficientdp.ratio import ratio_moments
+from sufficientdp.ratio.exact import five_bit_tail, outlier_alone
+from sufficientdp.ratio.sampling import count_ratio_above
+from sufficientdp.report.reproduction import MATCH, MATCH_PREC, NO, build, rounding_status, settings_for
 
 mpmath = pytest.importorskip("mpmath")
 
@@ -215,20 +222,15 @@ def test_calibrated_q_meets_3_12_from_both_sides() -> None:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# The reproduction script
+# The reproduction's tails and its generator (sufficientdp.report.reproduction, scripts/reproduce_001.py)
 # --------------------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def script() -> ModuleType:
-    return load_script("reproduce_001")
-
-
 @pytest.mark.parametrize("n", [2, 3, 4])
 @pytest.mark.parametrize("q", [0.1692, 0.3])
-def test_exact_tail_against_brute_force(script: ModuleType, n: int, q: float) -> None:
+def test_exact_tail_against_brute_force(n: int, q: float) -> None:
     # P[R >= lam] for L = 5 by enumerating all 6^N report classes (zero reports and the outlier).
     bits = 5
     p0 = [math.comb(bits, j) * q**j * (1 - q) ** (bits - j) for j in range(bits + 1)]
-    w = script.ratio_weights(q, bits)
+    w = [(q / (1 - q)) ** (bits - 2 * j) for j in range(bits + 1)]  # seed 001 eq. (3.2)
     lams = [1.3, 2.0, math.e**2, 40.0]
     brute = np.zeros(len(lams))
     for ls in itertools.product(range(bits + 1), repeat=n):
@@ -237,35 +239,78 @@ def test_exact_tail_against_brute_force(script: ModuleType, n: int, q: float) ->
             pr *= p0[j]
         r = sum(w[j] for j in ls) / n
         brute += pr * np.array([r >= lam for lam in lams])
-    got = script.exact_tail_l5(q, population=n, thresholds=lams)
+    got = five_bit_tail(q=q, population=n, thresholds=lams)
     for g, b in zip(got, brute):
         assert g.value <= b + 1e-12
         assert b <= g.value + g.truncated + 1e-12
 
 
-def test_monte_carlo_tail_covers_exact(script: ModuleType) -> None:
+def test_monte_carlo_tail_covers_exact() -> None:
     # Seeded MC of eq. (3.5)-(3.6): the 99.99% interval misses the exact value with probability 1e-4.
     q, n, lam = 0.1692, 300, math.e**2
-    exact = script.exact_tail_l5(q, population=n, thresholds=[lam])[0].value
-    est = script.mc_tail(q, bits=5, population=n, thresholds=[lam], samples=200_000,
-                         rng=np.random.default_rng(2024))[0]
+    exact = five_bit_tail(q=q, population=n, thresholds=[lam])[0].value
+    est = count_ratio_above(q=q, bits=5, population=n, thresholds=[lam], samples=200_000,
+                            rng=np.random.default_rng(2024))[0]
     se = math.sqrt(exact * (1 - exact) / est.samples)
     assert abs(est.estimate - exact) <= 3.9 * se
     assert est.lower <= est.estimate <= est.upper
 
 
-def test_rounding_status(script: ModuleType) -> None:
-    assert script.rounding_status(0.244552, "0.2446") == script.MATCH
-    assert script.rounding_status(0.244537, "0.2446") == script.MATCH_PREC
-    assert script.rounding_status(0.196358, "0.1778") == script.NO
-    assert script.rounding_status(11.02, "12") == script.NO  # one unit, but 8% off
+@pytest.mark.parametrize(("q", "bits", "n", "lam"), [(0.1, 5, 10, 2.0), (0.1692, 5, 1000, math.e**2),
+                                                    (0.3, 3, 4, 1.5), (0.45, 5, 100, 50.0)])
+def test_outlier_alone_against_fractions(q: float, bits: int, n: int, lam: float) -> None:
+    # P[(N - 1) + w(l1) >= N lam], l1 ~ Bin(L, p), summed term by term in exact rationals (seed 001 eq. 3.2).
+    qf = Fraction(q)
+    pf = 1 - qf
+    hits = [l1 for l1 in range(bits + 1) if (n - 1) + (qf / pf) ** (bits - 2 * l1) >= n * Fraction(lam)]
+    want = sum(math.comb(bits, l1) * pf**l1 * qf ** (bits - l1) for l1 in hits)
+    got, l_star = outlier_alone(q=q, bits=bits, population=n, ratio=lam)
+    assert got == pytest.approx(float(want), rel=1e-12, abs=0.0)
+    assert l_star == (min(hits) if hits else None)
+
+
+def test_maurer_middle_line_and_6_3_limit_against_mpmath() -> None:
+    # The middle line of (3.17) as printed (keeping phi^(2L)), and the level phi^L = N eps of (6.3) as k grows.
+    with mpmath.workdps(50):
+        for q, bits, n, beta in ((0.1692, 5, 1000, 3.0), (0.351, 40, 10_000_000, 3.05), (0.2446, 5, 5000, 3.5)):
+            qq = mpmath.mpf(q)
+            phi = ((1 - qq) ** 3 + qq**3) / ((1 - qq) * qq)
+            psi = phi**2 + phi - 1
+            var = (n - 1) * (phi**bits - 1) + psi**bits - phi ** (2 * bits)
+            ref = mpmath.exp(-beta**2 * var / (2 * ((n - 1) * phi**bits + psi**bits)))
+            got = paper_maurer_middle_line(q, bits=bits, population=n, beta=beta)
+            assert got == pytest.approx(float(ref), rel=1e-10)
+        q_inf = paper_eq_6_3_limit_q(bits=40, population=10_000_000, epsilon=2.0)
+        qq = mpmath.mpf(q_inf)
+        phi = ((1 - qq) ** 3 + qq**3) / ((1 - qq) * qq)
+        assert float(phi**40 / (mpmath.mpf(10_000_000) * 2)) == pytest.approx(1.0, rel=1e-12)
+    # §6.1: q(k) from (6.3) levels off there (0.33004 at k = 200, 0.330064 at k = 5000)
+    q_far = paper_eq_6_3_q(bits=40, population=10_000_000, epsilon=2.0, reports=5000)
+    assert abs(q_far - q_inf) < 1e-5
+
+
+def test_reproduction_tails_refuse_bad_parameters() -> None:
+    with pytest.raises(ParameterError, match="q"):
+        count_ratio_above(q=0.7, bits=5, population=10, thresholds=[2.0], samples=10, rng=1)
+    with pytest.raises(ParameterError, match="thresholds"):
+        count_ratio_above(q=0.2, bits=5, population=10, thresholds=[-1.0], samples=10, rng=1)
+    with pytest.raises(ParameterError, match="population"):
+        five_bit_tail(q=0.2, population=1, thresholds=[2.0])
+    with pytest.raises(ParameterError, match="ratio"):
+        outlier_alone(q=0.2, bits=5, population=10, ratio=0.0)
+
+
+def test_rounding_status() -> None:
+    assert rounding_status(0.244552, "0.2446") == MATCH
+    assert rounding_status(0.244537, "0.2446") == MATCH_PREC
+    assert rounding_status(0.196358, "0.1778") == NO
+    assert rounding_status(11.02, "12") == NO  # one unit, but 8% off
 
 
 @pytest.mark.slow
-def test_script_quick_run_writes_every_section(script: ModuleType, tmp_path: Path) -> None:
-    out = tmp_path / "reproduction.md"
-    assert script.main(["--quick", "--seed", "3", "--output", str(out)]) == 0
-    text = out.read_text(encoding="utf-8")
+def test_quick_build_writes_every_section(tmp_path: Path) -> None:
+    text, disagreements = build(settings_for(quick=True, seed=3))
+    assert disagreements == []
     for header in ("# Reproduction of seed 001", "## Summary", "## §3.3", "### First table", "### Second table",
                    "## §3.4", "### L = 40, N = 10M", "## §4", "## §6.1", "## eta = P[R > lambda]",
                    "## Cross-check", "## Census semantics (seed 004)", "### Table 1", "### Table 2",

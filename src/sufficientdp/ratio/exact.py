@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -41,8 +42,10 @@ from scipy.special import gammaln, logsumexp
 
 from .._errors import DataError, ParameterError
 from .._numerics.binomial import log_binom_pmf_all
-from .._validation import check_int, check_open_interval
+from .._numerics.stats import scipy_stats
+from .._validation import check_int, check_open_interval, check_positive_finite
 from ..loss import MERGE_TOL, PrivacyLossDistribution
+from ._chernoff import levels
 
 __all__ = [
     "MAX_BITS",
@@ -51,8 +54,11 @@ __all__ = [
     "MAX_RATIO_STATES",
     "RATIO_MERGE_TOL",
     "RatioDistribution",
+    "TruncatedTail",
+    "five_bit_tail",
     "histogram_count",
     "homogeneous_ratio_distribution",
+    "outlier_alone",
     "privacy_ratio",
     "ratio_distribution",
 ]
@@ -514,6 +520,155 @@ def homogeneous_ratio_distribution(
             "outlier_in": outlier_in,
         },
     )
+
+
+@dataclass(frozen=True, slots=True)
+class TruncatedTail:
+    """``P[R(S) >= lambda]`` by enumeration with a truncated mass: the truth lies in ``[value, value + truncated]``
+    (:func:`five_bit_tail`)."""
+
+    value: float
+    truncated: float
+
+
+def five_bit_tail(*, q: float, population: int, thresholds: Sequence[float],
+                  delta: float = 1e-15) -> list[TruncatedTail]:
+    """``P[R(S) >= lambda]`` for L = 5 in the homogeneous configuration, by enumeration (seed 001 eq. 3.5-3.6).
+
+    The N - 1 zero reports give counts ``(t_0..t_5) ~ Multinomial(N - 1, Bin(5, q))``, generated sequentially as
+    ``t_5 ~ Bin(N-1, p_5)``, ``t_4 | t_5 ~ Bin(N-1-t_5, p_4/(p_0+..+p_4))``, ... . The "high" counts
+    ``(t_5, t_4, t_3)`` are enumerated on a grid, and for every remainder ``m_3 = N-1-t_5-t_4-t_3`` the law of the
+    "low" part ``t_2 w_2 + t_1 w_1 + t_0 w_0`` is enumerated over ``(t_2, t_1)``, sorted, and queried for the
+    residual threshold; the outlier's count class ``l ~ Bin(5, p)`` is summed out (``w_l = (q/p)**(5 - 2l)``,
+    eq. 3.2). Each count ``t_c`` (c >= 1) is restricted to the central range that leaves at most ``delta`` of its
+    Bin(N-1, p_c) marginal on each side, so (union bound) the omitted mass is at most the sum of those tails,
+    returned as ``truncated``.
+
+    The enumeration behind ``docs/reproduction.md``'s "exact" tail column (the paper's L = 5 tables, N <= 5000):
+    an implementation independent of :func:`sufficientdp.ratio.tail.exact_tail` (which brackets ``P[R > lambda]``
+    for any j through the shared Chernoff engine), so each checks the other.
+
+    Args:
+        q: flip probability in (0, 0.5).
+        population: N >= 2.
+        thresholds: the values of ``lambda`` (> 0).
+        delta: mass left out on each side of each count's marginal, in (0, 1).
+
+    Returns:
+        One :class:`TruncatedTail` per threshold, in order.
+
+    Raises:
+        ParameterError: a parameter out of range.
+
+    References:
+        ``papers/001_3d8ddaba8b46cf9c.txt`` (seed 001) eq. (3.2), (3.5)-(3.6), §3.3.
+
+    Example:
+        >>> t = five_bit_tail(q=0.169199, population=1000, thresholds=[float(np.exp(2.0))])[0]
+        >>> round(t.value, 6), t.truncated < 1e-13
+        (0.003706, True)
+    """
+    q = _check_q(q)
+    population = check_int("population", population, minimum=2)
+    lams = [check_positive_finite("thresholds", t) for t in thresholds]
+    delta = check_open_interval("delta", delta, 0.0, 1.0)
+    binom = scipy_stats().binom
+    bits = 5
+    n = population - 1
+    lvals = np.arange(bits + 1)
+    p0 = binom.pmf(lvals, bits, q)
+    p1 = p0[::-1].copy()
+    w = np.exp(levels(q, bits)[1])
+    a4 = p0[4] / p0[:5].sum()
+    a3 = p0[3] / p0[:4].sum()
+    a2 = p0[2] / p0[:3].sum()
+    a1 = p0[1] / p0[:2].sum()
+    lf = gammaln(np.arange(n + 2) + 1.0)  # log k!
+
+    def logpmf(k: np.ndarray, m: np.ndarray, a: float) -> np.ndarray:
+        k, m = np.broadcast_arrays(k, m)
+        ok = (k >= 0) & (k <= m)
+        kk, mm = np.where(ok, k, 0), np.where(ok, m, 0)
+        val = lf[mm] - lf[kk] - lf[mm - kk] + kk * math.log(a) + (mm - kk) * math.log1p(-a)
+        out: np.ndarray = np.where(ok, val, -np.inf)
+        return out
+
+    ranges: dict[int, np.ndarray] = {}
+    truncated = 0.0
+    for c in range(1, bits + 1):
+        lo = max(int(binom.ppf(delta, n, p0[c])), 0)
+        hi = min(int(binom.isf(delta, n, p0[c])), n)
+        ranges[c] = np.arange(lo, hi + 1)
+        truncated += float(binom.cdf(lo - 1, n, p0[c]) + binom.sf(hi, n, p0[c]))
+
+    t5 = ranges[5][:, None, None]
+    t4 = ranges[4][None, :, None]
+    t3 = ranges[3][None, None, :]
+    lp_high = (logpmf(t5, np.full_like(t5, n), p0[5]) + logpmf(t4, n - t5, a4) + logpmf(t3, n - t5 - t4, a3))
+    high = t5 * w[5] + t4 * w[4] + t3 * w[3]
+    m3 = n - t5 - t4 - t3
+    lp_high, high, m3 = (np.broadcast_to(a, lp_high.shape).ravel() for a in (lp_high, high, m3))
+    keep = np.isfinite(lp_high) & (m3 >= 0)
+    p_high, high, m3 = np.exp(lp_high[keep]), high[keep], m3[keep]
+
+    cuts = np.asarray(lams, dtype=float) * population
+    # residual threshold for the low part: y = N lam - w[l_outlier] - high
+    y = cuts[None, :, None] - w[None, None, :] - high[:, None, None]  # (combo, threshold, outlier l)
+    order = np.argsort(m3, kind="stable")
+    splits = np.flatnonzero(np.diff(m3[order])) + 1
+    t2 = ranges[2][:, None]
+    t1 = ranges[1][None, :]
+    total = np.zeros(len(cuts))
+    for grp in np.split(order, splits):
+        m = int(m3[grp[0]])
+        mm = np.full(t2.shape, m)
+        lp = logpmf(t2, mm, a2) + logpmf(t1, m - t2, a1)
+        ok = np.isfinite(lp)
+        low = (m * w[0] + t2 * (w[2] - w[0]) + t1 * (w[1] - w[0]))
+        low = np.broadcast_to(low, lp.shape)[ok]
+        pr = np.exp(lp[ok])
+        srt = np.argsort(low)
+        low, pr = low[srt], pr[srt]
+        suffix = np.concatenate([np.cumsum(pr[::-1])[::-1], [0.0]])  # suffix[i] = P[low >= low[i]]
+        g = suffix[np.searchsorted(low, y[grp], side="left")]  # P[low >= y]
+        total += np.einsum("c,ctl,l->t", p_high[grp], g, p1)
+    return [TruncatedTail(float(v), truncated) for v in total]
+
+
+def outlier_alone(*, q: float, bits: int, population: int, ratio: float) -> tuple[float, int | None]:
+    """``P[(N - 1) + w_{l1} >= N lambda]`` with ``l1 ~ Bin(L, p)`` and ``w_l = (q/p)**(L - 2l)`` (seed 001
+    eq. 3.2, 3.6): the chance that the outlier's own report pushes ``R(S)`` to ``lambda = ratio`` while the
+    ``N - 1`` zero reports sit at their mean ``E X0 = 1`` (eq. 7.6). A reference point for the tail, not a bound.
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1.
+        population: N >= 2.
+        ratio: the threshold ``lambda`` (> 0).
+
+    Returns:
+        The probability and the smallest such ``l1`` (None if no outlier report suffices).
+
+    Raises:
+        ParameterError: a parameter out of range.
+
+    References:
+        ``papers/001_3d8ddaba8b46cf9c.txt`` (seed 001) eq. (3.2), (3.6), (7.6).
+
+    Example:
+        >>> outlier_alone(q=0.1, bits=5, population=10, ratio=2.0)[1]  # w_l = 9**(2l - 5) >= 10 * 2 - 9 first at l = 4
+        4
+    """
+    q = _check_q(q)
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=2)
+    ratio = check_positive_finite("ratio", ratio)
+    lvals = np.arange(bits + 1)
+    w = np.exp(levels(q, bits)[1])
+    hit = w >= population * ratio - (population - 1)
+    if not hit.any():
+        return 0.0, None
+    return float(scipy_stats().binom.pmf(lvals, bits, 1.0 - q)[hit].sum()), int(lvals[hit].min())
 
 
 def _codes_to_lists(codes: Sequence[int], bits: int) -> list[list[int]]:

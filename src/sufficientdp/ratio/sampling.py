@@ -24,6 +24,7 @@ sample (:meth:`RatioSample.tail`) is an estimate with a Clopper-Pearson interval
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,9 @@ from numpy.typing import NDArray
 
 from .._errors import ParameterError
 from .._frozen import readonly
+from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
+from ._chernoff import levels
 from .k_reports import (
     _check_config,
     _Config,
@@ -42,7 +45,7 @@ from .k_reports import (
 )
 from .result import TailResult
 
-__all__ = ["MAX_SAMPLES", "RatioSample", "sample_privacy_ratio"]
+__all__ = ["MAX_SAMPLES", "RatioSample", "ThresholdCount", "count_ratio_above", "sample_privacy_ratio"]
 
 #: Largest number of draws one call returns (8 bytes each).
 MAX_SAMPLES = 20_000_000
@@ -185,3 +188,101 @@ def _sample_reverse(cfg: _Config, size: int, rng: np.random.Generator) -> NDArra
     p0 = binom.pmf(np.arange(cfg.j + 1), cfg.j, cfg.q)
     return np.asarray(rng.multinomial(cfg.n, p0 / p0.sum(), size=size), dtype=np.float64)
 
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdCount:
+    """Plain Monte Carlo count of ``R(S) >= lambda`` (and of ``R(S) > lambda``) with a 95% Clopper-Pearson interval
+    for ``P[R(S) >= lambda]`` (an estimate; :func:`count_ratio_above`).
+
+    Attributes:
+        hits: draws with ``R >= lambda``.
+        hits_strict: draws with ``R > lambda``.
+        samples: number of draws.
+        lower, upper: the exact (Clopper-Pearson) 95% interval of ``hits / samples``.
+    """
+
+    hits: int
+    hits_strict: int
+    samples: int
+    lower: float
+    upper: float
+
+    @property
+    def estimate(self) -> float:
+        """``hits / samples``."""
+        return self.hits / self.samples
+
+    def contains(self, x: float) -> bool:
+        """Whether ``x`` lies in ``[lower, upper]``."""
+        return self.lower <= x <= self.upper
+
+
+def count_ratio_above(*, q: float, bits: int, population: int, thresholds: Sequence[float], samples: int,
+                      rng: np.random.Generator | int | None, chunk: int | None = None) -> list[ThresholdCount]:
+    """Estimate ``P[R(S) >= lambda]`` for each ``lambda`` in ``thresholds`` by plain Monte Carlo of seed 001
+    eq. (3.5)-(3.6), homogeneous configuration (``N - 1`` zero vectors, one all-ones outlier, one report each).
+
+    ``T ~ Multinomial(N - 1, Bin(L, q) pmf) + Multinomial(1, Bin(L, p) pmf)`` and
+    ``R = (1/N) sum_l T_l w_l`` with ``w_l = (q/p)**(L - 2l)`` (eq. 3.2); every threshold is read from the same
+    draws, compared in the linear domain (``N R >= N lambda``). This is the independent plain simulation that
+    ``docs/reproduction.md`` sets beside the exact tails (no importance sampling, unlike
+    :func:`sufficientdp.ratio.tail.mc_tail`; a different random stream from :func:`sample_privacy_ratio`, which
+    draws the outlier's report as a one-trial multinomial). An estimate (``kind="estimate"``), not a bound.
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1.
+        population: N >= 2.
+        thresholds: the values of ``lambda`` (> 0).
+        samples: number of draws (>= 1).
+        rng: a seeded ``numpy.random.Generator`` or an int seed (None: fresh entropy).
+        chunk: draws per batch (default ``max(10_000, 2_000_000 // (L + 1))``; the draws depend on it).
+
+    Returns:
+        One :class:`ThresholdCount` per threshold, in order.
+
+    Raises:
+        ParameterError: a parameter out of range.
+
+    References:
+        ``papers/001_3d8ddaba8b46cf9c.txt`` (seed 001) eq. (3.2), (3.5)-(3.6), §3.3.
+
+    Example:
+        >>> c = count_ratio_above(q=0.1692, bits=5, population=1000, thresholds=[np.exp(2.0)], samples=20_000,
+        ...                       rng=np.random.default_rng(1))[0]
+        >>> c.lower <= 0.003706 <= c.upper  # the exact tail (docs/reproduction.md)
+        True
+    """
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1)
+    population = check_int("population", population, minimum=2)
+    samples = check_int("samples", samples, minimum=1)
+    lams = [check_positive_finite("thresholds", t) for t in thresholds]
+    gen = check_rng(rng)
+    if chunk is None:
+        chunk = max(10_000, 2_000_000 // (bits + 1))
+    chunk = check_int("chunk", chunk, minimum=1)
+    lvals = np.arange(bits + 1)
+    stats = scipy_stats()
+    p0 = stats.binom.pmf(lvals, bits, q)
+    p0 = p0 / p0.sum()
+    p1 = p0[::-1].copy()
+    w = np.exp(levels(q, bits)[1])
+    cuts = np.asarray(lams, dtype=float) * population
+    ge = np.zeros(len(cuts), dtype=np.int64)
+    gt = np.zeros(len(cuts), dtype=np.int64)
+    done = 0
+    while done < samples:
+        m = min(chunk, samples - done)
+        x = gen.multinomial(population - 1, p0, size=m) @ w
+        x += w[gen.choice(bits + 1, size=m, p=p1)]
+        for i, c in enumerate(cuts):
+            ge[i] += np.count_nonzero(x >= c)
+            gt[i] += np.count_nonzero(x > c)
+        done += m
+    out = []
+    for i in range(len(cuts)):
+        ci = stats.binomtest(int(ge[i]), samples).proportion_ci(confidence_level=0.95, method="exact")
+        out.append(ThresholdCount(int(ge[i]), int(gt[i]), samples, float(ci.low), float(ci.high)))
+    return out
