@@ -44,11 +44,12 @@ local randomizer: ``epsilon0 = k L log(p/q)``, exact for bit-vector randomized r
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ParameterError
+from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..parameters import local_q
 
@@ -370,15 +371,7 @@ def bbgn19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
     if not ok(hi):
         return _result("bbgn19", epsilon0, n, None, delta,
                        f"some epsilon < epsilon0 = {epsilon0:g} with blanket delta <= {delta:g} (none exists)")
-    lo = 0.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
+    hi = search(verdict(ok), Bracket(fail=0.0, ok=hi), Midpoint(), max_probes=200).ok  # epsilon > 0: 0 the low end
     return _result("bbgn19", epsilon0, n, hi, delta, None)
 
 
@@ -486,22 +479,20 @@ def max_epsilon0(bound: str, *, epsilon: float, delta: float, n: int) -> Epsilon
     if hi > 0.0 and _certifies(bound, hi, n, epsilon, delta):
         found = hi
     elif hi > 0.0:
-        lo = 0.0
-        # lo = 0 is feasible in the limit; find a positive feasible point first
-        probe = hi
-        while probe > 1e-12 and not _certifies(bound, probe, n, epsilon, delta):
-            probe *= 0.5
-        if probe > 1e-12:
-            lo, top = probe, hi
-            for _ in range(200):
-                mid = 0.5 * (lo + top)
-                if mid <= lo or mid >= top:
-                    break
-                if _certifies(bound, mid, n, epsilon, delta):
-                    lo = mid
-                else:
-                    top = mid
-            found = lo
+        # 0 is feasible in the limit; find a positive feasible point first (halving from hi), then the
+        # largest certified epsilon0 below the failing hi
+        def certifies(e0: float) -> bool:
+            return _certifies(bound, e0, n, epsilon, delta)
+
+        def halving(top: float) -> Iterator[float]:
+            probe = top
+            while probe > 1e-12:
+                yield probe
+                probe *= 0.5
+
+        _, low = scan(certifies, halving(hi), until=True)
+        if low is not None:
+            found = search(verdict(certifies), Bracket(fail=hi, ok=low), Midpoint(), max_probes=200).ok
     if found is None:
         r = _EPS_FUNCS[bound](epsilon, n, delta)
         why = r.failed_condition or "the bound exceeds epsilon for every epsilon0 in its range"

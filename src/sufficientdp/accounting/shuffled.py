@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
+from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
 from ..loss.distribution import PrivacyLossDistribution
@@ -594,27 +595,16 @@ def _best_scanned(pairs: _Pairs, where: dict[int, int], reps: list[int], n: int,
 def _smallest_feasible_delta(ok: Callable[[float], bool]) -> float | None:
     """Smallest probed ``delta`` in (0, 1) with ``ok(delta)`` (a bisection on log delta; the result is checked).
 
-    A coarse grid of ``log delta`` finds the first feasible point from below, then a bisection narrows the step
-    to it. The value returned is always one at which ``ok`` holds, so it is a rigorous certificate whether or not
-    ``ok`` is monotone (monotonicity only affects how small the answer is; the tests check it).
+    A coarse grid of ``log delta`` finds the first feasible point from below, then a bisection (geometric midpoint,
+    :mod:`sufficientdp._numerics.search`) narrows the step to it. The value returned is always one at which ``ok``
+    holds, so it is a rigorous certificate whether or not ``ok`` is monotone (monotonicity only affects how small
+    the answer is; the tests check it).
     """
     grid = [math.exp(-x) for x in np.linspace(700.0, 1e-9, 401)]
-    first = next((i for i, d in enumerate(grid) if ok(d)), None)
-    if first is None:
-        return None
-    hi = grid[first]
-    if first == 0:
-        return hi
-    lo = grid[first - 1]
-    for _ in range(80):
-        mid = math.exp(0.5 * (math.log(lo) + math.log(hi)))
-        if not lo < mid < hi:
-            break
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    below, first = scan(ok, grid, until=True)
+    if first is None or below is None:
+        return first
+    return search(verdict(ok), Bracket(fail=below, ok=first), Midpoint("log-geometric"), max_probes=80).ok
 
 
 #: Provenance of the data-processing bound (a proof, not a published statement).
