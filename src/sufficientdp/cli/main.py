@@ -13,6 +13,7 @@ import math
 import os
 import pkgutil
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -46,14 +47,14 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message}")
 
 
-def _progress(total: int, enabled: bool, desc: str) -> Any:
-    """A tqdm progress bar on stderr when available and enabled (drawn once the work has run two seconds: a
+def _progress(total: int, enabled: bool, desc: str, delay: float = 2.0) -> Any:
+    """A tqdm progress bar on stderr when available and enabled (drawn once the work has run ``delay`` seconds: a
     quick command prints nothing); otherwise a no-op object."""
     if enabled:
         try:
             from tqdm import tqdm
 
-            return tqdm(total=total, desc=desc, unit="rows", file=sys.stderr, leave=False, delay=2.0)
+            return tqdm(total=total, desc=desc, unit="rows", file=sys.stderr, leave=False, delay=delay)
         except ImportError:
             pass
 
@@ -67,20 +68,32 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
     return _Null()
 
 
+#: The progress clock (a module attribute so that the tests can move it).
+_clock = time.monotonic
+#: Seconds of work before a progress bar is created (tqdm costs about 0.1 s to import: a quick command never pays
+#: it; the bar is still drawn two seconds after the start).
+_BAR_AFTER = 1.0
+
+
 class _StepProgress:
-    """A ``progress(done, total)`` callback drawing a tqdm bar on stderr (created lazily on the first call)."""
+    """A ``progress(done, total)`` callback drawing a tqdm bar on stderr, created by the first call made at least
+    ``_BAR_AFTER`` seconds after this object and drawn two seconds after it."""
 
     def __init__(self, enabled: bool, desc: str, unit: str = "steps") -> None:
         self.enabled = enabled
         self.desc = desc
         self.unit = unit
         self.bar: Any = None
+        self.start = _clock()
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
             return
         if self.bar is None:
-            self.bar = _progress(total, True, self.desc)
+            waited = _clock() - self.start
+            if waited < _BAR_AFTER:
+                return
+            self.bar = _progress(total, True, self.desc, delay=max(0.0, 2.0 - waited))
             self.bar_done = 0
             if hasattr(self.bar, "unit"):
                 self.bar.unit = self.unit
