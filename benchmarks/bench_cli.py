@@ -8,8 +8,9 @@ because on a shared, loaded machine CPU time is the steadier number. Two baselin
 * with ``--base REV``, the same commands from a git worktree of revision REV (the previous implementation), run
   by the same interpreter with ``PYTHONPATH`` pointing at its sources — the ratio ``base / now`` is the speed-up.
 
-Usage: ``.venv/bin/python benchmarks/bench_cli.py [--repeats 3] [--base REV] [--only calibrate]``. Prints a
-markdown table (paste it into docs/benchmarks.md).
+Both trees are byte-compiled before the runs (as an installed package is). Usage:
+``.venv/bin/python benchmarks/bench_cli.py [--repeats 3] [--base REV] [--only account]`` (``--only``: the rows whose
+label contains that text). Prints a markdown table (paste it into docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -110,6 +111,11 @@ def run(repeats: int = 3, base: str | None = None, only: str | None = None, time
     py = sys.executable
     t0 = time.perf_counter()
     rows = []
+    # byte-compile both trees first, as an installed package is: with PYTHONDONTWRITEBYTECODE set (as on the shared
+    # machine) a tree whose sources changed since its last compile would otherwise recompile them on every run
+    for tree in [ROOT] + ([base_tree] if base_tree else []):
+        subprocess.run([py, "-m", "compileall", "-q", str(tree / "src" / "sufficientdp")], env=env,
+                       stdout=subprocess.DEVNULL, check=False)
     try:
         floor = _measure([py, "-c", "import numpy"], env, max(repeats, 5), timeout)
         for label, cli_args, target in COMMANDS:
