@@ -35,6 +35,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._numerics.search import Bracket, Midpoint, search
 from .._validation import (
     check_int,
     check_nonnegative_finite,
@@ -162,22 +163,24 @@ def shuffled_rr_exact_q(n: int, epsilon: float, delta: float, *, rel_tol: float 
     n = check_int("n", n, minimum=1)
     epsilon = check_positive_finite("epsilon", epsilon)
     delta = check_open_interval("delta", delta, 0.0, 1.0)
+    rel_tol = check_nonnegative_finite("rel_tol", rel_tol)
     lo = local_q(1, epsilon)  # local DP: delta = 0 <= target; feasible (the hi end)
     hi_feasible = lo
     low_end = 1e-12
     d, m = shuffled_rr_worst_delta(n, low_end, epsilon)
     if d <= delta:
         return low_end, m
-    a, b = low_end, hi_feasible  # a infeasible, b feasible
-    arg = 0
-    while (b - a) > rel_tol * b:
-        mid = 0.5 * (a + b)
-        d, m = shuffled_rr_worst_delta(n, mid, epsilon)
+    arg = [0]  # the worst pair at the feasible end
+
+    def test(q: float) -> tuple[bool, float]:
+        d, m = shuffled_rr_worst_delta(n, q, epsilon)
         if d <= delta:
-            b, arg = mid, m
-        else:
-            a = mid
-    return b, arg
+            arg[0] = m
+        return d <= delta, math.nan
+
+    # low_end infeasible, hi_feasible feasible; 200 halvings of a width <= 1/2 end below the floats near 1e-12
+    end = search(test, Bracket(fail=low_end, ok=hi_feasible), Midpoint(), max_probes=200, rtol=rel_tol)
+    return end.ok, arg[0]
 
 
 # ------------------------------------------------------------------------------------------ the comparison
