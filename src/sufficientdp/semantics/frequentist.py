@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
+from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._validation import check_positive_finite, check_real_array
 from ..accounting.conversions import max_power
 from ..accounting.mechanisms import GaussianPLD, binary_randomized_response
@@ -148,16 +149,11 @@ def _feasible(level: float, power: float, alphas: NDArray[np.float64], log_rhs: 
 
 
 def _bisect_power(level: float, alphas: NDArray[np.float64], log_rhs: NDArray[np.float64]) -> float:
-    lo, hi = level, 1.0  # lo feasible (both divergences 0); hi = 1 infeasible (D_a(Ber(l)||Ber(1)) = inf)
-    for _ in range(_BISECT_STEPS):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if _feasible(level, mid, alphas, log_rhs):
-            lo = mid
-        else:
-            hi = mid
-    return hi  # upper end: every feasible power is <= hi
+    # the safe end is the infeasible one (an upper bound on the power): search for the smallest infeasible power
+    # between level (feasible: both divergences 0) and 1 (infeasible: D_a(Ber(l)||Ber(1)) = inf)
+    end = search(verdict(lambda p: not _feasible(level, p, alphas, log_rhs)), Bracket(fail=level, ok=1.0),
+                 Midpoint(), max_probes=_BISECT_STEPS)
+    return end.ok  # every feasible power is <= it
 
 
 def _binding_alpha(level: float, power: float, alphas: NDArray[np.float64], log_rhs: NDArray[np.float64]) -> int:
