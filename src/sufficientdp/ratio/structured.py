@@ -43,6 +43,7 @@ from scipy.special import bdtr, bdtrc, gammaln
 
 from .._errors import ParameterError
 from .._numerics.logspace import log_falling_factorials, logsumexp, logsumexp_groups
+from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._validation import (
     MAX_POPULATION,
     check_int,
@@ -242,13 +243,9 @@ def _binom_interval(n: NDArray[np.int64], p: float, a: NDArray[np.int64], b: NDA
 
 def _last_true(pred: Callable[[int], bool], a: int, b: int) -> int:
     """Largest k in [a, b) with ``pred(k)``, for ``pred`` true at a, false at b and monotone between (bisection)."""
-    while b - a > 1:
-        mid = (a + b) // 2
-        if pred(mid):
-            a = mid
-        else:
-            b = mid
-    return a
+    # integer bisection keeping "true at a, false at b"; it ends within bit_length(b - a) probes
+    return int(search(verdict(lambda k: pred(int(k))), Bracket(fail=b, ok=a), Midpoint("integer"),
+                      max_probes=max(b - a, 0).bit_length()).ok)
 
 
 def _binom_box(n: int, p: float, tail: float) -> tuple[int, int, float]:
