@@ -35,6 +35,7 @@ from scipy.special import logsumexp, xlogy
 from .._errors import ParameterError
 from .._numerics.binomial import log_binom_pmf_all
 from .._numerics.logspace import logsumexp_finite_rows
+from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
 from .result import Direction, TailResult
@@ -275,25 +276,24 @@ def window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> tu
     Cached by its exact arguments (the strata of one tail ask for the same windows; issue 10)."""
     log_tol = math.log(tol)
     a = math.exp(log_a)
-    # hi: smallest k >= m_hi a with P[Bin(m_hi) >= k + 1] <= tol (bisection; the bound is monotone in k)
+    # hi: smallest k >= m_hi a with P[Bin(m_hi) >= k + 1] <= tol (integer bisection; the bound is monotone in k)
+    def upper_ok(k: float) -> bool:
+        return bool(log_upper_tail(np.array([int(k) + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol)
+
     lo_k, hi_k = int(math.floor(m_hi * a)), m_hi
-    if log_upper_tail(np.array([hi_k + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol:
-        while hi_k - lo_k > 1:
-            mid = (lo_k + hi_k) // 2
-            if log_upper_tail(np.array([mid + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol:
-                hi_k = mid
-            else:
-                lo_k = mid
+    if upper_ok(hi_k):
+        hi_k = int(search(verdict(upper_ok), Bracket(fail=lo_k, ok=hi_k), Midpoint("integer"),
+                          max_probes=max(hi_k - lo_k, 0).bit_length()).ok)
     hi = hi_k
+
     # lo: largest k <= m_lo a with P[Bin(m_lo) <= k - 1] <= tol
+    def lower_ok(k: float) -> bool:
+        return bool(log_lower_tail(np.array([int(k) - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol)
+
     lo_k, hi_k = 0, int(math.ceil(m_lo * a))
-    if log_lower_tail(np.array([lo_k - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol:
-        while hi_k - lo_k > 1:
-            mid = (lo_k + hi_k) // 2
-            if log_lower_tail(np.array([mid - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol:
-                lo_k = mid
-            else:
-                hi_k = mid
+    if lower_ok(lo_k):
+        lo_k = int(search(verdict(lower_ok), Bracket(fail=hi_k, ok=lo_k), Midpoint("integer"),
+                          max_probes=max(hi_k - lo_k, 0).bit_length()).ok)
     lo = lo_k
     return max(0, min(lo, hi)), max(hi, 0)
 
