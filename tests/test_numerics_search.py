@@ -198,3 +198,28 @@ def test_bad_arguments_raise_parameter_error_naming_the_parameter(call, name: st
     with pytest.raises(ParameterError, match=name):
         call()
     assert issubclass(ParameterError, ValueError)
+
+
+def test_bisect_many_narrows_every_bracket_to_its_threshold() -> None:
+    import numpy as np
+
+    from sufficientdp._numerics.search import bisect_many
+
+    thresholds = np.array([0.1, 0.5, 0.77, 1e-9, 0.999])
+    seen: list[np.ndarray] = []
+
+    def over(x: np.ndarray) -> np.ndarray:
+        seen.append(x.copy())
+        return x >= thresholds
+
+    below, above = bisect_many(over, np.zeros(5), np.ones(5), probes=30)
+    assert len(seen) == 30
+    assert np.all(below < thresholds) and np.all(thresholds <= above)
+    assert np.all(above - below == 2.0**-30)
+    # each end is its start or a point observed with that end's verdict
+    probed = np.array(seen)
+    for i in range(5):
+        assert below[i] == 0.0 or (below[i] in probed[:, i] and below[i] < thresholds[i])
+        assert above[i] in probed[:, i]
+    with pytest.raises(ParameterError, match="probes"):
+        bisect_many(over, np.zeros(1), np.ones(1), probes=-1)

@@ -16,6 +16,8 @@ probe policies:
   * :class:`Creep` — upward (toward ``ok``) by a few units in the last place from the failing end (after a root
     finder's estimate).
 
+* :func:`bisect_many` — the arithmetic bisection for many brackets at once (numpy arrays, a fixed number of probes).
+
 The safe side: the ``ok`` end of the returned :class:`Bracket` is the starting ``ok`` end or a point at which the
 test was *observed* to pass; the ``fail`` end is the starting one or a point observed to fail. Nothing else is
 assumed: the test need not be monotone (monotonicity only decides how close the answer is to the boundary), a probe
@@ -32,10 +34,14 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
+
 from .._errors import ParameterError
 from .._validation import check_int, check_nonnegative_finite
 
-__all__ = ["Bracket", "Creep", "Midpoint", "Policy", "RegulaFalsi", "Test", "scan", "search", "verdict"]
+__all__ = ["Bracket", "Creep", "Midpoint", "Policy", "RegulaFalsi", "Test", "bisect_many", "scan", "search",
+           "verdict"]
 
 #: ``test(x) -> (passes, score)``: the verdict at x, and a transformed excess (``> 0`` failing, ``<= 0`` passing)
 #: that interpolating policies read (``nan`` when no policy needs it).
@@ -278,3 +284,23 @@ def search(test: Test, start: Bracket, policy: Policy, *, max_probes: int, atol:
         else:
             stalls += 1
     return Bracket(fail, ok, f_fail, f_ok, last, stalls, checkpoint, probes)
+
+
+def bisect_many(over: Callable[[NDArray[np.float64]], NDArray[np.bool_]], below: NDArray[np.float64],
+                above: NDArray[np.float64], *, probes: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Many brackets at once: ``over`` is False at ``below`` and True at ``above`` (elementwise, as the caller knows
+    or assumes); ``probes`` arithmetic midpoints ``0.5 (below + above)`` each replace the end with the same verdict.
+    Returns ``(below, above)``: each end is its starting value or a point where ``over`` was observed to give that
+    end's verdict. (Every element is probed ``probes`` times: an array has no early stop; a midpoint equal to an
+    end is probed again, which moves nothing for a consistent ``over``.)
+
+    Raises:
+        ParameterError: ``probes`` not an integer >= 0.
+    """
+    probes = check_int("probes", probes, minimum=0)
+    for _ in range(probes):
+        mid = 0.5 * (below + above)
+        up = over(mid)
+        above = np.where(up, mid, above)
+        below = np.where(up, below, mid)
+    return below, above

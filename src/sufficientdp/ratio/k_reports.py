@@ -53,6 +53,7 @@ from scipy.special import gammaln
 from .._errors import ParameterError
 from .._numerics.binomial import log_binom_pmf_all
 from .._numerics.logspace import log_comb_large_n, log_falling_factorials, logsumexp
+from .._numerics.search import bisect_many
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from ..parameters import sigma_per_sqrt_n
@@ -721,19 +722,13 @@ def _k_live_upper(pb: _KProblem, light: _LightMix, hp: NDArray[np.float64], mz: 
     if pb.upper:
         # e_k <= Maclaurin(S); the largest y with Maclaurin(y) <= Theta(1 - slack): event => S > y
         y_lo, y_hi = log_m + math.log(light.umin), log_m.copy()  # Maclaurin(y_lo) <= thr_dn < Maclaurin(y_hi)
-        for _ in range(_KT_BISECT):
-            mid = 0.5 * (y_lo + y_hi)
-            over = _log_maclaurin_poly(hp, log_cm, mid, light.lvmax, log_m) > thr_dn
-            y_hi = np.where(over, mid, y_hi)
-            y_lo = np.where(over, y_lo, mid)
+        y_lo, y_hi = bisect_many(lambda y: _log_maclaurin_poly(hp, log_cm, y, light.lvmax, log_m) > thr_dn, y_lo,
+                                 y_hi, probes=_KT_BISECT)
         return light.log_tail(mz, mo, np.exp(y_lo) * (1.0 - 1e-12), upper=True)
     # e_k >= Product(S); the smallest z with Product(z) >= Theta(1 + slack): event => S < z
     z_lo, z_hi = mt * light.umin, mt.copy()  # Product(z_hi) >= thr_up (not sure), search from below
-    for _ in range(_KT_BISECT):
-        mid = 0.5 * (z_lo + z_hi)
-        over = _log_product_poly(hp, mid, light.lvmax) >= thr_up
-        z_hi = np.where(over, mid, z_hi)
-        z_lo = np.where(over, z_lo, mid)
+    z_lo, z_hi = bisect_many(lambda z: _log_product_poly(hp, z, light.lvmax) >= thr_up, z_lo, z_hi,
+                             probes=_KT_BISECT)
     return light.log_tail(mz, mo, z_hi * (1.0 + 1e-12), upper=False)
 
 
@@ -747,24 +742,17 @@ def _k_live_lower(pb: _KProblem, light: _LightMix, hp: NDArray[np.float64], mz: 
         # e_k >= Product(S); the smallest z with Product(z) >= Theta(1 + slack): S > z => event
         ok = _log_product_poly(hp, mt, light.lvmax) >= thr_up
         if np.any(ok):
-            z_lo, z_hi = mt[ok] * light.umin, mt[ok].copy()
-            for _ in range(_KT_BISECT):
-                mid = 0.5 * (z_lo + z_hi)
-                over = _log_product_poly(hp[ok], mid, light.lvmax) >= thr_up
-                z_hi = np.where(over, mid, z_hi)
-                z_lo = np.where(over, z_lo, mid)
+            hpo = hp[ok]
+            z_lo, z_hi = bisect_many(lambda z: _log_product_poly(hpo, z, light.lvmax) >= thr_up,
+                                     mt[ok] * light.umin, mt[ok].copy(), probes=_KT_BISECT)
             out[ok] = light.cantelli(mz[ok], mo[ok], z_hi * (1.0 + 1e-12), upper=True)
         return out
     # e_k <= Maclaurin(S); the largest y with Maclaurin(y) <= Theta(1 - slack): S < y => event
     ok = _log_maclaurin_poly(hp, log_cm, log_m + math.log(light.umin), light.lvmax, log_m) <= thr_dn
     if np.any(ok):
         hpo, lcm, lm = hp[ok], log_cm[ok], log_m[ok]
-        y_lo, y_hi = lm + math.log(light.umin), lm.copy()
-        for _ in range(_KT_BISECT):
-            mid = 0.5 * (y_lo + y_hi)
-            over = _log_maclaurin_poly(hpo, lcm, mid, light.lvmax, lm) > thr_dn
-            y_hi = np.where(over, mid, y_hi)
-            y_lo = np.where(over, y_lo, mid)
+        y_lo, y_hi = bisect_many(lambda y: _log_maclaurin_poly(hpo, lcm, y, light.lvmax, lm) > thr_dn,
+                                 lm + math.log(light.umin), lm.copy(), probes=_KT_BISECT)
         out[ok] = light.cantelli(mz[ok], mo[ok], np.exp(y_lo) * (1.0 - 1e-12), upper=False)
     return out
 
