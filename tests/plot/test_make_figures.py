@@ -1,24 +1,19 @@
-"""scripts/make_figures.py (issue 12, `make figures`): each figure function draws a non-empty figure at small sizes,
-and the new plot functions (the R(S) distribution, sd against N) export non-empty SVG. Not a re-render of
-docs/figures/ (that is `make figures`, a few minutes)."""
+"""sufficientdp.report.paper_figures (issue 12; `make figures` runs it through scripts/make_figures.py): each figure
+function draws a non-empty figure at small sizes, the quick run writes every file, and the new plot functions (the
+R(S) distribution, sd against N) export non-empty SVG. Not a re-render of docs/figures/ (that is `make figures`, a
+few minutes)."""
 
 from __future__ import annotations
 
-from types import ModuleType
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("matplotlib")
 
-from tests.oracles.scripts import load_script  # noqa: E402
-
 from sufficientdp import plot  # noqa: E402
 from sufficientdp.ratio.sampling import sample_privacy_ratio  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def mf() -> ModuleType:
-    return load_script("make_figures")
+from sufficientdp.report import paper_figures as mf  # noqa: E402
 
 
 def _non_empty(fig: object) -> str:
@@ -31,7 +26,7 @@ def _non_empty(fig: object) -> str:
 
 
 @pytest.mark.slow
-def test_ratio_distribution_six_panels_with_threshold(mf: ModuleType) -> None:
+def test_ratio_distribution_six_panels_with_threshold() -> None:
     fig, numbers = mf.fig_ratio_distribution(samples=2000)
     _non_empty(fig)
     assert len([ax for ax in fig.axes if ax.axison]) == 6
@@ -47,7 +42,7 @@ def test_ratio_distribution_six_panels_with_threshold(mf: ModuleType) -> None:
 
 
 @pytest.mark.slow
-def test_sigma_vs_q_section_4(mf: ModuleType) -> None:
+def test_sigma_vs_q_section_4() -> None:
     fig, n = mf.fig_sigma_vs_q()
     _non_empty(fig)
     assert abs(n["local_q"] - 0.465) < 5e-4 and abs(n["q_sufficient"] - 0.1964) < 5e-4
@@ -55,7 +50,7 @@ def test_sigma_vs_q_section_4(mf: ModuleType) -> None:
 
 
 @pytest.mark.slow
-def test_noise_vs_k_section_6_1_corrected(mf: ModuleType) -> None:
+def test_noise_vs_k_section_6_1_corrected() -> None:
     fig, n = mf.fig_noise_vs_k(ks=(1, 10))
     _non_empty(fig)
     q = {(r["method"][:5], r["reports"]): r["q"] for r in n["rows"]}
@@ -64,10 +59,20 @@ def test_noise_vs_k_section_6_1_corrected(mf: ModuleType) -> None:
 
 
 @pytest.mark.slow
-def test_sigma_vs_n_small(mf: ModuleType) -> None:
+def test_sigma_vs_n_small() -> None:
     fig, n = mf.fig_sigma_vs_n(populations=(100, 1000), proven_populations=(), bits=2)
     _non_empty(fig)
     assert {r["method"] for r in n["rows"]} == {"local DP", "paper's heuristic (mean + 3 sd, homogeneous)"}
+
+
+@pytest.mark.slow
+def test_write_all_quick_writes_every_figure_and_the_readme(tmp_path: Path) -> None:
+    written = mf.write_all(tmp_path / "figs", quick=True)
+    names = ("ratio_distribution_3_3", "sigma_vs_q_4", "noise_vs_k_6_1", "sigma_vs_n")
+    assert [p.name for p in written] == [f"{n}.{e}" for n in names for e in ("png", "svg")] + ["README.md"]
+    assert all(p.stat().st_size > 0 for p in written)
+    readme = written[-1].read_text(encoding="utf-8")
+    assert "5,000 draws per curve" in readme and "| 0.1778 |" in readme  # the quick size; the printed misprint
 
 
 @pytest.mark.slow

@@ -805,19 +805,24 @@ def _crosscheck_body(rep: Report, st: Settings, qs: dict[Any, Any], k61: dict[An
     out.append("")
     out.append(table(["library function", "cases", "worst difference", "kind", "tolerance", "agree"], rows))
     out.append("")
-    if disagreements:
-        out.append("Disagreements: " + "; ".join(disagreements) + ".")
-    else:
-        below = sum(1 for x in signed if x < 0)
-        out.append("No disagreement beyond the tolerances. "
-                   + ("The library's q is never below the oracle's (it rounds towards more noise)."
-                      if below == 0 else f"The library's q is below the oracle's in {below} of {len(signed)} "
-                      f"cases, by at most {-min(signed):.1e} (one double-precision ulp near q = 0.3 is "
-                      f"{math.ulp(0.3):.1e}; the oracle's root is itself rounded to a double for the "
-                      "comparison)."))
+    out.append(_crosscheck_verdict(disagreements, signed))
     out.append("")
     rep.add("\n".join(out))
     return disagreements
+
+
+def _crosscheck_verdict(disagreements: list[str], signed: list[float]) -> str:
+    """The closing sentence of the cross-check: the disagreements, or on which side of the oracle's q the
+    library's q lies (``signed``: library minus oracle)."""
+    if disagreements:
+        return "Disagreements: " + "; ".join(disagreements) + "."
+    below = sum(1 for x in signed if x < 0)
+    return ("No disagreement beyond the tolerances. "
+            + ("The library's q is never below the oracle's (it rounds towards more noise)."
+               if below == 0 else f"The library's q is below the oracle's in {below} of {len(signed)} "
+               f"cases, by at most {-min(signed):.1e} (one double-precision ulp near q = 0.3 is "
+               f"{math.ulp(0.3):.1e}; the oracle's root is itself rounded to a double for the "
+               "comparison)."))
 
 
 def render(rep: Report, st: Settings) -> str:
