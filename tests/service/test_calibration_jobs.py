@@ -165,7 +165,7 @@ def test_queue_conflicts_restart_and_time_limit(tmp_path: Path) -> None:
     second, client = _app(db, calibration_time_limit=LIMIT)
     try:
         done = wait_for_campaign(URL, fast["id"], client=client, timeout=60, interval=0.05)
-        expected = calibrate(bits=1, population=100, epsilon=1.0, eta=0.01).q
+        expected = calibrate(bits=1, population=100, epsilon=1.0, eta=0.01, larger_crowds=True).q
         assert done["status"] == "active" and done["error"] is None and done["calibrated"] is True
         assert done["q_numerator"] == math.ceil(Fraction(expected) * 2**32) and done["eta_at_q"] <= 0.01
         assert "every pair of neighbouring collections" in done["guarantee"]

@@ -119,6 +119,7 @@ def calibrate(
     samples: int | None = None,
     progress: Any = None,
     rounds: int = 1,
+    larger_crowds: bool = False,
 ) -> Calibration:
     """Smallest flip probability q meeting the privacy criterion of ``method``.
 
@@ -127,7 +128,9 @@ def calibrate(
 
     Args:
         bits: L >= 1, bits per report.
-        population: N >= 1, people in the anonymized crowd (the smallest crowd a release will ever cover).
+        population: N >= 1, people in the anonymized crowd. The ``"proven"`` bound at L >= 2 also holds for
+            every larger crowd (it falls with N); at L = 1 (one report) it is the exact value for crowds of exactly
+            N people, which is not monotone in N: see ``larger_crowds``.
         epsilon: privacy level > 0 (``lambda = e**epsilon``).
         beta: multiple of the standard deviation (>= 0, default 3 as in the paper). Ignored by ``"local"``.
         max_weight: w, if every report has at most w set bits (cardinality reduction, seed 001 §5).
@@ -143,6 +146,9 @@ def calibrate(
         rounds: T >= 1 rounds released separately; ``epsilon`` and ``eta`` are then totals over the T rounds and q
             is per round (``"proven"``: :func:`sufficientdp.calibration.rounds.rounds_q`; ``"local"``: local DP
             composed T k times; docs/proofs/rounds.md).
+        larger_crowds: ``"proven"`` only: q must also meet the target for every crowd of more than N people
+            (N is then the smallest crowd a release will ever cover; what the collector uses). Changes only
+            L = 1 with one report (:func:`sufficientdp.ratio.proven.single_bit_larger_crowds`).
 
     Returns:
         A :class:`Calibration`.
@@ -163,6 +169,10 @@ def calibrate(
     epsilon = check_epsilon(epsilon)
     reports = check_reports(reports)
     beta = check_nonnegative_finite("beta", beta)
+    if not isinstance(larger_crowds, bool):
+        raise ParameterError(f"larger_crowds must be True or False; got {larger_crowds!r}")
+    if larger_crowds and method != "proven":
+        raise ParameterError(f"larger_crowds=True applies only to method='proven'; got method={method!r}")
     if check_int("rounds", rounds, minimum=1) > 1:
         from .rounds import calibrate_rounds
 
@@ -202,7 +212,11 @@ def calibrate(
     if method == "proven":
         eta_target = check_open_interval("eta", DEFAULT_ETA if eta is None else eta, 0.0, 1.0)
         q, tail, tail_notes = proven_q(bits=bits, population=population, epsilon=epsilon, eta=eta_target,
-                                       reports=reports, domain=dom, progress=progress)
+                                       reports=reports, domain=dom, progress=progress, larger_crowds=larger_crowds)
+        if tail.details.get("crowds") == "exactly N people":
+            notes.append("L = 1: eta at q is exact for crowds of exactly N people; it is not monotone in N (a "
+                         "larger crowd can have a larger eta). If releases may cover more people, calibrate with "
+                         "larger_crowds=True (--larger-crowds).")
         eta_at_q = tail.eta
         notes.extend(tail_notes)
         notes.extend(str(n) for n in tail.details.get("notes", []))
@@ -284,6 +298,7 @@ def calibrate(
         eta_target=eta_target,
         eta_at_q=eta_at_q,
         notes=tuple(notes),
+        larger_crowds=larger_crowds,
     )
 
 

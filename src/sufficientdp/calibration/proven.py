@@ -60,8 +60,8 @@ def local_q_for_domain(domain: Domain, epsilon: float, reports: int) -> float:
 
 
 def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
-             domain: Domain | None = None,
-             progress: Callable[[int, int], Any] | None = None) -> tuple[float, TailResult, list[str]]:
+             domain: Domain | None = None, progress: Callable[[int, int], Any] | None = None,
+             larger_crowds: bool = False) -> tuple[float, TailResult, list[str]]:
     """Smallest q (to about 2e-4 relative) with the all-collections bound on eta at most ``eta``.
 
     Returns ``(q, tail, notes)`` where ``tail`` is :func:`~sufficientdp.ratio.proven.proven_tail` at q.
@@ -72,6 +72,11 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
     search: exactly :func:`proven_tail`), and a type that fails it joins the searched ones. The bound is not
     exactly monotone in q (the lattice's slack jitters), so the answer is the smallest q *observed* to pass near
     the root, to about :data:`_REL_TOL`.
+
+    ``larger_crowds=True``: the bound must also hold for every crowd of more than ``population`` people
+    (:func:`~sufficientdp.ratio.proven.proven_tail`'s flag; it changes only L = 1, where the exact value at N is
+    not monotone in N). The search then runs on the exact value at N and the answer is checked, and stepped up,
+    with the larger-crowds bound.
 
     Raises:
         CalibrationError: if no q below local DP's meets the target (then local DP's q is the answer; callers
@@ -95,7 +100,7 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
     if population == 1:
         notes.append("population 1: no crowd to hide in; local DP's q is used.")
         return q_loc, proven_tail(q=q_loc, bits=bits, population=population, epsilon=epsilon, reports=reports,
-                                  domain=dom), notes
+                                  domain=dom, larger_crowds=larger_crowds), notes
 
     exact_l1 = bits == 1 and reports == 1
     fulls: dict[float, TailResult] = {}
@@ -108,7 +113,7 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             t0 = time.perf_counter()
             if exact_l1:
                 fulls[q] = proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
-                                       domain=dom)
+                                       domain=dom, larger_crowds=larger_crowds)
             else:
                 ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
                               resolution=DEFAULT_RESOLUTION)
@@ -122,8 +127,15 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
     stage = [_SEARCH_RESOLUTION]
     fine_eps = [0.0]  # the fine stage's e' has been searched (then held)
 
+    exact_at_n: dict[float, float] = {}
+
     def fast(q: float) -> float:
         tick()
+        if exact_l1 and larger_crowds:  # search on the exact value at N; full() checks the larger crowds
+            if q not in exact_at_n:
+                exact_at_n[q] = proven_tail(q=q, bits=bits, population=population, epsilon=epsilon,
+                                            reports=reports, domain=dom).eta
+            return exact_at_n[q]
         if exact_l1:
             return full(q).eta
         # e' follows q by a local search around the previous one (any e' gives a valid bound); on the fine
@@ -233,14 +245,19 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
         for _ in range(12):
             if hi >= q_loc:
                 break
+            below, f_below = hi, log_excess(full(hi).eta, eta)
             hi = min(q_loc, hi * (1.0 + step))
             if full(hi).eta <= eta:
+                if larger_crowds and exact_l1 and step > 2e-3:
+                    # the larger-crowds bound can sit well above the value the search ran on: narrow the last
+                    # step with the bound itself (the q returned is one at which it was observed to pass)
+                    hi = _illinois(lambda x: full(x).eta, below, hi, f_below, log_excess(full(hi).eta, eta), eta)
                 done()
                 return hi, full(hi), notes
             step *= 3.0
         break
     res = full(hi) if hi < q_loc else proven_tail(q=q_loc, bits=bits, population=population, epsilon=epsilon,
-                                                  reports=reports, domain=dom)
+                                                  reports=reports, domain=dom, larger_crowds=larger_crowds)
     if res.eta > eta:  # pragma: no cover - local DP's q has eta = 0 by construction
         raise CalibrationError(f"no flip probability q < 0.5 meets eta <= {eta} with the proven bound")
     if hi == q_loc:

@@ -6,6 +6,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..ratio.proven import EXACT_L1_MAX_POPULATION
 from ..ratio.result import Kind, Scope
 from .methods import _KIND
 
@@ -33,6 +34,8 @@ class Calibration:
             (In every result type, ``eta`` alone is a value of P[R > e^epsilon], never a target.)
         notes: caveats that apply (unproven reductions, ERRATA references).
         rounds: T, the rounds the target covers together (epsilon and eta are then totals; q is per round).
+        larger_crowds: the target also holds for every crowd of more than ``population`` people (``"proven"``
+            at L = 1; at L >= 2 the proven bound holds for larger crowds anyway).
     """
 
     q: float
@@ -58,6 +61,7 @@ class Calibration:
     eta_at_q: float | None = None
     notes: tuple[str, ...] = field(default=())
     rounds: int = 1
+    larger_crowds: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scope", Scope(self.scope))
@@ -74,8 +78,8 @@ class Calibration:
         """What kind of statement q rests on: ``"bound"`` (proven, homogeneous), ``"exact"`` (exact tail, local
         DP's proof, or the exact all-crowd scan at L = 1), ``"estimate"`` (Monte Carlo) or ``"heuristic"`` (the
         paper's mean + beta * sd)."""
-        if self.method == "proven" and self.bits == 1 and self.reports == 1 and self.population >= 2 and (
-                self.rounds == 1):
+        if self.method == "proven" and self.bits == 1 and self.reports == 1 and (
+                2 <= self.population <= EXACT_L1_MAX_POPULATION) and self.rounds == 1 and not self.larger_crowds:
             return Kind.EXACT
         return Kind(_KIND[self.method])
 

@@ -153,7 +153,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         cal = calibrate(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
                         max_weight=args.max_weight, reports=args.reports, method=args.method, eta=args.eta,
-                        rng=rng, samples=args.samples, progress=bar, onehot=args.one_hot, rounds=args.rounds)
+                        rng=rng, samples=args.samples, progress=bar, onehot=args.one_hot, rounds=args.rounds,
+                        larger_crowds=args.larger_crowds)
     finally:
         bar.close()
     d = cal.to_dict()
@@ -440,10 +441,12 @@ def _cmd_tail(args: argparse.Namespace) -> int:
             dom = (Domain(bits=args.bits, kind="onehot") if args.one_hot
                    else Domain.from_max_weight(args.bits, args.max_weight))
             res = proven_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
-                              reports=args.reports, domain=dom, progress=bar)
+                              reports=args.reports, domain=dom, progress=bar, larger_crowds=args.larger_crowds)
         else:
             if args.one_hot or args.max_weight is not None:
                 raise ParameterError("--one-hot and --max-weight apply only to --method proven")
+            if args.larger_crowds:
+                raise ParameterError("--larger-crowds applies only to --method proven")
             res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
                                reports=args.reports, outlier_bits=args.outlier_bits,
                                method=args.method, direction=args.direction, rng=rng, samples=args.samples, progress=bar)
@@ -761,6 +764,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         eta_help="target P[R > e^epsilon] for proven/homogeneous/mc/exact (default 0.001)",
         rounds_help="T rounds released separately (<= 1000, T*k <= 10000): q per round for a total target "
                     "(epsilon, eta) over the T rounds (proven or local)")
+    p.add_argument("--larger-crowds", action="store_true",
+                   help="proven: the bound must also hold for every crowd of more than N people (N is the "
+                        "smallest crowd a release covers); changes only L = 1, where the exact value is not "
+                        "monotone in N")
     common(p)
     p.set_defaults(func=_cmd_calibrate)
 
@@ -836,6 +843,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="neighbouring direction: outlier added (forward), removed (reverse), or the worse of both")
     p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
     p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (default: fresh entropy)")
+    p.add_argument("--larger-crowds", action="store_true",
+                   help="proven: the bound must also hold for every crowd of more than N people (N is the "
+                        "smallest crowd a release covers); changes only L = 1, where the exact value is not "
+                        "monotone in N")
     common(p)
     p.set_defaults(func=_cmd_tail)
 

@@ -195,11 +195,12 @@ class Campaign:
 
 def proven_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int = 1) -> float:
     """Upper bound on ``eta = P[R > e**epsilon]`` at flip probability q for **every** pair of neighbouring
-    collections of N_min people (exact at L = 1).
+    collections of N_min **or more** people (a release covers at least N_min).
 
-    It is :func:`sufficientdp.ratio.proven.proven_tail` (docs/proofs/blanket.md): the same quantity
-    :func:`sufficientdp.calibration.calibrate` (default method ``"proven"``) drives below its target, so the
-    collector's check and the calibration give one answer.
+    It is :func:`sufficientdp.ratio.proven.proven_tail` with ``larger_crowds=True`` (docs/proofs/blanket.md;
+    at L = 1 :func:`~sufficientdp.ratio.proven.single_bit_larger_crowds`, since the exact value there is not
+    monotone in N): the same quantity ``calibrate(method="proven", larger_crowds=True)`` drives below its target,
+    so the collector's check and the calibration give one answer.
 
     Args:
         q: flip probability in (0, 0.5).
@@ -230,7 +231,8 @@ def proven_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_
 @functools.lru_cache(maxsize=256)
 def _proven_eta(q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int) -> float:
     """Cached: the bound is a pure function of its (validated) arguments and costs seconds to minutes."""
-    res = proven_tail(q=q, bits=bits, population=crowd_size, epsilon=epsilon, reports=reports_per_person)
+    res = proven_tail(q=q, bits=bits, population=crowd_size, epsilon=epsilon, reports=reports_per_person,
+                      larger_crowds=True)
     return float(res.eta)
 
 
@@ -282,10 +284,11 @@ class CampaignPlan:
 def _guarantee(c: Campaign, eta_at_q: float) -> str:
     return (f"proven, all collections: for a release of {c.release_threshold} reports ({c.crowd_size} people x "
             f"{c.reports_per_person} report(s)), P[R > e^{c.epsilon:g}] <= {eta_at_q:.3g} (target {c.eta:g}) for "
-            "every pair of neighbouring collections, both directions (a rigorous upper bound; exact at L = 1; "
-            "docs/proofs/blanket.md). Releases are refused below the threshold. For L >= 2 the bound goes through "
-            "delta, which adding people can only lower, so it also covers larger releases; at L = 1 the value is "
-            "exact for a crowd of exactly N_min. Each person must send at most "
+            "every pair of neighbouring collections, both directions, and every release of at least that many "
+            "reports (a rigorous upper bound, docs/proofs/blanket.md). Releases are refused below the threshold. "
+            "The bound goes through delta, which adding people can only lower, so it covers larger releases; at "
+            "L = 1 it is the exact worst value over crowds of N_min to N_min + 7 people and the delta bound "
+            "beyond (the exact value alone is not monotone in N). Each person must send at most "
             f"{c.reports_per_person} report(s) in total (rate limiting), and releases must be disjoint.")
 
 
@@ -318,7 +321,7 @@ def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
     notes: list[str] = []
     if c.q is None:
         cal = calibrate(bits=c.bits, population=c.crowd_size, epsilon=c.epsilon, reports=c.reports_per_person,
-                        method="proven", eta=c.eta, progress=progress)
+                        method="proven", eta=c.eta, progress=progress, larger_crowds=True)
         q_raw = cal.q
         notes.extend(cal.notes)
     else:

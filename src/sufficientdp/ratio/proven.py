@@ -61,9 +61,9 @@ from .._validation import check_epsilon, check_int, check_open_interval
 from ..loss.profile import DominatingCurve, compose_curve, curve_from_bounds
 from .result import TailResult
 
-__all__ = ["DEFAULT_POINTS", "DOMAINS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
-           "dominating_curve", "evaluate", "pair_types",
-           "proven_tail", "tail_from_evaluation"]
+__all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_WINDOW", "Domain", "Evaluation",
+           "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate", "pair_types", "proven_tail",
+           "single_bit_larger_crowds", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
 _MAX_CLASSES = 4_000_000  # total report classes over all pair types before the weight domain falls back to "all"
@@ -295,11 +295,15 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
 def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
                 domain: Domain | None = None, resolution: float = DEFAULT_RESOLUTION,
                 epsilon_prime_hint: float | None = None,
-                progress: Callable[[int, int], Any] | None = None) -> TailResult:
+                progress: Callable[[int, int], Any] | None = None, larger_crowds: bool = False) -> TailResult:
     """Rigorous upper bound on ``eta = P[R(S) > e**epsilon]`` for **every** pair of neighbouring collections.
 
-    One bit (L = 1, one report) is answered exactly instead: every crowd composition m and both directions are
-    scanned (:func:`sufficientdp.ratio.single_bit.single_bit_worst_tail`; ``kind="exact"``).
+    One bit (L = 1, one report, N <= 10**6) is answered exactly instead: every crowd composition m and both
+    directions are scanned (:func:`sufficientdp.ratio.single_bit.single_bit_worst_tail`; ``kind="exact"``). That
+    exact value holds for crowds of exactly N people: it is *not* monotone in N (q = 1/4, epsilon = 1: 2.6e-8 at
+    N = 61, 5.4e-8 at N = 64). ``larger_crowds=True`` asks for a bound that also holds for every larger crowd (what
+    a collector that releases batches of at least N people needs): the blanket bound already does (step 7 of
+    docs/proofs/blanket.md); at L = 1 it is :func:`single_bit_larger_crowds`.
 
     Args:
         q: flip probability in (0, 0.5).
@@ -312,6 +316,7 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
         epsilon_prime_hint: where to look for the auxiliary e' < epsilon (a local search around it instead of a
             global one; any e' gives a valid bound).
         progress: optional callback ``progress(done, total)``.
+        larger_crowds: the bound must also hold for every crowd of more than N people (see above).
 
     Returns:
         A :class:`TailResult` with ``scope="all-collections"``, ``kind="bound"`` (``"exact"`` at L = 1), and in
@@ -334,19 +339,110 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
     dom = domain if domain is not None else Domain(bits=bits)
     if dom.bits != bits:
         raise ParameterError(f"domain.bits must equal bits ({bits}); got {dom.bits}")
+    if not isinstance(larger_crowds, bool):
+        raise ParameterError(f"larger_crowds must be True or False; got {larger_crowds!r}")
     t0 = time.perf_counter()
+    notes: tuple[str, ...] = ()
     if bits == 1 and reports == 1 and population >= 2:
-        from .single_bit import single_bit_worst_tail
+        if population + (LARGER_CROWDS_WINDOW if larger_crowds else 0) <= EXACT_L1_MAX_POPULATION:
+            if larger_crowds:
+                return single_bit_larger_crowds(q=q, population=population, epsilon=epsilon)
+            from .single_bit import single_bit_worst_tail
 
-        res = single_bit_worst_tail(n=population, q=q, epsilon=epsilon)
-        details = dict(res.details)
-        details.update({"domain": dom.label, "bound": "exact: every crowd composition m and both directions "
-                        "scanned (seed 000)", "seconds": time.perf_counter() - t0})
-        return replace(res, method="proven", scope="all-collections", details=details)
+            res = single_bit_worst_tail(n=population, q=q, epsilon=epsilon)
+            details = dict(res.details)
+            details.update({"domain": dom.label, "bound": "exact: every crowd composition m and both directions "
+                            "scanned (seed 000)", "crowds": "exactly N people",
+                            "seconds": time.perf_counter() - t0})
+            return replace(res, method="proven", scope="all-collections", details=details)
+        notes = (f"L = 1 with N > {EXACT_L1_MAX_POPULATION:,}: the exact scan over every crowd composition is "
+                 "not run; this is the privacy-blanket bound (valid, looser).",)
     hint = epsilon_prime_hint if epsilon_prime_hint is not None and epsilon_prime_hint < epsilon else None
     ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
                   resolution=resolution, epsilon_prime_hint=hint, progress=progress)
+    if notes:
+        ev = replace(ev, notes=ev.notes + notes)
     return _result(q, bits, population, epsilon, reports, ev, t0)
+
+
+#: Largest N at which L = 1 is answered by the exact scan over every crowd composition (O(N) per evaluation).
+EXACT_L1_MAX_POPULATION = 1_000_000
+#: Crowd sizes N, N+1, ..., N+LARGER_CROWDS_WINDOW-1 scanned exactly by :func:`single_bit_larger_crowds`.
+LARGER_CROWDS_WINDOW = 8
+#: The e'/epsilon ratios tried by :func:`single_bit_larger_crowds` for the delta-to-eta step (any e' is valid).
+_LARGER_CROWDS_RATIOS = (0.25, 0.5, 0.75, 0.875, 0.9375, 0.96875, 0.984375)
+
+
+def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> TailResult:
+    """Upper bound on the worst ``eta`` over every pair of neighbouring collections of **at least** N people, L = 1.
+
+    The exact worst eta at L = 1 is not monotone in N, so the value at N says nothing about N + 3. The worst
+    *delta* is: a crowd of N' + 1 people is a crowd of N' people plus one independent report (a post-processing
+    of the count), so ``delta*(N' + 1, e') <= delta*(N', e')`` for every neighbouring pair and e'. With
+    ``eta <= delta(e') / (1 - e**(e' - epsilon))`` for any ``e' < epsilon`` (docs/proofs/blanket.md, step 4) this
+    gives, with ``W`` = :data:`LARGER_CROWDS_WINDOW`::
+
+        sup_{N' >= N} eta*(N') <= max( max_{N <= N' < N + W} eta*(N'),
+                                       min_e' delta*(N + W, e') / (1 - e**(e' - epsilon)) )
+
+    and also ``<= min_e' delta*(N, e') / (1 - e**(e' - epsilon))``; the smaller of the two is returned. Every
+    term is the upper end of :func:`~sufficientdp.ratio.single_bit.single_bit_worst_tail`'s rounding bracket.
+
+    Raises:
+        ParameterError: a parameter out of range, or ``N + W - 1`` above :data:`EXACT_L1_MAX_POPULATION`.
+
+    Example:
+        >>> from sufficientdp.ratio.single_bit import single_bit_worst_tail
+        >>> at_61 = single_bit_worst_tail(n=61, q=0.25, epsilon=1.0).eta
+        >>> later = max(single_bit_worst_tail(n=n, q=0.25, epsilon=1.0).eta for n in range(61, 80))
+        >>> later > 1.5 * at_61, single_bit_larger_crowds(q=0.25, population=61, epsilon=1.0).eta >= later
+        (True, True)
+    """
+    from .single_bit import single_bit_worst_tail
+
+    q = check_open_interval("q", q, 0.0, 0.5)
+    population = check_int("population", population, minimum=1,
+                           maximum=EXACT_L1_MAX_POPULATION - LARGER_CROWDS_WINDOW + 1)
+    epsilon = check_epsilon(epsilon)
+    t0 = time.perf_counter()
+    if math.log1p(-q) - math.log(q) < epsilon * (1.0 - 1e-12):
+        # every report is (log(p/q))-local DP: no output of any crowd has a ratio above p/q < e**epsilon
+        return TailResult(eta=0.0, eta_lower=0.0, eta_upper=0.0, method="proven", kind="exact",
+                          scope="all-collections", epsilon=epsilon, q=q, bits=1, population=population, reports=1,
+                          delta=None, delta_upper=None,
+                          details={"domain": "all", "crowds": "every crowd of at least N people",
+                                   "bound": "log(p/q) < epsilon: the ratio never exceeds p/q (local DP)",
+                                   "notes": [], "seconds": time.perf_counter() - t0})
+    window = [single_bit_worst_tail(n=n, q=q, epsilon=epsilon).eta_upper
+              for n in range(population, population + LARGER_CROWDS_WINDOW)]
+    eta_window = max(float(v) for v in window if v is not None)
+
+    def via_delta(n: int) -> tuple[float, float]:
+        best, best_e = math.inf, 0.0
+        for r in _LARGER_CROWDS_RATIOS:
+            e_prime = r * epsilon
+            d = single_bit_worst_tail(n=n, q=q, epsilon=e_prime).delta_upper
+            b = min(1.0, float(d if d is not None else 1.0) / -math.expm1(e_prime - epsilon) * (1.0 + 1e-12))
+            if b < best:
+                best, best_e = b, e_prime
+        return best, best_e
+
+    beyond, e_beyond = via_delta(population + LARGER_CROWDS_WINDOW) if eta_window < 1.0 else (1.0, 0.0)
+    composite = max(eta_window, beyond)
+    # the bound from N alone is at least eta*(N'), so it can only help when the window's tail term decides
+    from_n, e_from_n = via_delta(population) if beyond > eta_window else (1.0, 0.0)
+    eta = min(composite, from_n)
+    how = ("exact worst eta at N .. N+{w}, then delta(e' = {e:.6g}) at N+{w} (delta falls with N)".format(
+        w=LARGER_CROWDS_WINDOW - 1, e=e_beyond) if composite <= from_n else
+        f"delta(e' = {e_from_n:.6g}) at N (delta falls with N)")
+    details = {"domain": "all", "crowds": "every crowd of at least N people",
+               "bound": "eta <= delta(e') / (1 - e^(e' - e)); the worst delta over every crowd composition is "
+                        "non-increasing in N (post-processing); " + how,
+               "exact_window_max": eta_window, "delta_beyond_window": beyond, "delta_from_n": from_n,
+               "notes": [], "seconds": time.perf_counter() - t0}
+    return TailResult(eta=eta, eta_lower=None, eta_upper=eta, method="proven", kind="bound", scope="all-collections",
+                      epsilon=epsilon, q=q, bits=1, population=population, reports=1, delta=None,
+                      delta_upper=None, details=details)
 
 
 def tail_from_evaluation(ev: Evaluation, *, q: float, bits: int, population: int, epsilon: float,
@@ -601,7 +697,8 @@ def _result(q: float, bits: int, population: int, epsilon: float, reports: int, 
         eta=ev.eta, eta_lower=None, eta_upper=ev.eta, method="proven", kind="bound", scope="all-collections",
         epsilon=epsilon, q=q, bits=bits, population=population, reports=reports,
         delta=None, delta_upper=ev.delta if reports == 1 else None,
-        details={"domain": ev.domain.label, "epsilon_prime": ev.epsilon_prime, "worst_pair": ev.worst,
+        details={"domain": ev.domain.label, "crowds": "every crowd of at least N people (the bound falls with N: "
+                 "docs/proofs/blanket.md, step 7)", "epsilon_prime": ev.epsilon_prime, "worst_pair": ev.worst,
                  "blanket_mass": math.exp(ev.log_gamma),
                  "expected_blanket_reports": (population - 1) * math.exp(ev.log_gamma),
                  "bound": ("eta <= delta_PQ(e') / (1 - e^(e' - e)), delta_PQ of the privacy-blanket dominating "
