@@ -109,3 +109,24 @@ def test_limit_values_are_checked() -> None:
     for bad_text in ("-1", "x", str(MAX_CONNECTIONS_PER_CLIENT + 1)):
         with pytest.raises(Exception, match="max-connections-per-client must be an integer"):
             _connections(bad_text)
+
+
+def test_the_count_is_per_protocol_class(app: Any) -> None:
+    # Two servers, each built with its own class of limit 1: a connection held on one does not count against
+    # the other (the count lives in the class header_deadline_protocol returns), but a second one on the same
+    # server is refused.
+    first = header_deadline_protocol(30.0, max_connections_per_client=1)
+    second = header_deadline_protocol(30.0, max_connections_per_client=1)
+    assert first is not second
+    with LoopbackServer(app, first) as server_a, LoopbackServer(app, second) as server_b:
+        held_a = _connect(server_a.port)
+        held_b = _connect(server_b.port)
+        extra_a = _connect(server_a.port)
+        try:
+            assert _exchange(held_a, GET)[0] == 404
+            assert _exchange(held_b, GET)[0] == 404
+            status, body, _ = _exchange(extra_a, None)
+            assert status == 503 and body["error"]["code"] == "too_many_connections"
+        finally:
+            for conn in (held_a, held_b, extra_a):
+                conn.close()

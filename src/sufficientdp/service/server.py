@@ -99,87 +99,114 @@ def header_deadline_protocol(seconds: float, implementation: str = "auto", *,
         ValueError: ``seconds``, ``implementation`` or ``max_connections_per_client`` out of range.
         ImportError: uvicorn (the ``service`` extra) is missing, or httptools asked for and missing.
     """
+    _check_arguments(seconds, implementation, max_connections_per_client)
+    base = _base_protocol(implementation)
+    # One count of open connections per peer address for the servers built with this class (touched on the
+    # event loop only).
+    namespace: dict[str, Any] = {
+        "__doc__": _HeaderDeadline.__doc__, "__module__": __name__, "__qualname__": "HeaderDeadlineProtocol",
+        "_seconds": float(seconds), "_limit": max_connections_per_client, "_open_by_peer": {}}
+    protocol: type[Any] = type("HeaderDeadlineProtocol", (_HeaderDeadline, base), namespace)
+    return protocol
+
+
+def _check_arguments(seconds: Any, implementation: Any, limit: Any) -> None:
+    """ValueError for an argument of :func:`header_deadline_protocol` out of range."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 3600:
         raise ValueError(f"seconds must be in (0, 3600]; got {seconds!r}")
     if implementation not in ("auto", "httptools", "h11"):
         raise ValueError(f"implementation must be 'auto', 'httptools' or 'h11'; got {implementation!r}")
-    limit = max_connections_per_client
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
                               or not 1 <= limit <= MAX_CONNECTIONS_PER_CLIENT):
         raise ValueError(f"max_connections_per_client must be None or an integer in [1, "
                          f"{MAX_CONNECTIONS_PER_CLIENT}]; got {limit!r}")
-    open_by_peer: dict[str, int] = {}  # peer address -> open connections (touched on the event loop only)
-    base: type[Any]
+
+
+def _base_protocol(implementation: str) -> type[Any]:
+    """uvicorn's HTTP/1.1 protocol class: httptools' (``"httptools"``, or ``"auto"`` when installed) or h11's."""
     try:
         if implementation == "h11":
             raise ImportError("h11 asked for")
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-        base = HttpToolsProtocol
+        return HttpToolsProtocol
     except ImportError:
         if implementation == "httptools":
             raise
         from uvicorn.protocols.http.h11_impl import H11Protocol
 
-        base = H11Protocol
+        return H11Protocol
 
-    class HeaderDeadlineProtocol(base):
-        """uvicorn's protocol with a deadline on request headers and an optional per-peer connection limit (see
-        :func:`header_deadline_protocol`)."""
 
-        _header_deadline: asyncio.TimerHandle | None = None
-        _peer: str | None = None  # set while this connection counts against its peer's limit
+#: The base of :class:`_HeaderDeadline` for the type checker: the uvicorn protocol it is mixed into.
+_ProtocolBase: Any = object
 
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(CoalescingTransport(transport, self.loop))
-            if limit is not None:
-                peername = transport.get_extra_info("peername")
-                peer = str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
-                if peer is not None:
-                    if open_by_peer.get(peer, 0) >= limit:
-                        transport.write(_refusal())
-                        transport.close()
-                        return
-                    open_by_peer[peer] = open_by_peer.get(peer, 0) + 1
-                    self._peer = peer
+
+class _HeaderDeadline(_ProtocolBase):
+    """uvicorn's protocol with a deadline on request headers and an optional per-peer connection limit (see
+    :func:`header_deadline_protocol`, which mixes this class into uvicorn's protocol class and sets ``_seconds``,
+    ``_limit`` and ``_open_by_peer``)."""
+
+    _seconds: float
+    _limit: int | None
+    _open_by_peer: dict[str, int]  # peer address -> open connections
+    _header_deadline: asyncio.TimerHandle | None = None
+    _peer: str | None = None  # set while this connection counts against its peer's limit
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(CoalescingTransport(transport, self.loop))
+        if self._limit is not None and not self._admit(transport, self._limit):
+            return
+        self._arm()
+
+    def _admit(self, transport: Any, limit: int) -> bool:
+        """Count this connection against its peer's limit; False (refused and closed) if the peer is at it."""
+        peername = transport.get_extra_info("peername")
+        peer = str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
+        if peer is None:
+            return True
+        if self._open_by_peer.get(peer, 0) >= limit:
+            transport.write(_refusal())
+            transport.close()
+            return False
+        self._open_by_peer[peer] = self._open_by_peer.get(peer, 0) + 1
+        self._peer = peer
+        return True
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self._waiting_for_headers():
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
             self._arm()
 
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            if not self._waiting_for_headers():
-                self._disarm()
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if self._peer is not None:
+            left = self._open_by_peer.get(self._peer, 1) - 1
+            if left > 0:
+                self._open_by_peer[self._peer] = left
+            else:
+                self._open_by_peer.pop(self._peer, None)
+            self._peer = None
+        super().connection_lost(exc)
 
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()
+    def _waiting_for_headers(self) -> bool:
+        return self.cycle is None or bool(self.cycle.response_complete)
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            if self._peer is not None:
-                left = open_by_peer.get(self._peer, 1) - 1
-                if left > 0:
-                    open_by_peer[self._peer] = left
-                else:
-                    open_by_peer.pop(self._peer, None)
-                self._peer = None
-            super().connection_lost(exc)
+    def _arm(self) -> None:
+        self._disarm()
+        self._header_deadline = self.loop.call_later(self._seconds, self._expire)
 
-        def _waiting_for_headers(self) -> bool:
-            return self.cycle is None or bool(self.cycle.response_complete)
-
-        def _arm(self) -> None:
-            self._disarm()
-            self._header_deadline = self.loop.call_later(seconds, self._expire)
-
-        def _disarm(self) -> None:
-            if self._header_deadline is not None:
-                self._header_deadline.cancel()
-                self._header_deadline = None
-
-        def _expire(self) -> None:
+    def _disarm(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
             self._header_deadline = None
-            if self._waiting_for_headers() and not self.transport.is_closing():
-                self.transport.close()
 
-    return HeaderDeadlineProtocol
+    def _expire(self) -> None:
+        self._header_deadline = None
+        if self._waiting_for_headers() and not self.transport.is_closing():
+            self.transport.close()
