@@ -5,11 +5,28 @@ Set HYPOTHESIS_PROFILE=explore to draw fresh examples locally.
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision_restored():
+    """mpmath's working precision is global: whatever a test sets, the next test starts from the default again
+    (tests use ``mpmath.workdps``; this catches one that forgets)."""
+    try:
+        import mpmath
+    except ImportError:  # pragma: no cover - the test extra installs it
+        yield
+        return
+    prec = mpmath.mp.prec
+    try:
+        yield
+    finally:
+        mpmath.mp.prec = prec
 
 
 def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook signature

@@ -4,6 +4,7 @@ privacy profile of shuffled binary randomized response (which every valid bound 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import mpmath as mp
 import pytest
@@ -21,7 +22,12 @@ from sufficientdp.accounting.amplification import (
 from sufficientdp.calibration.compare import shuffled_rr_worst_delta
 from sufficientdp.ratio.single_bit import single_bit_worst_tail
 
-mp.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision() -> Iterator[None]:
+    """Every test of this module computes its mpmath oracles at 50 digits (restored afterwards)."""
+    with mp.workdps(50):
+        yield
 
 
 def _fmt_printed(e0: float, n: int, delta: float) -> mp.mpf:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 
 import mpmath as mp
 import numpy as np
@@ -31,7 +32,12 @@ from sufficientdp.ratio.tail import (
     worst_over_outlier_bits,
 )
 
-mp.mp.dps = 40
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision() -> Iterator[None]:
+    """Every test of this module computes its mpmath oracles at 40 digits (restored afterwards)."""
+    with mp.workdps(40):
+        yield
 
 
 def brute_force(q: float, j: int, n: int, eps: float) -> tuple[mp.mpf, mp.mpf, mp.mpf]:
