@@ -223,3 +223,11 @@ def test_bisect_many_narrows_every_bracket_to_its_threshold() -> None:
         assert above[i] in probed[:, i]
     with pytest.raises(ParameterError, match="probes"):
         bisect_many(over, np.zeros(1), np.ones(1), probes=-1)
+
+
+def test_until_is_a_callers_own_stop_rule() -> None:
+    rec = _Recorder(lambda x: (x >= 0.3, math.nan))
+    end = search(rec, Bracket(fail=0.01, ok=0.5), Midpoint("geometric"), max_probes=100,
+                 until=lambda b: b.ok / b.fail - 1.0 <= 1e-3)
+    assert end.ok / end.fail - 1.0 <= 1e-3 < end.ok / end.fail * (end.ok / end.fail) - 1.0
+    assert end.fail < 0.3 <= end.ok and end.probes == len(rec.calls)

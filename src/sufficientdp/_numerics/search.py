@@ -236,11 +236,12 @@ def scan(test: Callable[[float], bool], points: Iterable[float], *, until: bool)
 
 
 def search(test: Test, start: Bracket, policy: Policy, *, max_probes: int, atol: float = 0.0,
-           rtol: float = 0.0) -> Bracket:
+           rtol: float = 0.0, until: Callable[[Bracket], bool] | None = None) -> Bracket:
     """Narrow ``start`` (fails at ``fail``, passes at ``ok``) by ``policy`` and return the final bracket.
 
-    Before each probe the search stops if ``|ok - fail| <= atol + rtol |ok|`` (both 0: no tolerance), if the
-    policy stops, or if its point is not strictly inside the bracket; at most ``max_probes`` probes are made.
+    Before each probe the search stops if ``|ok - fail| <= atol + rtol |ok|`` (both 0: no tolerance), if
+    ``until(bracket)`` (a caller's own tolerance, e.g. on the ratio of the ends), if the policy stops, or if its
+    point is not strictly inside the bracket; at most ``max_probes`` probes are made.
     A passing probe becomes ``ok``, a failing one ``fail``: the returned ``ok`` is ``start.ok`` or a point at which
     ``test`` passed, whatever the test does (it need not be monotone).
 
@@ -260,6 +261,8 @@ def search(test: Test, start: Bracket, policy: Policy, *, max_probes: int, atol:
         if width <= (atol if not rtol else (rtol * abs(ok) if not atol else atol + rtol * abs(ok))):
             break
         b = Bracket(fail, ok, f_fail, f_ok, last, stalls, checkpoint, probes)
+        if until is not None and until(b):
+            break
         proposal = policy.propose(b)
         if proposal is None:
             break

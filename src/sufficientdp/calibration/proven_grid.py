@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._numerics.search import Bracket, Midpoint, search
 from .._validation import check_open_interval, check_positive_finite
 from ..parameters import sigma_per_sqrt_n
 from ..ratio.proven import Domain, evaluate, proven_tail
@@ -95,17 +96,19 @@ def certified_q(*, q_fail: float, q_ok: float, bits: int, population: int, epsil
     lo = check_open_interval("q_fail", q_fail, 0.0, 0.5)
     hi = check_open_interval("q_ok", q_ok, 0.0, 0.5)
     eta = check_positive_finite("eta", eta)
-    at_hi: float | None = None
-    center: float | None = None
-    steps = 0
-    while hi / lo - 1.0 > BISECT_REL:
-        mid = math.sqrt(lo * hi)
-        b = best_bound(q=mid, bits=bits, population=population, epsilon=epsilon, domain=domain, library=False,
-                       center=center)
-        center = b["gap"]
-        steps += 1
+    at_hi: list[float | None] = [None]
+    center: list[float | None] = [None]  # each bound's e' search starts at the previous one's best gap
+
+    def test(q: float) -> tuple[bool, float]:
+        b = best_bound(q=q, bits=bits, population=population, epsilon=epsilon, domain=domain, library=False,
+                       center=center[0])
+        center[0] = b["gap"]
         if b["eta"] <= eta:
-            hi, at_hi = mid, b["eta"]
-        else:
-            lo = mid
-    return {"q": hi, "eta": at_hi, "q_fail": lo, "steps": steps, "sigma_per_sqrt_n": sigma_per_sqrt_n(hi)}
+            at_hi[0] = b["eta"]
+        return b["eta"] <= eta, math.nan
+
+    # geometric bisection until hi / lo - 1 <= BISECT_REL (200 probes: far more than floats allow in (0, 1/2))
+    end = search(test, Bracket(fail=lo, ok=hi), Midpoint("geometric"), max_probes=200,
+                 until=lambda br: not br.ok / br.fail - 1.0 > BISECT_REL)
+    return {"q": end.ok, "eta": at_hi[0], "q_fail": end.fail, "steps": end.probes,
+            "sigma_per_sqrt_n": sigma_per_sqrt_n(end.ok)}
