@@ -231,3 +231,28 @@ def test_until_is_a_callers_own_stop_rule() -> None:
                  until=lambda b: b.ok / b.fail - 1.0 <= 1e-3)
     assert end.ok / end.fail - 1.0 <= 1e-3 < end.ok / end.fail * (end.ok / end.fail) - 1.0
     assert end.fail < 0.3 <= end.ok and end.probes == len(rec.calls)
+
+
+def test_integer_upper_midpoint_finds_the_first_true_integer() -> None:
+    for n in (0, 1, 2, 15, 16, 17, 10**9 + 3):
+        first = math.isqrt(n) + (0 if math.isqrt(n) ** 2 == n else 1)  # smallest x with x * x >= n
+        rec = _Recorder(lambda x, n=n: (x * x >= n, math.nan))
+        start = Bracket(fail=-1, ok=10**5 + 1)  # the search over [0, 10**5 + 1]
+        end = search(rec, start, Midpoint("integer-upper"), max_probes=64)
+        assert end.fail + 1 == end.ok == first
+        assert rec.calls[0][0] == (0 + 10**5 + 1) // 2  # the upper middle of (fail, ok]: (lo + hi) // 2 of [0, ok]
+        _replay(start, rec.calls, end)
+
+
+def test_bisect_many_integer_finds_the_first_index_reaching_each_value() -> None:
+    import numpy as np
+
+    from sufficientdp._numerics.search import bisect_many
+
+    grid = np.cumsum(np.arange(1, 101, dtype=np.float64))  # increasing, 100 entries
+    ys = np.array([0.5, 1.0, 7.3, 2000.0, 5049.0])
+    lo, hi = bisect_many(lambda i: grid[i] >= ys, np.zeros(5, dtype=np.int64), np.full(5, 99, dtype=np.int64),
+                         probes=8, integer=True)
+    truth = np.searchsorted(grid, ys, side="left")  # first index with grid >= y
+    assert lo.dtype == np.int64 and hi.dtype == np.int64
+    assert np.array_equal(hi, truth) and np.array_equal(lo, np.maximum(truth - 1, 0))

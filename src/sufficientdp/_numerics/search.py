@@ -1,10 +1,10 @@
 """One safe monotone search: a bracket that keeps "fails at ``fail``, passes at ``ok``" (issue 11).
 
 Every search of the library for the boundary of a condition (the smallest q that meets a privacy target, the
-largest epsilon0 an amplification bound certifies, a binomial window, ...) is this bracket, narrowed by one of a few
-probe policies:
+largest epsilon0 an amplification bound certifies, a binomial window, ...) is this bracket, narrowed by one of a
+few probe policies:
 
-* :func:`scan` — the grid phase: probe given points in order until the verdict flips (where the bracket comes from);
+* :func:`scan` — the grid phase: probe given points in order until the verdict flips (the bracket's start);
 * :func:`search` — the bracket loop: a policy proposes a point strictly inside, the test decides which end it
   replaces, until a tolerance or a probe budget is reached. Policies:
 
@@ -16,7 +16,7 @@ probe policies:
   * :class:`Creep` — upward (toward ``ok``) by a few units in the last place from the failing end (after a root
     finder's estimate).
 
-* :func:`bisect_many` — the arithmetic bisection for many brackets at once (numpy arrays, a fixed number of probes).
+* :func:`bisect_many` — bisection of many brackets at once (numpy arrays, a fixed number of probes).
 
 The safe side: the ``ok`` end of the returned :class:`Bracket` is the starting ``ok`` end or a point at which the
 test was *observed* to pass; the ``fail`` end is the starting one or a point observed to fail. Nothing else is
@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -104,13 +105,15 @@ class Policy:
         raise NotImplementedError
 
 
-_MEANS = ("arithmetic", "geometric", "log-geometric", "integer")
+_MEANS = ("arithmetic", "geometric", "log-geometric", "integer", "integer-upper")
 
 
 class Midpoint(Policy):
     """Bisection. ``mean``: ``"arithmetic"`` ``0.5 (lo + hi)``; ``"geometric"`` ``sqrt(lo hi)``;
-    ``"log-geometric"`` ``exp(0.5 (log lo + log hi))``; ``"integer"`` ``(lo + hi) // 2``. With ``arithmetic_within``
-    (> 1, geometric means only) the arithmetic mean is used once ``hi <= arithmetic_within * lo``."""
+    ``"log-geometric"`` ``exp(0.5 (log lo + log hi))``; ``"integer"`` ``(lo + hi) // 2``; ``"integer-upper"``
+    ``(lo + hi + 1) // 2`` (the upper middle: the probe of a search over ``[fail + 1, ok]``). With
+    ``arithmetic_within`` (> 1, geometric means only) the arithmetic mean is used once
+    ``hi <= arithmetic_within * lo``."""
 
     __slots__ = ("_within", "mean")
 
@@ -136,7 +139,9 @@ class Midpoint(Policy):
             return math.sqrt(lo * hi), True
         if mean == "log-geometric":
             return math.exp(0.5 * (math.log(lo) + math.log(hi))), True
-        return (lo + hi) // 2, True
+        if mean == "integer":
+            return (lo + hi) // 2, True
+        return (lo + hi + 1) // 2, True
 
 
 class RegulaFalsi(Policy):
@@ -145,11 +150,11 @@ class RegulaFalsi(Policy):
     Interpolates the score's root between the ends (in ``log`` of the ends when ``log``; the probe is then ``exp``
     of the point), from the ``anchor`` end (``"fail"``: ``a + fa (b - a) / (fa - fb)``; ``"ok"``:
     ``b - fb (b - a) / (fb - fa)``; a = fail, b = ok), when the scores are usable: ``ok_score`` finite and
-    ``fail_score > ok_score`` (``strict``: also ``fail_score`` finite and ``fail_score > 0 >= ok_score``), and fewer
-    than ``max_stalls`` probes in a row have failed to halve the bracket. The point is kept ``margin`` (absolute) or
-    ``margin_frac`` of the width inside the bracket, then moved ``lean`` toward ``ok`` (at most to ``ok - lean``) so
-    that the passing end moves. Otherwise the probe is the midpoint ``0.5 (a + b)`` (kept inside the margin too when
-    ``guard_bisection``).
+    ``fail_score > ok_score`` (``strict``: also ``fail_score`` finite and ``fail_score > 0 >= ok_score``), and
+    fewer than ``max_stalls`` probes in a row have failed to halve the bracket. The point is kept ``margin``
+    (absolute) or ``margin_frac`` of the width inside the bracket, then moved ``lean`` toward ``ok`` (at most to
+    ``ok - lean``) so that the passing end moves. Otherwise the probe is the midpoint ``0.5 (a + b)`` (kept inside
+    the margin too when ``guard_bisection``).
     """
 
     __slots__ = ("anchor", "guard_bisection", "lean", "log", "margin", "margin_frac", "max_stalls", "strict")
@@ -219,7 +224,8 @@ class Creep(Policy):
         return (step + abs(b.fail) * self.rel if b.ok > b.fail else step - abs(b.fail) * self.rel), False
 
 
-def scan(test: Callable[[float], bool], points: Iterable[float], *, until: bool) -> tuple[float | None, float | None]:
+def scan(test: Callable[[float], bool], points: Iterable[float], *,
+         until: bool) -> tuple[float | None, float | None]:
     """The grid phase: probe ``points`` in order until ``test`` returns ``until``.
 
     Returns ``(before, hit)``: ``hit`` is the first point with verdict ``until`` (None if none) and ``before`` the
@@ -289,10 +295,12 @@ def search(test: Test, start: Bracket, policy: Policy, *, max_probes: int, atol:
     return Bracket(fail, ok, f_fail, f_ok, last, stalls, checkpoint, probes)
 
 
-def bisect_many(over: Callable[[NDArray[np.float64]], NDArray[np.bool_]], below: NDArray[np.float64],
-                above: NDArray[np.float64], *, probes: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Many brackets at once: ``over`` is False at ``below`` and True at ``above`` (elementwise, as the caller knows
-    or assumes); ``probes`` arithmetic midpoints ``0.5 (below + above)`` each replace the end with the same verdict.
+def bisect_many(over: Callable[[NDArray[Any]], NDArray[np.bool_]], below: NDArray[Any], above: NDArray[Any], *,
+                probes: int, integer: bool = False) -> tuple[NDArray[Any], NDArray[Any]]:
+    """Many brackets at once: ``over`` is False at ``below`` and True at ``above`` (elementwise, as the caller
+    knows or assumes); ``probes`` midpoints, arithmetic ``0.5 (below + above)`` or, ``integer``,
+    ``(below + above) // 2``, each replace the end with the same verdict.
+
     Returns ``(below, above)``: each end is its starting value or a point where ``over`` was observed to give that
     end's verdict. (Every element is probed ``probes`` times: an array has no early stop; a midpoint equal to an
     end is probed again, which moves nothing for a consistent ``over``.)
@@ -302,7 +310,7 @@ def bisect_many(over: Callable[[NDArray[np.float64]], NDArray[np.bool_]], below:
     """
     probes = check_int("probes", probes, minimum=0)
     for _ in range(probes):
-        mid = 0.5 * (below + above)
+        mid = (below + above) // 2 if integer else 0.5 * (below + above)
         up = over(mid)
         above = np.where(up, mid, above)
         below = np.where(up, below, mid)

@@ -1,7 +1,7 @@
 """The searches over q shared by every calibration; each keeps a verified passing q (the safe side: more noise).
 
-Each is a setting of the one bracket search of :mod:`sufficientdp._numerics.search` (grid phase, then a probe policy
-that keeps "fails at lo, passes at hi"); none has a loop of its own.
+Each is a setting of the one bracket search of :mod:`sufficientdp._numerics.search` (grid phase, then a probe
+policy that keeps "fails at lo, passes at hi"); none has a loop of its own.
 
 * :func:`smallest_q_satisfying` — a root of a continuous condition decreasing in q (closed forms);
 * :func:`grid_then_bisect` — an increasing grid, then bisection, keeping "fails at lo, passes at hi";
@@ -97,8 +97,8 @@ def grid_then_bisect(passes: Callable[[float], bool], points: list[float],
 
 
 def _top_down(passes: Any, q_hi: float, grid: int, seen: list[Any]) -> tuple[float, float | None]:
-    """The grid of :func:`scan_smallest` and :func:`bracket_smallest`: ``q_hi 1e-3**(i/grid)``, i = 1..grid, down to
-    the first failure. Returns ``(last passing q or q_hi, first failing q or None)``; ``seen`` gets each eta."""
+    """The grid of :func:`scan_smallest` and :func:`bracket_smallest`: ``q_hi 1e-3**(i/grid)``, i = 1..grid, down
+    to the first failure. Returns ``(last passing q or q_hi, first failing q or None)``; ``seen`` gets each eta."""
     def ok(q: float) -> bool:
         good, eta = passes(q)
         seen.append(eta)
@@ -173,7 +173,7 @@ def bracket_smallest(passes: Any, q_hi: float, target: float, *, grid: int = 12,
     a, b = math.log(fail_q), math.log(best_q)
     width = (b - a) / 2.0 ** iterations  # the bisection's final bracket (log q)
     step = 0.45 * width
-    # every probe lies at least `step` inside the bracket, so it shrinks by `step` at least: this many probes at most
+    # every probe lies at least `step` inside the bracket, so it shrinks by `step` at least: at most this many
     budget = int((b - a) / step) + 1
     search(test, Bracket(fail=a, ok=b, fail_score=excess(fail_eta), ok_score=excess(best_eta)),
            RegulaFalsi(anchor="fail", margin=step, max_stalls=4, strict=True, guard_bisection=True),

@@ -537,14 +537,13 @@ class _LightMix:
         sign = 1 if upper else -1
         theta, lam0, lam1, d0, d1 = self._tables(sign)
         a, b, yy = mz[mid], mo[mid], y[mid]
-        lo = np.zeros(yy.shape, dtype=np.int64)
-        hi = np.full(yy.shape, theta.size - 1, dtype=np.int64)
-        for _ in range(13):  # first grid index whose tilted mean reaches y (the exponent's derivative changes sign)
-            md = (lo + hi) // 2
+        def reaches(md: NDArray[np.int64]) -> NDArray[np.bool_]:
             tm = a * d0[md] + b * d1[md]
-            short = tm < yy if upper else tm > yy
-            lo = np.where(short, md, lo)
-            hi = np.where(short, hi, md)
+            return np.asarray(~(tm < yy) if upper else ~(tm > yy))
+
+        # first grid index whose tilted mean reaches y (the exponent's derivative changes sign)
+        lo, hi = bisect_many(reaches, np.zeros(yy.shape, dtype=np.int64),
+                             np.full(yy.shape, theta.size - 1, dtype=np.int64), probes=13, integer=True)
         best = np.zeros(yy.shape)
         for idx in (lo, hi):
             th = theta[idx]
