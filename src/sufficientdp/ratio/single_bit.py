@@ -45,6 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._errors import ParameterError
 from .._numerics.blas import one_blas_thread
 from .._numerics.logspace import log_sub_exp, logsumexp
+from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
 from .result import TailResult
 
@@ -389,13 +390,10 @@ def privacy_ratio(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float
 
 def _first_true(pred: Any, lo: int, hi: int) -> int:
     """Smallest integer x in [lo, hi] with pred(x) True, for pred monotone False..True (hi if none before)."""
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    # the bracket (lo - 1, hi]: probes the upper middle of it, (lo + hi) // 2; ends within bit_length(width) probes
+    end = search(verdict(lambda x: pred(int(x))), Bracket(fail=lo - 1, ok=hi), Midpoint("integer-upper"),
+                 max_probes=max(hi - lo + 1, 0).bit_length())
+    return int(end.fail) + 1
 
 
 @dataclass(frozen=True)
