@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,6 +28,7 @@ from scipy.special import logsumexp
 
 from .._errors import ParameterError
 from .._numerics.logspace import log_comb_large_n
+from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._validation import check_int, check_open_interval, check_rng
 from ._chernoff import (
     ABS_FLOOR,
@@ -123,17 +124,17 @@ def _x_star(n: int, k: int, tau: float, epsilon: float) -> float:
 
     lo = (k - 1) * tau
     hi = (k - 1) * tau + n * math.exp(-epsilon / k)
-    while g(hi) < 0:  # cannot happen (see docstring), kept for safety
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if mid > (k - 1) * tau and g(mid) >= 0:
-            hi = mid
-        else:
-            lo = mid
-    return hi * (1.0 + 1e-12)
+
+    def doubling(x: float) -> Iterator[float]:
+        while True:
+            yield x
+            x *= 2.0
+
+    _, top = scan(lambda x: not g(x) < 0, doubling(hi), until=True)  # g(hi) < 0 cannot happen (see docstring)
+    hi = top if top is not None else hi
+    end = search(verdict(lambda x: x > (k - 1) * tau and g(x) >= 0), Bracket(fail=lo, ok=hi), Midpoint(),
+                 max_probes=200)
+    return end.ok * (1.0 + 1e-12)
 
 
 def _reverse_problem(cfg: Config, tau: float | None) -> tuple[Problem, float]:
