@@ -1132,31 +1132,37 @@ def _scan_all(n: int, q: float, epsilon: float, progress: Callable[[int, int], N
     failed[bi] = True  # (intervals still open after the last round)
     d_block = np.minimum(d_block, e_up)  # delta <= eta
     failed |= d_block >= lv_delta
+    skipped: dict[int, tuple[float, float]] = {}
     for i, c in enumerate(inner):
         if failed[i]:
             evaluate(c)
         else:  # every interval below the levels: skipped
-            done[c] = _bounded_block(ms[c:c + _ROWS], float(e_up[i]), float(d_block[i]))
+            skipped[c] = (float(e_up[i]), float(d_block[i]))
             finished += _ROWS
     if progress is not None:
         progress(finished, n)
-    parts = [done[c] for c in starts]
-    ev = [pp for pp in parts if not pp.bounded]
-    cols: dict[str, Any] = {k: np.concatenate([getattr(pp, k) for pp in parts]) for k in _PAIR_KEYS}
+    # the columns over all m, written in place (no per-block arrays to concatenate)
+    cols: dict[str, Any] = {k: np.empty(n, dtype=np.int64 if k == "cutoff" else np.float64) for k in _PAIR_KEYS}
+    for c, pp in done.items():
+        for k in _PAIR_KEYS:
+            cols[k][c:c + pp.m.size] = getattr(pp, k)
+    for c, (log_eta_upper, log_delta_upper) in skipped.items():
+        _fill_bounded(cols, slice(c, c + _ROWS), log_eta_upper, log_delta_upper)
+    ev = list(done.values())
     return _Pairs(
         m=ms, **cols,
         rel=max(pp.rel for pp in ev), slow=sum(pp.slow for pp in ev), undecided=sum(pp.undecided for pp in ev),
         nodes=(min(pp.nodes[0] for pp in ev), max(pp.nodes[1] for pp in ev)),
-        bounded=sum(pp.bounded for pp in parts))
+        bounded=_ROWS * len(skipped))
 
 
-def _bounded_block(ms: NDArray[np.int64], log_eta_upper: float, log_delta_upper: float) -> _Pairs:
+def _fill_bounded(cols: dict[str, Any], sl: slice, log_eta_upper: float, log_delta_upper: float) -> None:
     """A skipped block: values and lower ends ``-inf`` (0 is a valid lower end), upper ends the proved bounds."""
-    ninf = np.full(ms.size, _NEG_INF)
-    return _Pairs(m=ms, cutoff=np.full(ms.size, -1, dtype=np.int64), log_eta=ninf, log_eta_lo=ninf,
-                  log_eta_hi=np.full(ms.size, log_eta_upper), log_delta=ninf, log_delta_lo=ninf,
-                  log_delta_hi=np.full(ms.size, min(log_delta_upper, log_eta_upper)), rel=0.0, slow=0,
-                  undecided=0, nodes=(0, 0), bounded=int(ms.size))
+    cols["cutoff"][sl] = -1
+    for k in ("log_eta", "log_eta_lo", "log_delta", "log_delta_lo"):
+        cols[k][sl] = _NEG_INF
+    cols["log_eta_hi"][sl] = log_eta_upper
+    cols["log_delta_hi"][sl] = min(log_delta_upper, log_eta_upper)
 
 
 def _representative(n: int, m: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
