@@ -25,7 +25,8 @@ def test_exact_value_at_n_is_not_monotone_in_n() -> None:
 
 
 @pytest.mark.parametrize(("q", "n", "epsilon"), [(0.25, 61, 1.0), (0.2, 30, 1.0), (0.1, 1000, 1.0),
-                                                  (0.3, 200, 0.69), (0.12, 100, 1.0), (0.35, 5, 0.3)])
+                                                  (0.3, 200, 0.69), (0.12, 100, 1.0), (0.35, 5, 0.3),
+                                                  (0.05, 1500, 0.5)])  # the last: delta from N only
 def test_larger_crowds_bound_covers_every_larger_crowd(q: float, n: int, epsilon: float) -> None:
     b = single_bit_larger_crowds(q=q, population=n, epsilon=epsilon)
     sup = _sup_exact(q, n, epsilon)

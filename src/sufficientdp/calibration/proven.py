@@ -241,17 +241,19 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             return hi, full(hi), notes
         # The full bound fails slightly above the searched root (every type is searched, so it is e' or the
         # lattice's jitter): step q up by small relative amounts (eta falls steeply in q; local DP's q passes).
-        step = 2e-4
+        # (The larger-crowds bound at L = 1 can sit well above the exact value the search ran on: larger steps,
+        # then the last step narrowed with the bound itself, to 1e-3; the q returned was observed to pass.)
+        wide = larger_crowds and exact_l1
+        step = 1e-2 if wide else 2e-4
         for _ in range(12):
             if hi >= q_loc:
                 break
             below, f_below = hi, log_excess(full(hi).eta, eta)
             hi = min(q_loc, hi * (1.0 + step))
             if full(hi).eta <= eta:
-                if larger_crowds and exact_l1 and step > 2e-3:
-                    # the larger-crowds bound can sit well above the value the search ran on: narrow the last
-                    # step with the bound itself (the q returned is one at which it was observed to pass)
-                    hi = _illinois(lambda x: full(x).eta, below, hi, f_below, log_excess(full(hi).eta, eta), eta)
+                if wide:
+                    hi = _illinois(lambda x: full(x).eta, below, hi, f_below, log_excess(full(hi).eta, eta), eta,
+                                   _COARSE_TOL)
                 done()
                 return hi, full(hi), notes
             step *= 3.0

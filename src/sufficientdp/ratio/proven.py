@@ -61,7 +61,7 @@ from .._validation import check_epsilon, check_int, check_open_interval
 from ..loss.profile import DominatingCurve, compose_curve, curve_from_bounds
 from .result import TailResult
 
-__all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_WINDOW", "Domain", "Evaluation",
+__all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW", "Domain", "Evaluation",
            "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate", "pair_types", "proven_tail",
            "single_bit_larger_crowds", "tail_from_evaluation"]
 
@@ -369,8 +369,11 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
 EXACT_L1_MAX_POPULATION = 1_000_000
 #: Crowd sizes N, N+1, ..., N+LARGER_CROWDS_WINDOW-1 scanned exactly by :func:`single_bit_larger_crowds`.
 LARGER_CROWDS_WINDOW = 8
-#: The e'/epsilon ratios tried by :func:`single_bit_larger_crowds` for the delta-to-eta step (any e' is valid).
-_LARGER_CROWDS_RATIOS = (0.25, 0.5, 0.75, 0.875, 0.9375, 0.96875, 0.984375)
+#: From this N on, :func:`single_bit_larger_crowds` is the delta bound from N alone (no window).
+LARGER_CROWDS_DELTA_ONLY = 1000
+#: The e'/epsilon ratios tried, in this order, by :func:`single_bit_larger_crowds` for the delta-to-eta step (any
+#: e' is valid).
+_LARGER_CROWDS_RATIOS = (0.984375, 0.96875, 0.9375, 0.875, 0.75, 0.5, 0.25)
 
 
 def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> TailResult:
@@ -385,8 +388,10 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
         sup_{N' >= N} eta*(N') <= max( max_{N <= N' < N + W} eta*(N'),
                                        min_e' delta*(N + W, e') / (1 - e**(e' - epsilon)) )
 
-    and also ``<= min_e' delta*(N, e') / (1 - e**(e' - epsilon))``; the smaller of the two is returned. Every
-    term is the upper end of :func:`~sufficientdp.ratio.single_bit.single_bit_worst_tail`'s rounding bracket.
+    and also ``<= min_e' delta*(N, e') / (1 - e**(e' - epsilon))``; the smaller of the two is returned (from
+    N = :data:`LARGER_CROWDS_DELTA_ONLY` on only the second is computed: there the exact values barely move over
+    the window and the delta term decides). Every term is the upper end of
+    :func:`~sufficientdp.ratio.single_bit.single_bit_worst_tail`'s rounding bracket.
 
     Raises:
         ParameterError: a parameter out of range, or ``N + W - 1`` above :data:`EXACT_L1_MAX_POPULATION`.
@@ -413,19 +418,34 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
                           details={"domain": "all", "crowds": "every crowd of at least N people",
                                    "bound": "log(p/q) < epsilon: the ratio never exceeds p/q (local DP)",
                                    "notes": [], "seconds": time.perf_counter() - t0})
-    window = [single_bit_worst_tail(n=n, q=q, epsilon=epsilon).eta_upper
-              for n in range(population, population + LARGER_CROWDS_WINDOW)]
-    eta_window = max(float(v) for v in window if v is not None)
-
     def via_delta(n: int) -> tuple[float, float]:
-        best, best_e = math.inf, 0.0
+        # e' from close to epsilon downwards, stopping once the bound has grown twice in a row (any e' is valid:
+        # the stop only decides how tight the bound is)
+        best, best_e, worse = math.inf, 0.0, 0
         for r in _LARGER_CROWDS_RATIOS:
             e_prime = r * epsilon
             d = single_bit_worst_tail(n=n, q=q, epsilon=e_prime).delta_upper
             b = min(1.0, float(d if d is not None else 1.0) / -math.expm1(e_prime - epsilon) * (1.0 + 1e-12))
             if b < best:
-                best, best_e = b, e_prime
+                best, best_e, worse = b, e_prime, 0
+            else:
+                worse += 1
+                if worse == 2 or b == 0.0:
+                    break
         return best, best_e
+
+    if population >= LARGER_CROWDS_DELTA_ONLY:
+        # large crowds: the exact values hardly move from N to N + 7 and the delta term decides the composite
+        # (within a few percent of the bound from N alone, measured), so only the bound from N is computed
+        from_n, e_from_n = via_delta(population)
+        return _larger_crowds_result(q, population, epsilon, from_n, t0, {
+            "bound": "eta <= delta(e') / (1 - e^(e' - e)); the worst delta over every crowd composition is "
+                     f"non-increasing in N (post-processing); delta(e' = {e_from_n:.6g}) at N",
+            "delta_from_n": from_n})
+    window = [single_bit_worst_tail(n=n, q=q, epsilon=epsilon).eta_upper
+              for n in range(population, population + LARGER_CROWDS_WINDOW)]
+    eta_window = max(float(v) for v in window if v is not None)
+
 
     beyond, e_beyond = via_delta(population + LARGER_CROWDS_WINDOW) if eta_window < 1.0 else (1.0, 0.0)
     composite = max(eta_window, beyond)
@@ -435,11 +455,16 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
     how = ("exact worst eta at N .. N+{w}, then delta(e' = {e:.6g}) at N+{w} (delta falls with N)".format(
         w=LARGER_CROWDS_WINDOW - 1, e=e_beyond) if composite <= from_n else
         f"delta(e' = {e_from_n:.6g}) at N (delta falls with N)")
-    details = {"domain": "all", "crowds": "every crowd of at least N people",
-               "bound": "eta <= delta(e') / (1 - e^(e' - e)); the worst delta over every crowd composition is "
-                        "non-increasing in N (post-processing); " + how,
-               "exact_window_max": eta_window, "delta_beyond_window": beyond, "delta_from_n": from_n,
-               "notes": [], "seconds": time.perf_counter() - t0}
+    return _larger_crowds_result(q, population, epsilon, eta, t0, {
+        "bound": "eta <= delta(e') / (1 - e^(e' - e)); the worst delta over every crowd composition is "
+                 "non-increasing in N (post-processing); " + how,
+        "exact_window_max": eta_window, "delta_beyond_window": beyond, "delta_from_n": from_n})
+
+
+def _larger_crowds_result(q: float, population: int, epsilon: float, eta: float, t0: float,
+                          extra: dict[str, Any]) -> TailResult:
+    details = {"domain": "all", "crowds": "every crowd of at least N people", **extra, "notes": [],
+               "seconds": time.perf_counter() - t0}
     return TailResult(eta=eta, eta_lower=None, eta_upper=eta, method="proven", kind="bound", scope="all-collections",
                       epsilon=epsilon, q=q, bits=1, population=population, reports=1, delta=None,
                       delta_upper=None, details=details)
