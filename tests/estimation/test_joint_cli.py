@@ -6,6 +6,7 @@ independently with probability q), written with ``sufficientdp.io.write_reports`
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -67,6 +68,7 @@ def test_text_reports_convergence_intervals_and_progress(capsys: pytest.CaptureF
         return clock[0]
 
     monkeypatch.setattr(tqdm.std, "time", slow_clock)
+    monkeypatch.setattr(importlib.import_module("sufficientdp.cli.main"), "_clock", slow_clock)  # bar creation
     code, out, err = _run(capsys, "estimate", "--q", str(Q), "--input", str(reports), "--joint", "em",
                           "--bootstrap", "5", "--seed", "1")
     assert code == 0
