@@ -35,9 +35,10 @@ test: $(STAMP_TEST)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest src tests README.md
 
-# The fast suite: no statistical/end-to-end (slow), Spark or service tests (issue 11: a contributor's loop).
+# The fast suite: no statistical/end-to-end (slow), Spark or service tests (issue 11: a contributor's loop, under a
+# minute), on every core (pytest-xdist).
 test-fast: $(STAMP_TEST)
-	$(BIN)/python -m pytest src tests -m "not slow and not spark and not service" -q
+	$(BIN)/python -m pytest src tests -m "not slow and not spark and not service" -q -n auto
 
 # The lowest declared dependency versions (issue 11): the runtime dependencies (numpy, scipy) and the two extras the
 # core tests touch (pandas for to_pandas(), cli for progress) pinned at pyproject's lower bounds by

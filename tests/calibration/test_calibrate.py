@@ -198,7 +198,7 @@ def test_homogeneous_searches_below_the_lowest_grid_point():
 def test_eta_names_a_value_never_a_target():
     # issue 11: "eta means the target in one result and the value in another". A calibration's target is
     # eta_target, the value at q is eta_at_q; the old attribute warns and the JSON has no ambiguous "eta" key.
-    cal = calibrate(bits=5, population=1000, epsilon=2.0, eta=0.01, method="homogeneous")
+    cal = calibrate(bits=3, population=200, epsilon=2.0, eta=0.01, method="homogeneous")
     assert cal.eta_target == 0.01 and cal.eta_at_q is not None and cal.eta_at_q <= 0.01
     d = cal.to_dict()
     assert d["eta_target"] == 0.01 and d["eta_at_q"] == cal.eta_at_q and "eta" not in d

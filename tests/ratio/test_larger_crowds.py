@@ -24,9 +24,14 @@ def test_exact_value_at_n_is_not_monotone_in_n() -> None:
     assert _sup_exact(0.25, 61, 1.0) > 2.0 * at_61
 
 
-@pytest.mark.parametrize(("q", "n", "epsilon"), [(0.25, 61, 1.0), (0.2, 30, 1.0), (0.1, 1000, 1.0),
-                                                  (0.3, 200, 0.69), (0.12, 100, 1.0), (0.35, 5, 0.3),
-                                                  (0.05, 1500, 0.5)])  # the last: delta from N only
+_SLOW = pytest.mark.slow  # make test runs every case, make test-fast the quick ones
+
+
+@pytest.mark.parametrize(("q", "n", "epsilon"), [(0.25, 61, 1.0), (0.2, 30, 1.0),
+                                                  pytest.param(0.1, 1000, 1.0, marks=_SLOW),
+                                                  pytest.param(0.3, 200, 0.69, marks=_SLOW),
+                                                  pytest.param(0.12, 100, 1.0, marks=_SLOW), (0.35, 5, 0.3),
+                                                  pytest.param(0.05, 1500, 0.5, marks=_SLOW)])  # delta from N only
 def test_larger_crowds_bound_covers_every_larger_crowd(q: float, n: int, epsilon: float) -> None:
     b = single_bit_larger_crowds(q=q, population=n, epsilon=epsilon)
     sup = _sup_exact(q, n, epsilon)
@@ -44,6 +49,7 @@ def test_local_dp_point_is_zero() -> None:
     assert b.eta == 0.0 and b.kind == "exact"
 
 
+@pytest.mark.slow
 def test_default_calibration_at_l1_is_for_exactly_n_and_larger_crowds_fixes_it() -> None:
     n, eps, eta = 30, 1.0, 5e-3
     plain = calibrate(bits=1, population=n, epsilon=eps, eta=eta)
@@ -56,6 +62,7 @@ def test_default_calibration_at_l1_is_for_exactly_n_and_larger_crowds_fixes_it()
     assert safe.to_dict()["larger_crowds"] is True
 
 
+@pytest.mark.slow
 def test_collector_certifies_every_release_of_at_least_n_min() -> None:
     plan = plan_campaign(Campaign(name="one-bit", bits=1, epsilon=1.0, crowd_size=30, eta=5e-3))
     assert _sup_exact(plan.q_release, 30, 1.0) <= plan.eta_at_q <= 5e-3

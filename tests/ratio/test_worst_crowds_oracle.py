@@ -66,7 +66,10 @@ def test_near_log_p_over_q() -> None:
 
 # --- skipping blocks (issue 10): the pruned scan against the full scan of the oracle
 
-PRUNE_GRID = [(n, q, e) for n in (40_000, 70_001) for q in (0.05, 0.25, 0.45) for e in (0.02, 0.3, 1.0, 2.5)]
+#: The fast suite (make test-fast) runs four of the 24 cases; make test runs them all.
+_PRUNE_FAST = {(40_000, 0.25, 0.3), (70_001, 0.45, 0.02), (40_000, 0.05, 1.0), (70_001, 0.25, 2.5)}
+PRUNE_GRID = [pytest.param(n, q, e, marks=() if (n, q, e) in _PRUNE_FAST else pytest.mark.slow)
+              for n in (40_000, 70_001) for q in (0.05, 0.25, 0.45) for e in (0.02, 0.3, 1.0, 2.5)]
 
 
 @pytest.mark.parametrize(("n", "q", "eps"), PRUNE_GRID)
@@ -138,7 +141,8 @@ def test_pruned_scan_at_small_epsilon_equals_full_scan() -> None:
     assert np.all(full.log_delta[skipped] <= got.log_delta_hi[skipped])
 
 
-@pytest.mark.parametrize(("n", "q", "eps"), [(40_000, 0.25, 0.0), (40_000, 0.25, 1e-9), (70_000, 0.001, 3.0),
+@pytest.mark.parametrize(("n", "q", "eps"), [(40_000, 0.25, 0.0), pytest.param(40_000, 0.25, 1e-9, marks=pytest.mark.slow),
+                                             pytest.param(70_000, 0.001, 3.0, marks=pytest.mark.slow),
                                              (50_000, 0.49, 1e-3), (40_000, 0.25, math.log(3.0))])
 def test_pruned_scan_edge_epsilons(n: int, q: float, eps: float) -> None:
     """epsilon = 0 (the bound's slope is 0), tiny, large with q tiny, q near 1/2, and at log(p/q)."""
