@@ -82,3 +82,18 @@ def test_bad_flags() -> None:
         calibrate(bits=1, population=30, epsilon=1.0, larger_crowds="yes")  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="population"):
         single_bit_larger_crowds(q=0.2, population=10**6, epsilon=1.0)
+
+
+def test_cli_says_for_which_crowds(capsys: pytest.CaptureFixture[str]) -> None:
+    from sufficientdp.cli.main import main
+
+    assert main(["tail", "--bits", "1", "--population", "61", "--q", "0.25", "--epsilon", "1"]) == 0
+    assert "crowds: exactly N people" in capsys.readouterr().out
+    assert main(["tail", "--bits", "1", "--population", "61", "--q", "0.25", "--epsilon", "1",
+                 "--larger-crowds"]) == 0
+    out = capsys.readouterr().out
+    assert "crowds: every crowd of at least N people" in out and "5.3817e-08" in out  # the larger crowd's value
+    assert main(["tail", "--bits", "1", "--population", "61", "--q", "0.25", "--epsilon", "1", "--method",
+                 "homogeneous", "--larger-crowds"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "sufficientdp: error: --larger-crowds applies only to --method proven"

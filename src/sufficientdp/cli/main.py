@@ -463,7 +463,8 @@ def _cmd_tail(args: argparse.Namespace) -> int:
           f"interval [{lo}, {hi}]" + (f" at {100 * res.confidence:g}%" if res.confidence else ""))
     if res.delta is not None:
         print(f"delta(epsilon) = E[(1 - e^epsilon/R)+] = {res.delta:.6g}")
-    print(f"holds for: {_SCOPE_TEXT[res.scope]}")
+    crowds = res.details.get("crowds")
+    print(f"holds for: {_SCOPE_TEXT[res.scope]}" + (f"; crowds: {crowds}" if crowds else ""))
     if res.method == "proven":
         print(f"configuration: L = {res.bits}, N = {res.population}, k = {res.reports}, q = {res.q:g}; "
               f"domain: {res.details.get('domain')}; worst pair type: "
