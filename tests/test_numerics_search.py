@@ -1,4 +1,4 @@
-"""The one safe monotone search (sufficientdp._numerics.search, issue 11).
+"""The one safe monotone search (sufficientdp._numerics.search, issue 11), and its expanding walk.
 
 Pinned to independent truth: thresholds chosen by the test, math.isqrt, and a replay of every probe that checks the
 bracket invariant ("fails at fail, passes at ok", every probe strictly inside) on predicates that are not monotone.
@@ -18,9 +18,11 @@ from sufficientdp._numerics.search import (
     Midpoint,
     Policy,
     RegulaFalsi,
+    geometric,
     scan,
     search,
     verdict,
+    walk,
 )
 
 
@@ -256,3 +258,63 @@ def test_bisect_many_integer_finds_the_first_index_reaching_each_value() -> None
     truth = np.searchsorted(grid, ys, side="left")  # first index with grid >= y
     assert lo.dtype == np.int64 and hi.dtype == np.int64
     assert np.array_equal(hi, truth) and np.array_equal(lo, np.maximum(truth - 1, 0))
+
+
+def test_walk_halves_until_the_verdict_flips_and_returns_the_bracket() -> None:
+    rec = _Recorder(lambda x: (x >= 0.01, x - 0.01))  # passes from 0.01 up
+    w = walk(rec, 1.0, passes=True, step=geometric(0.5), max_steps=60, start_score=0.99)
+    assert [x for x, _ in rec.calls] == [0.5 ** k for k in range(1, 8)]  # 2**-7 < 0.01 <= 2**-6
+    assert (w.last, w.hit, w.prior, w.steps) == (2.0 ** -6, 2.0 ** -7, 2.0 ** -5, 7)
+    b = w.bracket()
+    assert b is not None and (b.fail, b.ok) == (2.0 ** -7, 2.0 ** -6)
+    assert b.ok_score == 2.0 ** -6 - 0.01 and b.fail_score == 2.0 ** -7 - 0.01
+    _replay(Bracket(fail=0.0, ok=1.0), rec.calls, Bracket(fail=b.fail, ok=b.ok, probes=w.steps))
+
+
+def test_walk_up_from_a_failing_point_clamps_at_the_limit_and_stops_there() -> None:
+    rec = _Recorder(lambda x: (False, 1.0))  # never passes
+    w = walk(rec, 0.1, passes=False, step=geometric(2.0, limit=0.5), max_steps=50)
+    assert [x for x, _ in rec.calls] == [0.2, 0.4, 0.5]  # clamped to the limit, then no step from it
+    assert (w.hit, w.last, w.prior, w.steps) == (None, 0.5, 0.4, 3) and w.bracket() is None
+    rec2 = _Recorder(lambda x: (x > 0.3, 0.0))
+    w2 = walk(rec2, 0.1, passes=False, step=geometric(2.0, limit=0.5), max_steps=50)
+    b = w2.bracket()
+    assert b is not None and (b.fail, b.ok, w2.steps) == (0.2, 0.4, 2)  # fails at 0.2, passes at 0.4
+
+
+def test_walk_stops_at_the_floor_the_step_budget_and_a_final_point() -> None:
+    rec = _Recorder(lambda x: (True, 0.0))
+    w = walk(rec, 1.0, passes=True, step=geometric(0.1, floor=1e-3), max_steps=50)
+    assert len(rec.calls) == 3 and w.last == rec.calls[-1][0] and w.hit is None  # 1e-4 < floor: not probed
+    rec2 = _Recorder(lambda x: (True, 0.0))
+    assert walk(rec2, 1.0, passes=True, step=geometric(0.5), max_steps=4).steps == 4 and len(rec2.calls) == 4
+    assert walk(rec2, 1.0, passes=True, step=geometric(0.5), max_steps=0).last == 1.0
+    rec3 = _Recorder(lambda x: (True, 0.0))
+
+    def once(x: float, k: int) -> tuple[float, bool]:
+        return x + 1.0, True  # final: the walk stops after it keeps the verdict
+
+    w3 = walk(rec3, 0.0, passes=True, step=once, max_steps=9)
+    assert (w3.last, w3.prior, w3.steps, len(rec3.calls)) == (1.0, 0.0, 1, 1)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_walk_keeps_the_invariant_on_non_monotone_predicates(seed: int) -> None:
+    rec = _Recorder(_noisy(seed, 0.3, 0.2))
+    w = walk(rec, 1.0, passes=True, step=geometric(0.8), max_steps=100)
+    observed = dict(rec.calls)
+    assert w.last == 1.0 or observed[w.last] is True
+    assert all(observed[x] for x, _ in rec.calls[:-1])  # every point before the flip kept the verdict
+    if w.hit is not None:
+        assert observed[w.hit] is False and rec.calls[-1][0] == w.hit
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: walk(verdict(bool), 1.0, passes=True, step=geometric(0.5), max_steps=-1), "max_steps"),
+    (lambda: geometric(1.0), "factor"),
+    (lambda: geometric(0.0), "factor"),
+    (lambda: geometric(math.inf), "factor"),
+])
+def test_walk_bad_arguments_raise_parameter_error(call, name: str) -> None:
+    with pytest.raises(ParameterError, match=name):
+        call()

@@ -16,7 +16,10 @@ few probe policies:
   * :class:`Creep` — upward (toward ``ok``) by a few units in the last place from the failing end (after a root
     finder's estimate).
 
-* :func:`bisect_many` — bisection of many brackets at once (numpy arrays, a fixed number of probes).
+* :func:`bisect_many` — bisection of many brackets at once (numpy arrays, a fixed number of probes);
+* :func:`walk` — the expanding walk: steps away from a point whose verdict is known (geometric, or any rule the
+  caller gives, :func:`geometric`) until the verdict flips, returning the :class:`Walk` (its :meth:`Walk.bracket`
+  once it flipped).
 
 The safe side: the ``ok`` end of the returned :class:`Bracket` is the starting ``ok`` end or a point at which the
 test was *observed* to pass; the ``fail`` end is the starting one or a point observed to fail. Nothing else is
@@ -41,8 +44,8 @@ from numpy.typing import NDArray
 from .._errors import ParameterError
 from .._validation import check_int, check_nonnegative_finite
 
-__all__ = ["Bracket", "Creep", "Midpoint", "Policy", "RegulaFalsi", "Test", "bisect_many", "scan", "search",
-           "verdict"]
+__all__ = ["Bracket", "Creep", "Midpoint", "Policy", "RegulaFalsi", "Test", "Walk", "bisect_many", "geometric", "scan",
+           "search", "verdict", "walk"]
 
 #: ``test(x) -> (passes, score)``: the verdict at x, and a transformed excess (``> 0`` failing, ``<= 0`` passing)
 #: that interpolating policies read (``nan`` when no policy needs it).
@@ -315,3 +318,94 @@ def bisect_many(over: Callable[[NDArray[Any]], NDArray[np.bool_]], below: NDArra
         above = np.where(up, mid, above)
         below = np.where(up, below, mid)
     return below, above
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """The end of :func:`walk`: every point it probed up to ``last`` kept the starting verdict; ``hit`` flipped it.
+
+    Attributes:
+        passes: the starting verdict (True: the walk started from a passing point).
+        last: the last point with the starting verdict (the start if no probe kept it).
+        last_score: the score at ``last`` (the start's as given).
+        prior: the point with the starting verdict before ``last`` (``last`` itself if ``last`` is the start).
+        prior_score: the score at ``prior``.
+        hit: the first point with the other verdict (None if the walk stopped before the verdict flipped).
+        hit_score: the score at ``hit`` (``nan`` if None).
+        steps: probes made.
+    """
+
+    passes: bool
+    last: float
+    last_score: float
+    prior: float
+    prior_score: float
+    hit: float | None
+    hit_score: float
+    steps: int
+
+    def bracket(self) -> Bracket | None:
+        """The bracket the walk found (``last`` and ``hit``, scores included), None if the verdict never flipped."""
+        if self.hit is None:
+            return None
+        if self.passes:
+            return Bracket(fail=self.hit, ok=self.last, fail_score=self.hit_score, ok_score=self.last_score)
+        return Bracket(fail=self.last, ok=self.hit, fail_score=self.last_score, ok_score=self.hit_score)
+
+
+def walk(test: Test, start: float, *, passes: bool, step: Callable[[float, int], tuple[float, bool] | None],
+         max_steps: int, start_score: float = math.nan) -> Walk:
+    """The expanding walk: from ``start`` (verdict ``passes``, as the caller knows or observed) probe the points
+    ``step`` proposes until ``test``'s verdict flips.
+
+    ``step(x, k)`` gets the current end (the last point with the starting verdict, ``start`` at first) and the
+    number of probes made, and returns ``(next point, final)`` or None to stop before probing; ``final`` stops the
+    walk after that probe if it keeps the verdict (a clamp at a limit, a floor). :func:`geometric` is the common
+    rule. At most ``max_steps`` probes are made.
+
+    Returns the :class:`Walk`: ``last`` is ``start`` or a point observed to keep the starting verdict, ``hit`` a
+    point observed to flip it (whatever the test does; with ``passes=True``, ``Walk.bracket()`` fails at ``hit``
+    and passes at ``last``).
+
+    Raises:
+        ParameterError: ``max_steps`` not an integer >= 0.
+    """
+    max_steps = check_int("max_steps", max_steps, minimum=0)
+    passes = bool(passes)
+    last, last_score = start, start_score
+    prior, prior_score = start, start_score
+    for k in range(max_steps):
+        proposal = step(last, k)
+        if proposal is None:
+            break
+        x, final = proposal
+        passed, score = test(x)
+        if bool(passed) is not passes:
+            return Walk(passes, last, last_score, prior, prior_score, x, score, k + 1)
+        prior, prior_score, last, last_score = last, last_score, x, score
+        if final:
+            return Walk(passes, last, last_score, prior, prior_score, None, math.nan, k + 1)
+    else:
+        k = max_steps
+    return Walk(passes, last, last_score, prior, prior_score, None, math.nan, k)
+
+
+def geometric(factor: float, *, limit: float | None = None, floor: float | None = None
+              ) -> Callable[[float, int], tuple[float, bool] | None]:
+    """A :func:`walk` rule: the next point is ``x * factor`` (``factor > 0``, != 1). ``limit``: the point is
+    clamped to it (``min`` going up, ``max`` going down) and the walk stops once there (no step from a point at
+    or past it); ``floor``: no point beyond it is probed (the walk stops before it)."""
+    if not (isinstance(factor, (int, float)) and 0.0 < factor < math.inf and factor != 1.0):
+        raise ParameterError(f"factor must be a finite number > 0 other than 1; got {factor!r}")
+    up = factor > 1.0
+
+    def step(x: float, k: int) -> tuple[float, bool] | None:
+        if limit is not None and not (x < limit if up else x > limit):
+            return None
+        y = x * factor
+        if limit is not None:
+            y = min(limit, y) if up else max(limit, y)
+        if floor is not None and (y > floor if up else y < floor):
+            return None
+        return y, False
+    return step

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import CalibrationError
-from .._numerics.search import Bracket, RegulaFalsi, search
+from .._numerics.search import Bracket, RegulaFalsi, geometric, search, walk
 from ..parameters import local_q
 from ..ratio.proven import (
     DEFAULT_RESOLUTION,
@@ -59,6 +59,215 @@ def local_q_for_domain(domain: Domain, epsilon: float, reports: int) -> float:
     return local_q(local_distance(domain), epsilon, reports)
 
 
+class _Run:
+    """The state of one :func:`proven_q` search: the bounds it evaluates (counted for ``progress``), their cache,
+    the pair types searched (``lead``), the e' followed (``hint``) and the lattice (``stage``)."""
+
+    __slots__ = ("bits", "dom", "epsilon", "eta", "exact_at_n", "exact_l1", "fine_eps", "full_evs", "fulls", "hint",
+                 "larger_crowds", "lead", "population", "progress", "q_loc", "reports", "stage", "steps", "total")
+
+    def __init__(self, *, bits: int, population: int, epsilon: float, eta: float, reports: int, dom: Domain,
+                 progress: Callable[[int, int], Any] | None, larger_crowds: bool) -> None:
+        self.bits, self.population, self.epsilon, self.eta, self.reports = bits, population, epsilon, eta, reports
+        self.dom, self.progress, self.larger_crowds = dom, progress, larger_crowds
+        self.q_loc = local_q_for_domain(dom, epsilon, reports)
+        self.steps = 0
+        self.total = 2 * _BISECT_STEPS + 12
+        self.exact_l1 = bits == 1 and reports == 1
+        self.fulls: dict[float, TailResult] = {}
+        self.full_evs: dict[float, Evaluation] = {}
+        self.lead: set[str] = set()
+        self.hint: float | None = None
+        self.stage = _SEARCH_RESOLUTION
+        self.fine_eps = 0.0  # the fine stage's e' has been searched (then held)
+        self.exact_at_n: dict[float, float] = {}
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.progress is not None:
+            self.progress(min(self.steps, self.total - 1), self.total)
+
+    def done(self) -> None:
+        if self.progress is not None:
+            self.progress(self.total, self.total)
+
+    def tail(self, q: float) -> TailResult:
+        """:func:`proven_tail` at q (with the larger crowds when asked)."""
+        return proven_tail(q=q, bits=self.bits, population=self.population, epsilon=self.epsilon,
+                           reports=self.reports, domain=self.dom, larger_crowds=self.larger_crowds)
+
+    def full(self, q: float) -> TailResult:
+        # exactly the number tail, the collector and every other caller compute at q (one answer everywhere)
+        if q not in self.fulls:
+            self.tick()
+            t0 = time.perf_counter()
+            if self.exact_l1:
+                self.fulls[q] = self.tail(q)
+            else:
+                ev = evaluate(q=q, population=self.population, epsilon=self.epsilon, reports=self.reports,
+                              domain=self.dom, resolution=DEFAULT_RESOLUTION)
+                self.full_evs[q] = ev
+                self.fulls[q] = tail_from_evaluation(ev, q=q, bits=self.bits, population=self.population,
+                                                     epsilon=self.epsilon, reports=self.reports, seconds=t0)
+        return self.fulls[q]
+
+    def fast(self, q: float) -> float:
+        self.tick()
+        if self.exact_l1 and self.larger_crowds:  # search on the exact value at N; full() checks the larger crowds
+            if q not in self.exact_at_n:
+                self.exact_at_n[q] = proven_tail(q=q, bits=self.bits, population=self.population,
+                                                 epsilon=self.epsilon, reports=self.reports, domain=self.dom).eta
+            return self.exact_at_n[q]
+        if self.exact_l1:
+            return self.full(q).eta
+        # e' follows q by a local search around the previous one (any e' gives a valid bound); on the fine
+        # lattice, where q moves by a few percent at most, it is searched once and then held
+        fixed = self.hint if self.hint is not None and self.fine_eps == self.stage else None
+        ev = evaluate(q=q, population=self.population, epsilon=self.epsilon, reports=self.reports, domain=self.dom,
+                      only=frozenset(self.lead), epsilon_prime_hint=self.hint, resolution=self.stage,
+                      epsilon_prime=fixed)
+        if ev.epsilon_prime < self.epsilon:  # (local DP reports e' = epsilon: no e' to follow)
+            self.hint = ev.epsilon_prime
+        if self.stage == _FINE_RESOLUTION:
+            self.fine_eps = self.stage
+        return ev.eta
+
+    def fast_test(self, q: float) -> tuple[bool, float]:
+        """The lead types' bound at q as a search test: passes when its log excess is ``<= 0``."""
+        f = log_excess(self.fast(q), self.eta)
+        return f <= 0.0, f
+
+    def full_test(self, q: float) -> tuple[bool, float]:
+        """The full bound at q as a search test."""
+        v = self.full(q).eta
+        return v <= self.eta, log_excess(v, self.eta)
+
+    def scan(self, q: float) -> Evaluation:
+        # every pair type, coarse lattice: where the halving looks, and which types lead
+        self.tick()
+        ev = evaluate(q=q, population=self.population, epsilon=self.epsilon, reports=self.reports, domain=self.dom,
+                      epsilon_prime_hint=self.hint, resolution=_SEARCH_RESOLUTION)
+        if ev.epsilon_prime < self.epsilon:
+            self.hint = ev.epsilon_prime
+        return ev
+
+    def leaders(self, ev: Evaluation) -> set[str]:
+        if not ev.by_type:
+            return set()
+        top = max(v for _, v in ev.by_type)
+        ranked = sorted(ev.by_type, key=lambda kv: -kv[1])
+        return {k for k, v in ranked[:_LEAD_MAX] if v >= 0.25 * top} | {ranked[0][0]}
+
+
+def _halve(run: _Run) -> tuple[float | None, float, float, float]:
+    """Halve q from local DP's (eta = 0 there) until the bound over every type fails (or q is below 1e-12), the
+    leading types joining ``run.lead``. Returns ``(lo, f_lo, hi, f_hi)``: the failing q (None if none) and the
+    passing one, with their log excesses."""
+    def test(x: float) -> tuple[bool, float]:
+        if run.exact_l1:
+            fx = run.fast(x)
+        else:
+            ev = run.scan(x)
+            fx = ev.eta
+            run.lead |= run.leaders(ev)
+        return fx <= run.eta, log_excess(fx, run.eta)
+
+    w = walk(test, run.q_loc, passes=True, step=geometric(0.5, floor=1e-12), max_steps=60, start_score=-math.inf)
+    if w.hit is None:
+        return None, 0.0, w.last, w.last_score
+    return w.hit, w.hit_score, w.last, w.last_score
+
+
+def _walk_down(x: float, k: int) -> tuple[float, bool] | None:
+    """The fine lattice's walk down from a passing coarse root: by :data:`_POLISH` (relative) while the lower end
+    passes and is above 1e-12 (the first step is always made)."""
+    if k and not x > 1e-12:
+        return None
+    return x * (1.0 - _POLISH), False
+
+
+def _to_fine(run: _Run, hi: float) -> float:
+    """The coarse lattice was only for speed: its bound is looser, so the fine root lies at or below the coarse
+    root ``hi`` (or a little above, where the fine e' search differs): bracket it on the fine lattice (stepping up
+    while the fine bound fails, else walking down while the lower end still passes) and search it."""
+    run.stage = _FINE_RESOLUTION
+    f_hi = log_excess(run.fast(hi), run.eta)
+    if f_hi > 0.0:  # fine lattice fails at the coarse root: step up (while the log excess is > 0; nan stops)
+        def failing(q: float) -> tuple[bool, float]:
+            f = log_excess(run.fast(q), run.eta)
+            return not f > 0.0, f
+
+        up = walk(failing, hi, passes=False, step=geometric(1.0 + _POLISH / 4, limit=run.q_loc), max_steps=8,
+                  start_score=f_hi)
+        if up.steps:
+            if up.hit is not None and up.hit_score <= 0.0:
+                return _illinois(run.fast, up.last, up.hit, up.last_score, up.hit_score, run.eta)
+            return up.last if up.hit is None else up.hit  # no pass within 8 steps (or a nan): that q is kept
+    # (no step budget: the 1e-12 floor ends the walk within ~900 steps; 1 << 20 never binds)
+    down = walk(run.fast_test, hi, passes=True, step=_walk_down, max_steps=1 << 20, start_score=f_hi)
+    if down.hit is not None:
+        below, f_below, hi, f_hi = down.hit, down.hit_score, down.last, down.last_score
+    else:  # stopped at or below 1e-12, still passing: the search runs between it and the point before
+        below, f_below, hi, f_hi = down.last, down.last_score, down.prior, down.prior_score
+    return _illinois(run.fast, below, hi, f_below, f_hi, run.eta)
+
+
+def _widen(run: _Run, hi: float, res: TailResult) -> float | None:
+    """A type outside the searched ones, or the full e' search, fails at ``hi``: the types that fail there join the
+    searched ones. Returns the new failing end's log excess (None if no type is new)."""
+    ev = run.full_evs[hi]
+    new = {k for k, v in ev.by_type if v > run.eta} - run.lead
+    if not new:
+        return None
+    run.lead |= new
+    if ev.epsilon_prime < run.epsilon:
+        run.hint = ev.epsilon_prime
+    run.fine_eps = 0.0  # search e' again for the new types
+    f_lo = log_excess(run.fast(hi), run.eta)
+    if f_lo <= 0.0:  # the lead types pass at hi although a new type fails: the new one decides
+        f_lo = log_excess(res.eta, run.eta)
+    return f_lo
+
+
+def _look_below(run: _Run, hi: float, eta_hi: float) -> float:
+    """Near-minimal against the full bound itself: look just below (the fast bound and the full one differ a little
+    in e'); move down by :data:`_FULL_STEP` while the full bound still passes there (skipped when the full bound at
+    hi is already within 3% of the target: 0.2% lower in q it is above it, the bound rising ~4% per 0.1% of q near
+    the root in every case measured)."""
+    def step(x: float, k: int) -> tuple[float, bool] | None:
+        below = x * (1.0 - _FULL_STEP)
+        return None if below <= 0.0 else (below, False)
+
+    def test(q: float) -> tuple[bool, float]:
+        return not run.full(q).eta > run.eta, math.nan
+
+    return walk(test, hi, passes=True, step=step, max_steps=6 if eta_hi < 0.97 * run.eta else 0).last
+
+
+def _step_up(run: _Run, hi: float) -> tuple[float, bool]:
+    """The full bound fails slightly above the searched root (every type is searched, so it is e' or the lattice's
+    jitter): step q up by small relative amounts, 2e-4, 6e-4, ... (eta falls steeply in q; local DP's q passes).
+    (The larger-crowds bound at L = 1 can sit well above the exact value the search ran on: steps 1%, 3%, ...,
+    then the last step narrowed with the bound itself, to 1e-3.) Returns ``(q, passed)``: the q observed to pass,
+    or the last q that failed."""
+    wide = run.larger_crowds and run.exact_l1
+    steps = [1e-2 if wide else 2e-4]
+    for _ in range(11):
+        steps.append(steps[-1] * 3.0)
+
+    def step(x: float, k: int) -> tuple[float, bool] | None:
+        return None if x >= run.q_loc else (min(run.q_loc, x * (1.0 + steps[k])), False)
+
+    w = walk(run.full_test, hi, passes=False, step=step, max_steps=12,
+             start_score=log_excess(run.full(hi).eta, run.eta))
+    if w.hit is None:
+        return w.last, False
+    if wide:
+        return _illinois(lambda x: run.full(x).eta, w.last, w.hit, w.last_score, w.hit_score, run.eta,
+                         _COARSE_TOL), True
+    return w.hit, True
+
+
 def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
              domain: Domain | None = None, progress: Callable[[int, int], Any] | None = None,
              larger_crowds: bool = False) -> tuple[float, TailResult, list[str]]:
@@ -83,187 +292,43 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
             use it).
     """
     dom = domain if domain is not None else Domain(bits=bits)
-    q_loc = local_q_for_domain(dom, epsilon, reports)
+    run = _Run(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports, dom=dom,
+               progress=progress, larger_crowds=larger_crowds)
+    q_loc = run.q_loc
     notes: list[str] = []
-    steps = [0]
-    total = 2 * _BISECT_STEPS + 12
-
-    def tick() -> None:
-        steps[0] += 1
-        if progress is not None:
-            progress(min(steps[0], total - 1), total)
-
-    def done() -> None:
-        if progress is not None:
-            progress(total, total)
-
     if population == 1:
         notes.append("population 1: no crowd to hide in; local DP's q is used.")
-        return q_loc, proven_tail(q=q_loc, bits=bits, population=population, epsilon=epsilon, reports=reports,
-                                  domain=dom, larger_crowds=larger_crowds), notes
+        return q_loc, run.tail(q_loc), notes
 
-    exact_l1 = bits == 1 and reports == 1
-    fulls: dict[float, TailResult] = {}
-    full_evs: dict[float, Evaluation] = {}
-
-    def full(q: float) -> TailResult:
-        # exactly the number tail, the collector and every other caller compute at q (one answer everywhere)
-        if q not in fulls:
-            tick()
-            t0 = time.perf_counter()
-            if exact_l1:
-                fulls[q] = proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
-                                       domain=dom, larger_crowds=larger_crowds)
-            else:
-                ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                              resolution=DEFAULT_RESOLUTION)
-                full_evs[q] = ev
-                fulls[q] = tail_from_evaluation(ev, q=q, bits=bits, population=population, epsilon=epsilon,
-                                                reports=reports, seconds=t0)
-        return fulls[q]
-
-    lead: set[str] = set()
-    hint: list[float] = []
-    stage = [_SEARCH_RESOLUTION]
-    fine_eps = [0.0]  # the fine stage's e' has been searched (then held)
-
-    exact_at_n: dict[float, float] = {}
-
-    def fast(q: float) -> float:
-        tick()
-        if exact_l1 and larger_crowds:  # search on the exact value at N; full() checks the larger crowds
-            if q not in exact_at_n:
-                exact_at_n[q] = proven_tail(q=q, bits=bits, population=population, epsilon=epsilon,
-                                            reports=reports, domain=dom).eta
-            return exact_at_n[q]
-        if exact_l1:
-            return full(q).eta
-        # e' follows q by a local search around the previous one (any e' gives a valid bound); on the fine
-        # lattice, where q moves by a few percent at most, it is searched once and then held
-        fixed = hint[0] if hint and fine_eps[0] == stage[0] else None
-        ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                      only=frozenset(lead), epsilon_prime_hint=hint[0] if hint else None, resolution=stage[0],
-                      epsilon_prime=fixed)
-        if ev.epsilon_prime < epsilon:  # (local DP reports e' = epsilon: no e' to follow)
-            hint[:] = [ev.epsilon_prime]
-        if stage[0] == _FINE_RESOLUTION:
-            fine_eps[0] = stage[0]
-        return ev.eta
-
-    def scan(q: float) -> Evaluation:
-        # every pair type, coarse lattice: where the halving looks, and which types lead
-        tick()
-        ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom,
-                      epsilon_prime_hint=hint[0] if hint else None, resolution=_SEARCH_RESOLUTION)
-        if ev.epsilon_prime < epsilon:
-            hint[:] = [ev.epsilon_prime]
-        return ev
-
-    def leaders(ev: Evaluation) -> set[str]:
-        if not ev.by_type:
-            return set()
-        top = max(v for _, v in ev.by_type)
-        ranked = sorted(ev.by_type, key=lambda kv: -kv[1])
-        return {k for k, v in ranked[:_LEAD_MAX] if v >= 0.25 * top} | {ranked[0][0]}
-
-    hi, lo = q_loc, None  # local DP: eta = 0 at q_loc
-    f_hi, f_lo = -math.inf, 0.0
-    x = q_loc
-    for _ in range(60):  # halve until the bound over every type fails (or q is negligible)
-        x *= 0.5
-        if x < 1e-12:
-            break
-        if exact_l1:
-            fx = fast(x)
-        else:
-            ev = scan(x)
-            fx = ev.eta
-            lead |= leaders(ev)
-        if fx <= eta:
-            hi, f_hi = x, log_excess(fx, eta)
-        else:
-            lo, f_lo = x, log_excess(fx, eta)
-            break
+    lo, f_lo, hi, f_hi = _halve(run)
     while lo is not None:
-        coarse_stage = not exact_l1 and stage[0] > _FINE_RESOLUTION
-        if not exact_l1:  # the lead types' bound at the bracket's ends (the halving measured every type)
-            f_lo = log_excess(fast(lo), eta) if f_lo <= 0.0 else f_lo
-        hi = _illinois(fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL if coarse_stage else _REL_TOL)
+        coarse_stage = not run.exact_l1 and run.stage > _FINE_RESOLUTION
+        if not run.exact_l1:  # the lead types' bound at the bracket's ends (the halving measured every type)
+            f_lo = log_excess(run.fast(lo), eta) if f_lo <= 0.0 else f_lo
+        hi = _illinois(run.fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL if coarse_stage else _REL_TOL)
         if coarse_stage:
-            # The coarse lattice was only for speed: its bound is looser, so the fine root lies at or below hi
-            # (or a little above, where the fine e' search differs): bracket it on the fine lattice, walking down
-            # while the lower end still passes.
-            stage[0] = _FINE_RESOLUTION
-            f_hi = log_excess(fast(hi), eta)
-            up = 0
-            while f_hi > 0.0 and up < 8 and hi < q_loc:  # fine lattice fails at the coarse root: step up
-                lo_f, f_lo_f = hi, f_hi
-                hi = min(q_loc, hi * (1.0 + _POLISH / 4))
-                f_hi = log_excess(fast(hi), eta)
-                up += 1
-            if up and f_hi <= 0.0:
-                hi = _illinois(fast, lo_f, hi, f_lo_f, f_hi, eta)
-            elif not up:
-                below = hi * (1.0 - _POLISH)
-                f_below = log_excess(fast(below), eta)
-                while f_below <= 0.0 and below > 1e-12:
-                    hi, f_hi = below, f_below
-                    below = hi * (1.0 - _POLISH)
-                    f_below = log_excess(fast(below), eta)
-                hi = _illinois(fast, below, hi, f_below, f_hi, eta)
-        res = full(hi)
-        if res.eta > eta and not exact_l1:
-            # a type outside the searched ones, or the full e' search, fails at hi: search with the types
-            # that fail here as well
-            ev = full_evs[hi]
-            new = {k for k, v in ev.by_type if v > eta} - lead
-            if new:
-                lead |= new
-                if ev.epsilon_prime < epsilon:
-                    hint[:] = [ev.epsilon_prime]
-                fine_eps[0] = 0.0  # search e' again for the new types
-                lo, f_lo = hi, log_excess(fast(hi), eta)
-                if f_lo <= 0.0:  # the lead types pass at hi although a new type fails: the new one decides
-                    f_lo = log_excess(res.eta, eta)
+            hi = _to_fine(run, hi)
+        res = run.full(hi)
+        if res.eta > eta and not run.exact_l1:
+            widened = _widen(run, hi, res)
+            if widened is not None:  # search again from hi (failing) up to local DP's q
+                lo, f_lo = hi, widened
                 hi, f_hi = q_loc, -math.inf
                 continue
         if res.eta <= eta:
-            # near-minimal against the full bound itself: look just below (the fast bound and the full one
-            # differ a little in e'); move down while the full bound still passes there
-            # (skipped when the full bound at hi is already within 3% of the target: 0.2% lower in q it is
-            # above it, the bound rising ~4% per 0.1% of q near the root in every case measured)
-            for _ in range(6 if res.eta < 0.97 * eta else 0):
-                below = hi * (1.0 - _FULL_STEP)
-                if below <= 0.0 or full(below).eta > eta:
-                    break
-                hi = below
-            done()
-            return hi, full(hi), notes
-        # The full bound fails slightly above the searched root (every type is searched, so it is e' or the
-        # lattice's jitter): step q up by small relative amounts (eta falls steeply in q; local DP's q passes).
-        # (The larger-crowds bound at L = 1 can sit well above the exact value the search ran on: larger steps,
-        # then the last step narrowed with the bound itself, to 1e-3; the q returned was observed to pass.)
-        wide = larger_crowds and exact_l1
-        step = 1e-2 if wide else 2e-4
-        for _ in range(12):
-            if hi >= q_loc:
-                break
-            below, f_below = hi, log_excess(full(hi).eta, eta)
-            hi = min(q_loc, hi * (1.0 + step))
-            if full(hi).eta <= eta:
-                if wide:
-                    hi = _illinois(lambda x: full(x).eta, below, hi, f_below, log_excess(full(hi).eta, eta), eta,
-                                   _COARSE_TOL)
-                done()
-                return hi, full(hi), notes
-            step *= 3.0
+            hi = _look_below(run, hi, res.eta)
+            run.done()
+            return hi, run.full(hi), notes
+        hi, passed = _step_up(run, hi)
+        if passed:
+            run.done()
+            return hi, run.full(hi), notes
         break
-    res = full(hi) if hi < q_loc else proven_tail(q=q_loc, bits=bits, population=population, epsilon=epsilon,
-                                                  reports=reports, domain=dom, larger_crowds=larger_crowds)
+    res = run.full(hi) if hi < q_loc else run.tail(q_loc)
     if res.eta > eta:  # pragma: no cover - local DP's q has eta = 0 by construction
         raise CalibrationError(f"no flip probability q < 0.5 meets eta <= {eta} with the proven bound")
     if hi == q_loc:
         notes.append("no flip probability below local DP's meets the target with the proven bound; local DP's q "
                      "is used (the privacy loss then never exceeds epsilon).")
-    done()
+    run.done()
     return hi, res, notes
