@@ -97,3 +97,14 @@ def test_cli_says_for_which_crowds(capsys: pytest.CaptureFixture[str]) -> None:
                  "homogeneous", "--larger-crowds"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "sufficientdp: error: --larger-crowds applies only to --method proven"
+
+
+@pytest.mark.parametrize(("n", "epsilon", "eta"), [(7, 2.0, 1e-4), (3, 1.0, 1e-3)])
+def test_small_crowds_fall_back_to_local_dp(n: int, epsilon: float, eta: float) -> None:
+    # no q below local DP's meets these targets for every larger crowd: local DP's q (eta = 0), said in a note
+    # (this raised a CalibrationError on a "cannot happen" line before local DP's q was recognized exactly)
+    from sufficientdp import local_q
+
+    cal = calibrate(bits=1, population=n, epsilon=epsilon, eta=eta, larger_crowds=True)
+    assert cal.q == local_q(1, epsilon) and cal.eta_at_q == 0.0
+    assert any("local DP's q is used" in note for note in cal.notes)

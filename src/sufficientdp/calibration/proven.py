@@ -317,10 +317,12 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
                 continue
         if res.eta <= eta:
             hi = _look_below(run, hi, res.eta)
-            run.done()
-            return hi, run.full(hi), notes
+            if hi < q_loc:
+                run.done()
+                return hi, run.full(hi), notes
+            break
         hi, passed = _step_up(run, hi)
-        if passed:
+        if passed and hi < q_loc:
             run.done()
             return hi, run.full(hi), notes
         break

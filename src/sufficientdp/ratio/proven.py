@@ -59,6 +59,7 @@ from .._numerics.logspace import log_comb, logsumexp
 from .._numerics.positive_part import compound_positive_part_upper
 from .._validation import check_epsilon, check_int, check_open_interval
 from ..loss.profile import DominatingCurve, compose_curve, curve_from_bounds
+from ..parameters import local_q
 from .result import TailResult
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW", "Domain", "Evaluation",
@@ -410,13 +411,18 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
                            maximum=EXACT_L1_MAX_POPULATION - LARGER_CROWDS_WINDOW + 1)
     epsilon = check_epsilon(epsilon)
     t0 = time.perf_counter()
-    if math.log1p(-q) - math.log(q) < epsilon * (1.0 - 1e-12):
-        # every report is (log(p/q))-local DP: no output of any crowd has a ratio above p/q < e**epsilon
+    try:
+        at_local = q >= local_q(1, epsilon, 1)
+    except ParameterError:  # epsilon so small that local DP's q rounds to 1/2
+        at_local = False
+    if at_local:
+        # every report is epsilon-local DP (local_q's rounding is on the safe side): no output of any crowd has a
+        # ratio above p/q <= e**epsilon, so the ratio never exceeds e**epsilon
         return TailResult(eta=0.0, eta_lower=0.0, eta_upper=0.0, method="proven", kind="exact",
                           scope="all-collections", epsilon=epsilon, q=q, bits=1, population=population, reports=1,
                           delta=None, delta_upper=None,
                           details={"domain": "all", "crowds": "every crowd of at least N people",
-                                   "bound": "log(p/q) < epsilon: the ratio never exceeds p/q (local DP)",
+                                   "bound": "log(p/q) <= epsilon: the ratio never exceeds p/q (local DP)",
                                    "notes": [], "seconds": time.perf_counter() - t0})
     def via_delta(n: int) -> tuple[float, float]:
         # e' from close to epsilon downwards, stopping once the bound has grown twice in a row (any e' is valid:
