@@ -20,9 +20,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._errors import CalibrationError, DataError, ParameterError, SufficientDPError
+from ._lazy import lazy_getattr as _lazy_getattr
 
 # The public names load their modules on first use (PEP 562), so that ``import sufficientdp`` and the command line
 # start fast; ``from sufficientdp import calibrate`` works as usual.
@@ -44,15 +45,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sufficientdp' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_getattr(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -7,7 +7,9 @@ papers/census-semantics-digest.md §1 (definitions and conversions) and §2 (mec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
 
 # The public names load their modules on first use (PEP 562), so that a command needing one mechanism does not
 # import every accounting module (scipy.stats, scipy.optimize: about 0.5 s; issue 10). ``from
@@ -39,21 +41,11 @@ _LAZY = {
 #: The submodules the eager package imported (so they were attributes of it): still reachable as attributes.
 _SUBMODULES = frozenset({"amplification", "conversions", "discrete_gaussian", "mechanisms", "memoization", "pbdp",
                          "rounds", "sampling", "shuffled"})
-_HELPERS = frozenset({"TYPE_CHECKING", "Any", "annotations", "_LAZY", "_SUBMODULES", "_HELPERS", "__getattr__",
+_HELPERS = frozenset({"TYPE_CHECKING", "lazy_getattr", "annotations", "_LAZY", "_SUBMODULES", "_HELPERS", "__getattr__",
                       "__dir__"})
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, _SUBMODULES)
 
 
 def __dir__() -> list[str]:

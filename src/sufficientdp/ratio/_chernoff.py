@@ -319,38 +319,32 @@ def _plain_counts(n: np.ndarray, p: float) -> bool:
     return bool(0.0 <= p <= 1.0 and (n.size == 0 or (np.all(n >= 0) and np.all(np.floor(n) == n))))
 
 
-def binom_cdf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
-    """``scipy.stats.binom.cdf(k, n, p)`` bit for bit (boost's cdf at ``floor(k)`` clipped to [0, 1] for
-    ``0 <= k < n``, 1 for ``k >= n``, 0 below, nan for nan) without importing scipy.stats (issue 10)."""
+def _binom_tail(kind: str, k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+    """``scipy.stats.binom.<kind>(k, n, p)`` (``kind`` ``"cdf"`` or ``"sf"``) bit for bit: boost's value at
+    ``floor(k)`` clipped to [0, 1] for ``0 <= k < n``; for ``k >= n`` the cdf is 1 and the sf 0, below 0 the cdf is 0
+    and the sf 1; nan for nan. scipy.stats is imported only for arguments outside those (issue 10)."""
     k_arr, n_arr = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
-    ufunc = _boost_binom("_binom_cdf")
+    ufunc = _boost_binom(f"_binom_{kind}")
     if ufunc is None or not _plain_counts(n_arr, p):
-        out: np.ndarray = scipy_stats().binom.cdf(k, n, p)
+        out: np.ndarray = getattr(scipy_stats().binom, kind)(k, n, p)
         return out
     res = np.zeros(k_arr.shape)
-    res[k_arr >= n_arr] = 1.0
+    res[(k_arr >= n_arr) if kind == "cdf" else (k_arr < 0)] = 1.0
     res[np.isnan(k_arr)] = np.nan
     inside = (k_arr >= 0) & (k_arr < n_arr) & np.isfinite(k_arr)
     if np.any(inside):
         res[inside] = np.clip(ufunc(np.floor(k_arr[inside]), n_arr[inside], p), 0.0, 1.0)
     return res
+
+
+def binom_cdf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+    """``scipy.stats.binom.cdf(k, n, p)`` bit for bit, without importing scipy.stats (:func:`_binom_tail`)."""
+    return _binom_tail("cdf", k, n, p)
 
 
 def binom_sf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
-    """``scipy.stats.binom.sf(k, n, p)`` bit for bit (boost's sf at ``floor(k)`` clipped to [0, 1] for
-    ``0 <= k < n``, 1 below 0, 0 for ``k >= n``, nan for nan) without importing scipy.stats (issue 10)."""
-    k_arr, n_arr = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
-    ufunc = _boost_binom("_binom_sf")
-    if ufunc is None or not _plain_counts(n_arr, p):
-        out: np.ndarray = scipy_stats().binom.sf(k, n, p)
-        return out
-    res = np.zeros(k_arr.shape)
-    res[np.isnan(k_arr)] = np.nan
-    res[k_arr < 0] = 1.0
-    inside = (k_arr >= 0) & (k_arr < n_arr) & np.isfinite(k_arr)
-    if np.any(inside):
-        res[inside] = np.clip(ufunc(np.floor(k_arr[inside]), n_arr[inside], p), 0.0, 1.0)
-    return res
+    """``scipy.stats.binom.sf(k, n, p)`` bit for bit, without importing scipy.stats (:func:`_binom_tail`)."""
+    return _binom_tail("sf", k, n, p)
 
 
 def binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.ndarray:
