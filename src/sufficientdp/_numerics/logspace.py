@@ -1,6 +1,7 @@
 """Log-domain sums and binomial coefficients in plain numpy (no scipy import on the interactive paths).
 
-Every log-space helper of the core lives here, once (issue 11): :func:`logsumexp` (any axis, infinities handled),
+Every log-space helper of the core lives here, once (issue 11): :func:`logsumexp` (any axis, infinities handled,
+weights; its ``split_max`` form is scipy's algorithm, so the core calls no ``scipy.special.logsumexp``),
 :func:`logsumexp_finite_rows` (its lean form for finite rows), :func:`logsumexp_groups` (sums over groups of
 terms), :func:`log_add_exp` / :func:`log_sub_exp` / :func:`log_expm1` (two scalar terms), :func:`log_comb` (a
 log-factorial table, integer ``n``), :func:`log_falling_factorials` and :func:`log_comb_large_n` (the falling
@@ -31,12 +32,26 @@ __all__ = [
 _MAX_TABLE = 10_000_001  # log-factorial tables beyond this are computed per call (not cached)
 
 
-def logsumexp(a: ArrayLike, axis: int | None = None) -> Any:
-    """``log(sum(exp(a)))`` over ``axis`` (all elements when None), stable for large and ``-inf`` entries.
+def logsumexp(a: ArrayLike, axis: int | None = None, *, b: ArrayLike | None = None, split_max: bool = False) -> Any:
+    """``log(sum(b * exp(a)))`` over ``axis`` (all elements when None), stable for large and ``-inf`` entries.
 
-    A slice of only ``-inf`` gives ``-inf``; a ``+inf`` entry gives ``+inf``; NaN propagates. Matches
-    ``scipy.special.logsumexp`` to a few ulps (tested).
+    Two arithmetic forms of the one sum, each kept where the code was built (and its golden values pinned) with it:
+
+    - ``split_max=False`` (the default): the shifted sum ``m + log(sum(exp(a - m)))``, ``m`` the largest term.
+    - ``split_max=True``: the largest term(s) come out of the sum, which goes through ``log1p``:
+      ``m + log(c) + log1p(s / c)``, ``c`` the weight at the maxima and ``s`` the shifted sum of the rest. More
+      accurate when one term dominates (a tail sum). This is the algorithm of ``scipy.special.logsumexp`` since
+      scipy 1.15, reproduced here so that the core has one log-space helper (issue 11) and no per-version drift:
+      on scipy >= 1.15 the two agree bit for bit (tested).
+
+    ``b``: non-negative weights, broadcast against ``a`` (only with ``split_max=True``; a zero weight removes its
+    term even where ``a`` is infinite). A slice of only ``-inf`` gives ``-inf``; a ``+inf`` entry gives ``+inf``; NaN
+    propagates. Both forms match an mpmath sum to a few ulps (tested).
     """
+    if split_max:
+        return _logsumexp_split(a, axis, b)
+    if b is not None:
+        raise ValueError("logsumexp: weights b need split_max=True")
     x = np.asarray(a, dtype=float)
     if x.size == 0:
         return -math.inf if axis is None else np.full(np.delete(x.shape, axis), -math.inf)
@@ -47,6 +62,37 @@ def logsumexp(a: ArrayLike, axis: int | None = None) -> Any:
     # +inf entries: exp(inf - 0) = inf, so out is inf already; all -inf: log(0) + 0 = -inf.
     out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
     return float(out) if axis is None else out
+
+
+def _logsumexp_split(a: ArrayLike, axis: int | None, b: ArrayLike | None) -> Any:
+    """The ``split_max=True`` form of :func:`logsumexp` (the same operations, in the same order, as scipy's)."""
+    x = np.atleast_1d(np.asarray(a, dtype=float))
+    w = None
+    if b is not None:
+        w = np.atleast_1d(np.asarray(b, dtype=float))
+        x, w = np.broadcast_arrays(x, w)
+        if np.any(w < 0):
+            raise ValueError("logsumexp: weights b must be >= 0")
+    axes = tuple(range(x.ndim)) if axis is None else axis
+    if x.size == 0:
+        out = np.full(np.delete(x.shape, axes), -math.inf)
+        return float(out) if out.ndim == 0 else out
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # Infinite results come from the plain sum (its log handles inf and 0 as C99 says).
+        out_inf = np.log(np.sum(np.exp(x) if w is None else w * np.exp(x), axis=axes, keepdims=True))
+        if w is not None:
+            x = np.where(w == 0, -math.inf, x)
+        top = np.max(x, axis=axes, keepdims=True)
+        at_top = x == top
+        rest = np.where(at_top, -math.inf, x)
+        c = np.sum(at_top.astype(float) if w is None else w * at_top, axis=axes, keepdims=True, dtype=float)
+        e = np.exp(rest - top) if w is None else w * np.exp(rest - top)
+        s = np.sum(e, axis=axes, keepdims=True, dtype=float)
+        s = np.where(s == 0, s, s / c)
+        out = np.log1p(s) + np.log(c) + top
+    out = np.where(np.isfinite(out), out, out_inf)
+    out = np.squeeze(out, axis=axes)
+    return float(out) if out.ndim == 0 else out
 
 
 def logsumexp_finite_rows(a: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import logsumexp, xlogy
+from scipy.special import xlogy
 
 from .._errors import ParameterError
 from .._numerics.binomial import log_binom_pmf_all
-from .._numerics.logspace import logsumexp_finite_rows
+from .._numerics.logspace import logsumexp, logsumexp_finite_rows
 from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
@@ -566,7 +566,7 @@ class LowerLaw(LightLaw):
 
     def __init__(self, model: Problem, lstar: int) -> None:
         logpi = model.logpi[:lstar]
-        self.logpi = logpi - float(logsumexp(logpi))
+        self.logpi = logpi - float(logsumexp(logpi, split_max=True))
         self.pi = np.exp(self.logpi)
         self.v = np.asarray(model.v[:lstar], dtype=float)
         self.vmin = float(self.v[0])
@@ -641,7 +641,7 @@ class LowerLaw(LightLaw):
         with np.errstate(over="ignore", invalid="ignore"):
             tv = theta[:, None] * self.v[None, :]
             s = np.sum(self.pi[None, :] * np.expm1(-tv), axis=1)
-            lse = logsumexp(self.logpi[None, :] - tv, axis=1)
+            lse = logsumexp(self.logpi[None, :] - tv, axis=1, split_max=True)
         out: np.ndarray = np.where(s > -0.5, np.log1p(np.maximum(s, -0.5)), lse)
         return out
 
@@ -766,7 +766,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
         if forward:
             dropped += float(np.sum(np.exp(out)))
         else:
-            log_dropped = float(np.logaddexp(log_dropped, float(logsumexp(out)) if out.size else -math.inf))
+            log_dropped = float(np.logaddexp(log_dropped, float(logsumexp(out, split_max=True)) if out.size else -math.inf))
         if c.size == 0:
             heavy = Heavy(lev, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), dropped, certain, collapsed,
                           log_certain, log_dropped, certain_delta, heavy.configs)
@@ -802,7 +802,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
                     n_inf = dl.size - int(np.count_nonzero(fin))  # usually 0: no second copy then
                     dropped += float(np.sum(np.exp(dl if n_inf == 0 else dl[fin]))) + ABS_FLOOR * n_inf
                 else:
-                    extra = float(logsumexp(dl[fin])) if np.any(fin) else -math.inf
+                    extra = float(logsumexp(dl[fin], split_max=True)) if np.any(fin) else -math.inf
                     if np.any(~fin):
                         extra = float(np.logaddexp(extra, math.log(ABS_FLOOR * int(np.sum(~fin)))))
                     log_dropped = float(np.logaddexp(log_dropped, extra))
@@ -826,7 +826,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
                     certain += float(np.sum(np.exp(lp_sure)))
                     sure_parts.append((lp_sure, h[sure], m_new[sure]))
                 else:
-                    log_certain = float(np.logaddexp(log_certain, float(logsumexp(lp[sure]))))
+                    log_certain = float(np.logaddexp(log_certain, float(logsumexp(lp[sure], split_max=True))))
                     mu_rest = pb.lower_law(lev).mu
                     gap = np.maximum(1.0 - h[sure] - m_new[sure] * mu_rest, 0.0)
                     certain_delta += float(np.sum(np.exp(lp[sure]) * gap))

@@ -38,10 +38,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from .._errors import DataError, ParameterError
 from .._numerics.binomial import log_binom_pmf_all
+from .._numerics.logspace import logsumexp
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..loss import MERGE_TOL, PrivacyLossDistribution
@@ -351,8 +352,8 @@ def _log_ratio_single(s: np.ndarray, base: np.ndarray, x: int, xp: int, bits: in
     if np.all(base == base[0]):
         b = int(base[0])
         logs = np.log(s[support])
-        num = logsumexp(logs + flips[xp, support] - flips[b, support])
-        den = logsumexp(logs + flips[x, support] - flips[b, support])
+        num = logsumexp(logs + flips[xp, support] - flips[b, support], split_max=True)
+        den = logsumexp(logs + flips[x, support] - flips[b, support], split_max=True)
         return float(num - den)
     states = math.prod(int(c) + 1 for c in s[support])
     if states > MAX_RATIO_STATES:
@@ -379,7 +380,7 @@ def _log_ratio_single(s: np.ndarray, base: np.ndarray, x: int, xp: int, bits: in
         lp = layer.get(g, -math.inf)
         num_terms.append(lp + float(flips[xp, v]))
         den_terms.append(lp + float(flips[x, v]))
-    return float(logsumexp(num_terms) - logsumexp(den_terms))
+    return float(logsumexp(num_terms, split_max=True) - logsumexp(den_terms, split_max=True))
 
 
 def ratio_distribution(original: ArrayLike, modified: ArrayLike, q: float) -> PrivacyLossDistribution:
@@ -501,7 +502,7 @@ def homogeneous_ratio_distribution(
     log_a = log_binom_pmf_all(j, q, log1m_prob=math.log(p))
     log_w = (j - 2 * ls) * (math.log(q) - math.log(p))
     t, log_mn = count_vector_atoms(log_a, population)
-    log_r = logsumexp(np.broadcast_to(log_w, t.shape), b=t, axis=1) - math.log(population)
+    log_r = logsumexp(np.broadcast_to(log_w, t.shape), b=t, axis=1, split_max=True) - math.log(population)
     if outlier_in == "modified":
         lr, lp = log_r, log_mn + log_r
     else:

@@ -24,10 +24,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
 from .._errors import ParameterError
-from .._numerics.logspace import log_comb_large_n
+from .._numerics.logspace import log_comb_large_n, logsumexp
 from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._validation import check_int, check_open_interval, check_rng
 from ._chernoff import (
@@ -106,8 +105,8 @@ def _stage_log_bound(pb: Problem, st: Heavy) -> float:
     if st.logp.size:
         law = pb.lower_law(st.lstar)
         lb = law.log_upper(st.m, _slack_up(st.h))
-        parts.append(float(logsumexp(st.logp + lb)))
-    return float(logsumexp(np.array(parts)))
+        parts.append(float(logsumexp(st.logp + lb, split_max=True)))
+    return float(logsumexp(np.array(parts), split_max=True))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -380,7 +379,7 @@ def _reverse_mc(cfg: Config, rng: np.random.Generator, samples: int, confidence:
     lam = float(law.log_mgf(np.array([theta]))[0]) if theta > 0 else 0.0
     log_b = theta * 1.0 + pb.n * lam  # un-inflated Chernoff value (threshold 1 in scaled units)
     lt = logpi - theta * pb.v
-    pt = np.exp(lt - logsumexp(lt))
+    pt = np.exp(lt - logsumexp(lt, split_max=True))
     pt /= pt.sum()
     n, k, eps = cfg.n, cfg.k, cfg.epsilon
     y = np.empty(samples)
@@ -484,9 +483,9 @@ def _forward_k_log_bound(cfg: Config) -> tuple[float, dict[str, Any]]:
             if lstar == j + 1:
                 b = np.exp(light.log_upper(np.full(og.shape, float(m0)), y_dn))
             else:
-                log_heavy = float(logsumexp(logp0[lstar:]))
+                log_heavy = float(logsumexp(logp0[lstar:], split_max=True))
                 pi_ge = math.exp(log_heavy)
-                log_pl = math.log1p(-pi_ge) if pi_ge < 0.5 else float(logsumexp(logp0[:lstar]))
+                log_pl = math.log1p(-pi_ge) if pi_ge < 0.5 else float(logsumexp(logp0[:lstar], split_max=True))
                 log_p0h = m0 * log_pl
                 log_p1h = math.log(m0) + log_heavy + (m0 - 1) * log_pl
                 p_ge2 = min(max(0.0, 1.0 - math.exp(log_p0h) - math.exp(log_p1h) + 1e-15),
