@@ -45,7 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._errors import ParameterError
 from .._numerics.blas import one_blas_thread
 from .._numerics.logspace import log_sub_exp, logsumexp
-from .._numerics.search import Bracket, Midpoint, search, verdict
+from .._numerics.search import Bracket, Midpoint, bisect_many, search, verdict
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
 from .result import TailResult
 
@@ -153,16 +153,11 @@ class _TwoBinomial:
     def _sum(self, kind: str, s: NDArray[np.int64]) -> NDArray[np.float64]:
         lo, hi = self._bounds(kind, s)
         # argmax of the concave summand: smallest j in [lo, hi] with g(j+1) - g(j) <= 0 (bisection, vectorized)
-        a, b = lo.copy(), hi.copy()
-        while True:
-            active = a < b
-            if not np.any(active):
-                break
-            mid = (a + b) // 2
-            up = self._g(kind, mid + 1, s) > self._g(kind, mid, s)
-            a = np.where(active & up, mid + 1, a)
-            b = np.where(active & ~up, mid, b)
-        jstar = a
+        # (the bracket (lo - 1, hi]: False is taken at lo - 1, the end below the range; enough probes to close it)
+        def past_top(j: NDArray[np.int64]) -> NDArray[np.bool_]:
+            return np.asarray((j >= lo) & (self._g(kind, j + 1, s) <= self._g(kind, j, s)))
+
+        _, jstar = bisect_many(past_top, lo - 1, hi, probes=int(np.max(hi - lo + 1)).bit_length(), integer=True)
         w = int(math.ceil(20.0 * math.sqrt(self.m1 + 2.0))) + 2
         start = np.maximum(lo, jstar - w)
         stop = np.minimum(hi, jstar + w)
