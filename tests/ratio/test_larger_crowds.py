@@ -96,7 +96,11 @@ def test_cli_says_for_which_crowds(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tail", "--bits", "1", "--population", "61", "--q", "0.25", "--epsilon", "1", "--method",
                  "homogeneous", "--larger-crowds"]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == "sufficientdp: error: --larger-crowds applies only to --method proven"
+    assert err.strip() == "sufficientdp: error: --larger-crowds applies only to --method proven; got --method homogeneous"
+    assert main(["calibrate", "--bits", "5", "--population", "1000", "--epsilon", "1", "--eta", "0.001", "--method",
+                 "exact", "--larger-crowds"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "sufficientdp: error: --larger-crowds applies only to --method proven; got --method exact"
 
 
 @pytest.mark.parametrize(("n", "epsilon", "eta"), [(7, 2.0, 1e-4), (3, 1.0, 1e-3)])

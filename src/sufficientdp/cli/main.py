@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from .. import __version__
-from .._errors import SufficientDPError
+from .._errors import ParameterError, SufficientDPError
 from ..calibration.methods import METHODS
 
 if TYPE_CHECKING:
@@ -148,6 +148,8 @@ def _json_default(o: Any) -> Any:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from ..calibration import calibrate
 
+    if args.larger_crowds and args.method != "proven":
+        raise ParameterError(f"--larger-crowds applies only to --method proven; got --method {args.method}")
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
     bar = _step_progress(not (args.json or args.quiet), f"calibrate ({args.method} search)")
     try:
@@ -423,7 +425,6 @@ def _finite_or_none(x: float) -> float | None:
 
 # ---------------------------------------------------------------------------------------------------- tail
 def _cmd_tail(args: argparse.Namespace) -> int:
-    from .._errors import ParameterError
     from ..ratio.analysis import privacy_tail
     from ..ratio.proven import Domain, proven_tail
 
@@ -446,7 +447,7 @@ def _cmd_tail(args: argparse.Namespace) -> int:
             if args.one_hot or args.max_weight is not None:
                 raise ParameterError("--one-hot and --max-weight apply only to --method proven")
             if args.larger_crowds:
-                raise ParameterError("--larger-crowds applies only to --method proven")
+                raise ParameterError(f"--larger-crowds applies only to --method proven; got --method {args.method}")
             res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
                                reports=args.reports, outlier_bits=args.outlier_bits,
                                method=args.method, direction=args.direction, rng=rng, samples=args.samples, progress=bar)
