@@ -540,8 +540,8 @@ def card_section(rows: Sequence[CardRow], epsilon: float, eta: float, budget: fl
         "(`calibrate(bits=2w, method=\"proven\")`; one-hot is w = 1, so 2 bits). At that q the all-collections "
         "bound for the domain (one-hot vectors of L bits, or at most w set bits of L) is evaluated: "
         "`proven_tail(q=…, bits=L, domain=…)`, and also `evaluate(…, epsilon_prime=e′)` on a grid of the "
-        "auxiliary e′ (`best_bound` in the script; every e′ < ε gives a valid bound, so the smallest is "
-        "reported). If that bound is at most η, the noise of 2w bits provably suffices for the domain at that N, "
+        "auxiliary e′ (`sufficientdp.calibration.proven_grid.best_bound`; every e′ < ε gives a valid bound, so the "
+        "smallest is reported). If that bound is at most η, the noise of 2w bits provably suffices for the domain at that N, "
         f"ε and η. ε = {fmt_g(epsilon)}, η = {fmt_g(eta)}.",
         "",
         "\"Noise of 2w bits suffices?\" reads **yes** when the domain's bound at the q of {0,1}^(2w) is at most "
