@@ -112,3 +112,15 @@ def test_small_crowds_fall_back_to_local_dp(n: int, epsilon: float, eta: float) 
     cal = calibrate(bits=1, population=n, epsilon=epsilon, eta=eta, larger_crowds=True)
     assert cal.q == local_q(1, epsilon) and cal.eta_at_q == 0.0
     assert any("local DP's q is used" in note for note in cal.notes)
+
+
+@pytest.mark.parametrize(("bits", "population", "larger"), [(1, 200, False), (1, 200, True), (2, 200, False)])
+def test_calibration_kind_is_the_kind_of_its_tail(bits: int, population: int, larger: bool) -> None:
+    """A calibration says the kind of the statement its q rests on: the kind of proven_tail at that q (one rule,
+    ratio.proven.is_exact_single_bit)."""
+    from sufficientdp import calibrate
+    from sufficientdp.ratio.proven import proven_tail
+
+    c = calibrate(bits=bits, population=population, epsilon=1.0, eta=1e-3, larger_crowds=larger)
+    t = proven_tail(q=c.q, bits=bits, population=population, epsilon=1.0, larger_crowds=larger)
+    assert c.kind == t.kind == ("exact" if bits == 1 and not larger else "bound")

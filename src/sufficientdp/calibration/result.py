@@ -6,7 +6,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..ratio.proven import EXACT_L1_MAX_POPULATION
+from ..ratio.proven import is_exact_single_bit
 from ..ratio.result import Kind, Scope
 from .methods import _KIND
 
@@ -78,8 +78,8 @@ class Calibration:
         """What kind of statement q rests on: ``"bound"`` (proven, homogeneous), ``"exact"`` (exact tail, local
         DP's proof, or the exact all-crowd scan at L = 1), ``"estimate"`` (Monte Carlo) or ``"heuristic"`` (the
         paper's mean + beta * sd)."""
-        if self.method == "proven" and self.bits == 1 and self.reports == 1 and (
-                2 <= self.population <= EXACT_L1_MAX_POPULATION) and self.rounds == 1 and not self.larger_crowds:
+        if self.method == "proven" and self.rounds == 1 and is_exact_single_bit(
+                bits=self.bits, population=self.population, reports=self.reports, larger_crowds=self.larger_crowds):
             return Kind.EXACT
         return Kind(_KIND[self.method])
 

@@ -56,14 +56,15 @@ from numpy.typing import NDArray
 
 from .._errors import ParameterError
 from .._numerics.logspace import log_comb, logsumexp
-from .._numerics.positive_part import compound_positive_part_upper
+from .._numerics.positive_part import CheckedProbs, checked_probs, compound_positive_part_upper
 from .._validation import check_epsilon, check_int, check_open_interval
 from ..loss.profile import DominatingCurve, compose_curve, curve_from_bounds
 from ..parameters import local_q
 from .result import TailResult
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW", "Domain", "Evaluation",
-           "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate", "pair_types", "proven_tail",
+           "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate", "is_exact_single_bit", "pair_types",
+           "proven_tail",
            "single_bit_larger_crowds", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
@@ -214,15 +215,39 @@ def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prim
     rounding, which needs no rounding allowance (:func:`sufficientdp._numerics.positive_part.
     compound_positive_part_upper`); ``resolution`` is the relative rounding slack aimed at.
     """
-    lo = pair.log_omega - float(logsumexp(pair.log_omega))  # log omega, normalised
-    weight = np.exp(pair.log_p) - np.exp(pair.log_q + epsilon_prime)  # P_c - e^e' Q_c
+    return _blanket_delta(_prepare(pair), log_gamma=log_gamma, others=others, epsilon_prime=epsilon_prime,
+                          resolution=resolution)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """The parts of :func:`blanket_delta` that depend on the pair type only (not on e'), computed once per type
+    when a search evaluates it at many e' (the same arrays, so the same floats, as computing them every time)."""
+
+    pair: PairType
+    lo: NDArray[np.float64]  # log omega, normalised
+    p: NDArray[np.float64]  # P_c
+    p_over_omega: NDArray[np.float64]  # P_c / omega_c
+    omega: CheckedProbs  # omega, the probabilities of the blanket sum's atoms (checked, normalised)
+
+
+def _prepare(pair: PairType) -> _Prepared:
+    lo = pair.log_omega - float(logsumexp(pair.log_omega))
+    return _Prepared(pair, lo, np.exp(pair.log_p), np.exp(pair.log_p - lo), checked_probs(np.exp(lo)))
+
+
+def _blanket_delta(prep: _Prepared, *, log_gamma: float, others: int, epsilon_prime: float,
+                   resolution: float) -> float:
+    """:func:`blanket_delta` on a prepared pair type."""
+    pair, lo = prep.pair, prep.lo
+    weight = prep.p - np.exp(pair.log_q + epsilon_prime)  # P_c - e^e' Q_c
     safety = _REL_SAFETY * float(np.sum(np.abs(weight))) + 1e-300
     gamma = min(math.exp(log_gamma), 1.0)
     n = others + 1
     if gamma * n == 0.0:  # no blanket: the local pair itself (the blanket pair is a post-processing of it)
         return float(np.sum(np.maximum(weight, 0.0))) + safety
-    g = np.exp(pair.log_p - lo) - np.exp(pair.log_q + epsilon_prime - lo)
-    bound = compound_positive_part_upper(g, np.exp(lo), gamma=gamma, n=n, rtol=resolution,
+    g = prep.p_over_omega - np.exp(pair.log_q + epsilon_prime - lo)
+    bound = compound_positive_part_upper(g, prep.omega, gamma=gamma, n=n, rtol=resolution,
                                          max_cells=_cells_for(resolution))
     local = float(np.sum(np.maximum(weight, 0.0)))  # delta_PQ <= the local pair's delta (post-processing)
     return max(0.0, min(bound.upper / (n * gamma), local)) + safety
@@ -254,8 +279,9 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
             of the target epsilon, where the composition is decided).
     """
     top = float(np.max(np.abs(pair.log_p - pair.log_q))) + _ENDPOINT_PAD
-    return curve_from_bounds(lambda e: blanket_delta(pair, log_gamma=log_gamma, others=others, epsilon_prime=e,
-                                                     resolution=resolution),
+    prep = _prepare(pair)
+    return curve_from_bounds(lambda e: _blanket_delta(prep, log_gamma=log_gamma, others=others, epsilon_prime=e,
+                                                      resolution=resolution),
                              name=pair.name, top=top, points=points, resolution=resolution, tick=tick, focus=focus)
 
 
@@ -345,9 +371,9 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
     t0 = time.perf_counter()
     notes: tuple[str, ...] = ()
     if bits == 1 and reports == 1 and population >= 2:
-        if population + (LARGER_CROWDS_WINDOW if larger_crowds else 0) <= EXACT_L1_MAX_POPULATION:
-            if larger_crowds:
-                return single_bit_larger_crowds(q=q, population=population, epsilon=epsilon)
+        if larger_crowds and population + LARGER_CROWDS_WINDOW <= EXACT_L1_MAX_POPULATION:
+            return single_bit_larger_crowds(q=q, population=population, epsilon=epsilon)
+        if is_exact_single_bit(bits=bits, population=population, larger_crowds=larger_crowds):
             from .single_bit import single_bit_worst_tail
 
             res = single_bit_worst_tail(n=population, q=q, epsilon=epsilon)
@@ -368,6 +394,13 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
 
 #: Largest N at which L = 1 is answered by the exact scan over every crowd composition (O(N) per evaluation).
 EXACT_L1_MAX_POPULATION = 1_000_000
+
+
+def is_exact_single_bit(*, bits: int, population: int, reports: int = 1, larger_crowds: bool = False) -> bool:
+    """Whether :func:`proven_tail` answers with the exact worst value (``kind="exact"``) rather than a bound: one
+    bit, one report, ``2 <= N <=`` :data:`EXACT_L1_MAX_POPULATION`, for exactly N people (``larger_crowds=False``).
+    The one place this rule lives (a calibration's ``kind`` reads it too)."""
+    return (bits == 1 and reports == 1 and 2 <= population <= EXACT_L1_MAX_POPULATION) and not larger_crowds
 #: Crowd sizes N, N+1, ..., N+LARGER_CROWDS_WINDOW-1 scanned exactly by :func:`single_bit_larger_crowds`.
 LARGER_CROWDS_WINDOW = 8
 #: From this N on, :func:`single_bit_larger_crowds` is the delta bound from N alone (no window).
@@ -543,44 +576,55 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
             progress(min(done[0], total - 1), total)
 
     cache: dict[tuple[str, float, float], float] = {}
+    prepared: dict[str, _Prepared] = {}
 
     def eta_of(pt: PairType, eps_q: float, res: float) -> float:
         key = (pt.name, eps_q, res)
         if key not in cache:
-            d = blanket_delta(pt, log_gamma=log_gamma, others=others, epsilon_prime=eps_q, resolution=res)
+            prep = prepared.get(pt.name)
+            if prep is None:
+                prep = prepared.setdefault(pt.name, _prepare(pt))
+            d = _blanket_delta(prep, log_gamma=log_gamma, others=others, epsilon_prime=eps_q, resolution=res)
             cache[key] = d / -math.expm1(eps_q - epsilon)
         return cache[key]
 
-    fixed = epsilon_prime is not None
-    if epsilon_prime is not None and not epsilon_prime < epsilon:
-        raise ParameterError(f"epsilon_prime must be below epsilon = {epsilon}; got {epsilon_prime!r}")
-    if epsilon_prime is not None:
-        eps_p = epsilon_prime
-    elif epsilon_prime_hint is not None and epsilon_prime_hint < epsilon:
-        eps_p = epsilon_prime_hint
-    else:  # where e' lies, from the type of largest distance (a guess; the leading type is searched below)
-        eps_p, wide_val = _search_epsilon_prime(_widest(types), eta_of, epsilon=epsilon, tiers=[coarse])
-        if wide_val >= 1.0:  # one type's bound is already trivial, so the maximum is (eta <= 1): stop here
-            wide = _widest(types)
-            if progress is not None:
-                progress(total, total)
-            return Evaluation(1.0, wide_val * -math.expm1(eps_p - epsilon), eps_p, wide.name,
-                              ((wide.name, 1.0),), log_gamma, dom,
-                              tuple(notes + ["the bound is trivial (eta <= 1) already for the widest pair type"]))
-    # best[name] = (bound on eta, e', delta at e', tier index) — the smallest valid bound found for the type
-    best: dict[str, tuple[float, float, float, int]] = {}
-
-    def record(pt: PairType, eps_q: float, tier: int) -> None:
-        val = eta_of(pt, eps_q, tiers[tier])
-        if pt.name not in best or val < best[pt.name][0]:
-            best[pt.name] = (val, eps_q, val * -math.expm1(eps_q - epsilon), tier)
-        else:
-            best[pt.name] = best[pt.name][:3] + (tier,)
-        tick()
-
-    if progress is not None:
-        progress(0, total)
     with ThreadPoolExecutor(max_workers=_THREADS) as pool:  # numpy's FFTs and ufuncs release the GIL
+        def prefetch(pt: PairType, eps_qs: list[float], res: float) -> None:
+            """``eta_of`` at several e' at once (the same numbers as one by one: each is a pure function)."""
+            todo = list(dict.fromkeys(e for e in eps_qs if (pt.name, e, res) not in cache))
+            if len(todo) > 1:
+                list(pool.map(lambda e: eta_of(pt, e, res), todo))
+
+        fixed = epsilon_prime is not None
+        if epsilon_prime is not None and not epsilon_prime < epsilon:
+            raise ParameterError(f"epsilon_prime must be below epsilon = {epsilon}; got {epsilon_prime!r}")
+        if epsilon_prime is not None:
+            eps_p = epsilon_prime
+        elif epsilon_prime_hint is not None and epsilon_prime_hint < epsilon:
+            eps_p = epsilon_prime_hint
+        else:  # where e' lies, from the type of largest distance (a guess; the leading type is searched below)
+            eps_p, wide_val = _search_epsilon_prime(_widest(types), eta_of, epsilon=epsilon, tiers=[coarse],
+                                                    prefetch=prefetch)
+            if wide_val >= 1.0:  # one type's bound is already trivial, so the maximum is (eta <= 1): stop here
+                wide = _widest(types)
+                if progress is not None:
+                    progress(total, total)
+                return Evaluation(1.0, wide_val * -math.expm1(eps_p - epsilon), eps_p, wide.name,
+                                  ((wide.name, 1.0),), log_gamma, dom,
+                                  tuple(notes + ["the bound is trivial (eta <= 1) already for the widest pair type"]))
+        # best[name] = (bound on eta, e', delta at e', tier index) — the smallest valid bound found for the type
+        best: dict[str, tuple[float, float, float, int]] = {}
+
+        def record(pt: PairType, eps_q: float, tier: int) -> None:
+            val = eta_of(pt, eps_q, tiers[tier])
+            if pt.name not in best or val < best[pt.name][0]:
+                best[pt.name] = (val, eps_q, val * -math.expm1(eps_q - epsilon), tier)
+            else:
+                best[pt.name] = best[pt.name][:3] + (tier,)
+            tick()
+
+        if progress is not None:
+            progress(0, total)
         list(pool.map(lambda t: record(t, eps_p, 0), types))
         by_name = {pt.name: pt for pt in types}
         lead_name = max(best, key=lambda k: best[k][0])
@@ -589,7 +633,8 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
             # (the e' found so far is near the leading type's optimum too: types differ little in it)
             eps_p, _ = _search_epsilon_prime(lead, eta_of, epsilon=epsilon, tiers=tiers,
                                              start=eps_p if epsilon_prime_hint is None else None,
-                                             hint=eps_p if epsilon_prime_hint is not None else None)
+                                             hint=eps_p if epsilon_prime_hint is not None else None,
+                                             prefetch=prefetch)
         record(lead, eps_p, len(tiers) - 1)
         floor = best[lead_name][0]  # a valid final bound: types at or below it need no refinement
         # How much each tier tightens the leading type's bound: a type is sent through an intermediate tier only
@@ -629,8 +674,9 @@ def _tiers(resolution: float) -> list[float]:
 
 
 def _search_epsilon_prime(pt: PairType, eta_of: Callable[[PairType, float, float], float], *, epsilon: float,
-                          tiers: list[float], start: float | None = None,
-                          hint: float | None = None) -> tuple[float, float]:
+                          tiers: list[float], start: float | None = None, hint: float | None = None,
+                          prefetch: Callable[[PairType, list[float], float], Any] | None = None
+                          ) -> tuple[float, float]:
     """A good e' < e for one pair type's ``delta(e') / (1 - e**(e' - e))`` (any e' is valid; this only makes the
     bound small). Returns ``(e', bound at e' on the last tier)``.
 
@@ -641,23 +687,30 @@ def _search_epsilon_prime(pt: PairType, eta_of: Callable[[PairType, float, float
     where the parabola is not convex fall back to the best of the three), moved while an end is the best; the
     last tier first looks at five points 0.15 apart, then at +-0.075 around the best. ``start`` skips the coarse
     search (already done at that e'); ``hint`` skips it and the intermediate tiers (only the last tier's search,
-    around the hint).
+    around the hint). ``prefetch(pt, e's, res)``, when given, computes ``eta_of`` at several e' at once (in
+    parallel): the search asks it for the points it needs together (a grid, a stencil), then reads them one by
+    one, so the numbers and the path of the search are those of the one-by-one search.
     """
     x_lo, x_hi = math.log(1e-6), math.log(epsilon + 4.0)
 
     def f(x: float, res: float) -> float:
         return eta_of(pt, epsilon - math.exp(x), res) if x_lo <= x <= x_hi else math.inf
 
+    def fs_at(xs: list[float], res: float) -> list[float]:
+        if prefetch is not None:
+            prefetch(pt, [epsilon - math.exp(x) for x in xs if x_lo <= x <= x_hi], res)
+        return [f(x, res) for x in xs]
+
     if start is None and hint is None:
         coarse = tiers[0]
         xs = np.linspace(math.log(1e-4), math.log(epsilon + 2.0), 9)
-        vals = [f(float(x), coarse) for x in xs]
+        vals = fs_at([float(x) for x in xs], coarse)
         i = int(np.argmin(vals))
         best_x, best_v = float(xs[i]), vals[i]
         a, b = float(xs[max(i - 1, 0)]), float(xs[min(i + 1, len(xs) - 1)])
         gr = (math.sqrt(5) - 1) / 2
         c, d = b - gr * (b - a), a + gr * (b - a)
-        fc, fd = f(c, coarse), f(d, coarse)
+        fc, fd = fs_at([c, d], coarse)
         for _ in range(5):
             if fc < fd:
                 b, d, fd = d, c, fc
@@ -683,7 +736,7 @@ def _search_epsilon_prime(pt: PairType, eta_of: Callable[[PairType, float, float
         stencils = [(0.15, 2), (0.075, 1)] if res == tiers[-1] else [(0.2, 1)]
         for h, n_side in stencils:
             pts = [best_x + k * h for k in range(-n_side, n_side + 1)]
-            fs = [f(x_, res) for x_ in pts]
+            fs = fs_at(pts, res)
             for _ in range(6):  # walk while an end is the best
                 i = int(np.argmin(fs))
                 if i == 0:
