@@ -20,7 +20,8 @@ from matplotlib.figure import Figure
 from .._validation import check_confidence_level
 from ._style import MARKERS, PALETTE, STYLES, TARGET_COLOUR, new_figure
 
-__all__ = ["DEFAULT_SIGMA_GRID", "eta_vs_q", "methods_comparison", "noise_vs_k", "power_vs_level",
+__all__ = ["DEFAULT_SIGMA_GRID", "eta_vs_q", "lifetime_memoization", "methods_comparison", "noise_vs_k",
+           "power_vs_level",
            "ratio_distribution", "ratio_distribution_grid", "release_estimates", "sigma_vs_population",
            "sigma_vs_q"]
 
@@ -264,6 +265,38 @@ def release_estimates(records: Sequence[Mapping[str, Any]], *, confidence_level:
     ax.set_xlabel("people with the bit set (estimated count)")
     ax.set_title("Per-bit estimates of the release")
     ax.legend(fontsize="small")
+    return fig
+
+
+def lifetime_memoization(exact: Mapping[str, Any], proven: Mapping[str, Any]) -> Figure:
+    """Lifetime risk against the number of releases T, with and without memoization (docs/rounds.md), two panels.
+
+    Args:
+        exact: the exact δ_T(ε) of a tiny case, computed by the caller: ``T`` (list), ``memoized`` and ``fresh``
+            (δ_T per T), ``memo_release`` (δ of the memo release), ``q1``, ``q2``, ``q`` (the flips, for the
+            legend), ``epsilon_label`` (ε as text) and ``title``.
+        proven: the proven all-collections bounds: ``T``, ``fresh_delta`` (δ_T of T fresh releases),
+            ``memoized_lifetime_delta``, ``q_release``, ``q_permanent``, ``q_instant``, ``epsilon``, ``population``
+            and ``bits``.
+    """
+    fig = Figure(figsize=(10.0, 4.0))
+    left, right = fig.subplots(1, 2)
+    left.plot(exact["T"], exact["fresh"], color=PALETTE[1], marker="s",
+              label=f"fresh every release (q = {exact['q']})")
+    left.plot(exact["T"], exact["memoized"], color=PALETTE[0], marker="o",
+              label=f"memoized (q1 = {exact['q1']}, q2 = {exact['q2']})")
+    left.axhline(exact["memo_release"], color=PALETTE[0], ls="--", label="bound: δ of the memo release (q1)")
+    left.set(xlabel="releases T", ylabel=f"exact δ_T(ε), ε = {exact['epsilon_label']}", title=exact["title"])
+    left.legend(fontsize=8)
+    right.plot(proven["T"], proven["fresh_delta"], color=PALETTE[1], marker="s",
+               label=f"fresh every release (q = {proven['q_release']:.3g})")
+    right.axhline(proven["memoized_lifetime_delta"], color=PALETTE[0], ls="--",
+                  label=f"memoized lifetime (q1 = {proven['q_permanent']}, q2 = {proven['q_instant']})")
+    right.set(xscale="log", yscale="log", xlabel="releases T",
+              ylabel=f"proven bound on δ_T(ε), ε = {proven['epsilon']:g}",
+              title=f"Proven, all collections: N = {proven['population']}, L = {proven['bits']}")
+    right.legend(fontsize=8)
+    fig.tight_layout()
     return fig
 
 
