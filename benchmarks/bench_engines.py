@@ -28,9 +28,12 @@ In memory (in this process): ``sdp.tally`` of an ``(N, 16)`` uint8 array against
 
 Spark (``engine="spark"``) runs only with ``SDP_BENCH_SPARK=1`` (JVM start-up and several minutes).
 
-Usage: ``.venv/bin/python benchmarks/bench_engines.py`` (prints a markdown section; ``main()`` returns it).
+Usage: ``.venv/bin/python benchmarks/bench_engines.py`` (prints a markdown section; ``main()`` returns it; each
+run's time and, per file, the median of each kind and its ratio to plain DuckDB's median go to stderr).
 Environment: ``SDP_BENCH_ENGINES_N`` (Parquet rows), ``SDP_BENCH_ENGINES_CSV_N`` (CSV rows),
-``SDP_BENCH_ENGINES_REPEATS``.
+``SDP_BENCH_ENGINES_REPEATS``, ``SDP_BENCH_ENGINES_ONLY`` (comma-separated subset of ``parquet16``, ``parquet64``,
+``csv16`` and ``memory``, the in-memory note; default all), e.g. ``SDP_BENCH_ENGINES_ONLY=parquet64
+SDP_BENCH_ENGINES_REPEATS=5`` for the Parquet L = 64 case alone.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,7 +56,13 @@ N_PARQUET = int(os.environ.get("SDP_BENCH_ENGINES_N", 10_000_000))
 N_CSV = int(os.environ.get("SDP_BENCH_ENGINES_CSV_N", 3_000_000))
 REPEATS = int(os.environ.get("SDP_BENCH_ENGINES_REPEATS", 2))
 SPARK = os.environ.get("SDP_BENCH_SPARK") == "1"
-FILES = (("parquet", 16, N_PARQUET), ("parquet", 64, N_PARQUET), ("csv", 16, N_CSV))
+ALL_FILES = (("parquet", 16, N_PARQUET), ("parquet", 64, N_PARQUET), ("csv", 16, N_CSV))
+_ONLY = [x.strip() for x in os.environ.get("SDP_BENCH_ENGINES_ONLY", "").split(",") if x.strip()]
+_CASES = [f"{fmt}{bits}" for fmt, bits, _ in ALL_FILES] + ["memory"]
+if any(x not in _CASES for x in _ONLY):
+    raise SystemExit(f"SDP_BENCH_ENGINES_ONLY must list some of {', '.join(_CASES)}; got {_ONLY}")
+FILES = tuple(f for f in ALL_FILES if not _ONLY or f"{f[0]}{f[1]}" in _ONLY)
+IN_MEMORY = not _ONLY or "memory" in _ONLY
 ROW_GROUP = 1 << 20
 SEED = 20240601
 
@@ -221,12 +231,13 @@ def main() -> str:
             paths[(fmt, bits)] = path
             sizes.append(f"{fmt} L = {bits}: {n:,} rows, {path.stat().st_size / 1e6:.0f} MB")
             print(f"wrote {path.name}", file=sys.stderr)
-        idle = max(_run("idle", paths[("parquet", 16)])["rss_mb"] for _ in range(2))
+        idle = max(_run("idle", next(iter(paths.values())))["rss_mb"] for _ in range(2)) if paths else 0.0
         table = ["| file | L | rows | engine / tool | time (s) | vs plain DuckDB | peak RSS (MB) |",
                  "|---|---:|---:|---|---:|---:|---:|"]
         for fmt, bits, n in FILES:
             key = (fmt, bits)
             best: dict[str, float] = {}
+            runs: dict[str, list[float]] = {kind: [] for kind in kinds}
             rss: dict[str, float] = {}
             for _ in range(REPEATS):
                 for kind in kinds:
@@ -237,13 +248,19 @@ def main() -> str:
                     if "bit_counts" in out and out["bit_counts"] != truth["bit_counts"]:
                         raise AssertionError(f"{kind} bit counts disagree on {paths[key].name}")
                     best[kind] = min(best.get(kind, float("inf")), out["seconds"])
+                    runs[kind].append(out["seconds"])
                     rss[kind] = max(rss.get(kind, 0.0), out["rss_mb"])
                     print(f"{fmt} L={bits} {kind}: {out['seconds']:.2f} s, {out['rss_mb']:.0f} MB",
                           file=sys.stderr)
+            medians = {kind: statistics.median(runs[kind]) for kind in kinds}
+            for kind in kinds:
+                print(f"{fmt} L={bits} {kind}: median of {REPEATS} {medians[kind]:.2f} s, "
+                      f"{medians[kind] / medians['plain-duckdb']:.2f}x plain DuckDB's median", file=sys.stderr)
             for kind in kinds:
                 table.append(f"| {fmt} | {bits} | {n:,} | {labels[kind]} | {best[kind]:.2f} | "
                              f"{best[kind] / best['plain-duckdb']:.2f} | {rss[kind]:.0f} |")
-        notes.append(_in_memory_note())
+        if IN_MEMORY:
+            notes.append(_in_memory_note())
         if polars_version is None:
             notes.append("polars was not measured: it is not installed in this environment.")
         if SPARK:
