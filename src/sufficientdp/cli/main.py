@@ -297,8 +297,14 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------- estimate
-def _estimate_settings(args: argparse.Namespace, meta: dict[str, Any] | None) -> tuple[float, int, str]:
-    """(q, k, where they came from): the file's metadata, checked against --q/--reports when both are given."""
+#: What ``estimate`` says when a file without metadata is estimated without --reports (k = 1 is then assumed).
+_DEFAULT_K_WARNING = ("k = 1 report per person is a default (the file carries no metadata and --reports was not "
+                      "given); if each person sent k > 1 reports, N is overstated k times: give --reports k")
+
+
+def _estimate_settings(args: argparse.Namespace, meta: dict[str, Any] | None) -> tuple[float, int, str, str]:
+    """(q, k, where they came from, where k came from): the file's metadata, checked against --q/--reports when
+    both are given; without metadata, --q is required and k is --reports, else the default 1 (said so)."""
     from ..parameters import RandomizationParams
 
     if meta is None:
@@ -307,7 +313,8 @@ def _estimate_settings(args: argparse.Namespace, meta: dict[str, Any] | None) ->
                               "person sent more than one report)")
         reports = 1 if args.reports is None else args.reports
         RandomizationParams(bits=1, q=args.q, reports=reports)
-        return args.q, reports, "command line (the file carries no metadata)"
+        return (args.q, reports, "command line (the file carries no metadata)",
+                "default" if args.reports is None else "command line")
     if args.q is not None:
         given = RandomizationParams(bits=1, q=args.q).effective_q
         if given != meta["q"]:
@@ -316,7 +323,7 @@ def _estimate_settings(args: argparse.Namespace, meta: dict[str, Any] | None) ->
     if args.reports is not None and args.reports != meta["reports"]:
         raise _UsageError(f"estimate: --reports {args.reports} but the file holds {meta['reports']} reports per "
                           "person (its metadata); drop --reports or use the file's value")
-    return meta["q"], meta["reports"], "file metadata"
+    return meta["q"], meta["reports"], "file metadata", "file metadata"
 
 
 def _cmd_estimate(args: argparse.Namespace) -> int:
@@ -328,7 +335,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     # Validate the output, q and the file's metadata before reading a possibly large file.
     _refuse_output_over_input(args.input, args.output)
     meta = read_metadata(args.input)
-    q, reports, source = _estimate_settings(args, meta)
+    q, reports, source, reports_from = _estimate_settings(args, meta)
     if args.joint and args.top < 1:
         raise SufficientDPError(f"top must be an integer >= 1; got {args.top}")
     if args.bootstrap is not None and args.joint != "em":
@@ -345,6 +352,9 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
                         std_error=args.std_error)
     d = est.to_dict()
     d["settings_from"] = source
+    d["reports_from"] = reports_from  # "file metadata", "command line" or "default" (k = 1 assumed)
+    if reports_from == "default":
+        d["warnings"] = [*d["warnings"], _DEFAULT_K_WARNING]
     for rec, name in zip(d["estimates"], names):
         rec["column"] = name
     joint = None
@@ -407,14 +417,15 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         for r in d["joint"]["top"]:
             ci = "" if r["lower"] is None else f"  [{r['lower']:.1f}, {r['upper']:.1f}]"
             print(f"  {r['vector']}  {r['estimate']:12.1f}{ci}")
-    print(f"N = {est.population} people, k = {est.reports}, q = {est.q:.10g} (from the {source}), "
+    k_text = f"{est.reports} (default)" if reports_from == "default" else f"{est.reports}"
+    print(f"N = {est.population} people, k = {k_text}, q = {est.q:.10g} (from the {source}), "
           f"{100 * est.level:g}% intervals (std error: {est.std_error_method})")
     width = max(8, max(len(n) for n in names))
     print(f"  {'column':<{width}}  {'estimate':>12}  {'lower':>12}  {'upper':>12}  {'std_error':>10}")
     for r in d["estimates"]:
         print(f"  {r['column']:<{width}}  {r['estimate']:12.1f}  {r['lower']:12.1f}  {r['upper']:12.1f}  "
               f"{r['std_error']:10.1f}")
-    for line in est.warnings:
+    for line in d["warnings"]:
         print(f"warning: {line}", file=sys.stderr)
     return 0
 
