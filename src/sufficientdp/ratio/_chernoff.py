@@ -99,7 +99,11 @@ class TooMany(Exception):
 # ---------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Validated parameters of one homogeneous pair: ``j`` differing bits, ``k`` reports per person."""
+    """Validated parameters of one homogeneous pair: ``j`` differing bits, ``k`` reports per person.
+
+    The one configuration type of the homogeneous analyses (the Chernoff engines, :mod:`.k_reports`,
+    :mod:`.sampling`); :func:`check_config` builds it from public arguments.
+    """
 
     q: float
     bits: int
@@ -110,14 +114,26 @@ class Config:
 
     @property
     def n(self) -> int:
+        """``k N``: the number of reports."""
         return self.population * self.k
 
+    @property
+    def log_w(self) -> np.ndarray:
+        """``log w_l = (j - 2l) log(q/p)``, l = 0..j (seed 001 eq. 3.2; the same values as :func:`levels`)."""
+        lq = math.log(self.q) - math.log1p(-self.q)
+        return np.asarray((self.j - 2.0 * np.arange(self.j + 1)) * lq, dtype=np.float64)
 
-def check_config(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits: Any, reports: Any = 1) -> Config:
-    """Validate the public parameters (ParameterError naming the parameter) into a :class:`Config`."""
+
+def check_config(q: Any, bits: Any, population: Any, epsilon: Any, outlier_bits: Any, reports: Any = 1, *,
+                 min_population: int = 1) -> Config:
+    """Validate the public parameters (ParameterError naming the parameter, value and range) into a :class:`Config`.
+
+    ``min_population`` is the smallest population the caller's analysis accepts (1 for the Chernoff engines; 2 for
+    the k-report and sampling analyses, which need at least one person besides the outlier).
+    """
     q = check_open_interval("q", q, 0.0, 0.5)
     bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=1)
+    population = check_int("population", population, minimum=min_population)
     epsilon = check_positive_finite("epsilon", epsilon)
     reports = check_int("reports", reports, minimum=1)
     j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)

@@ -55,8 +55,9 @@ from .._numerics.binomial import log_binom_pmf_all
 from .._numerics.logspace import log_comb_large_n, log_falling_factorials, logsumexp
 from .._numerics.search import bisect_many
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
+from .._validation import check_int, check_open_interval, check_rng
 from ..parameters import sigma_per_sqrt_n
+from ._chernoff import Config, check_config
 from .result import TailResult
 
 __all__ = [
@@ -209,57 +210,27 @@ def k_ratio(weights: ArrayLike, k: int) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Config:
-    q: float
-    bits: int
-    j: int
-    population: int
-    reports: int
-    epsilon: float
-
-    @property
-    def n(self) -> int:
-        return self.population * self.reports
-
-    @property
-    def log_w(self) -> NDArray[np.float64]:
-        lq = math.log(self.q) - math.log1p(-self.q)
-        return np.asarray((self.j - 2.0 * np.arange(self.j + 1)) * lq, dtype=np.float64)
-
-
-def _check_config(q: Any, bits: Any, population: Any, reports: Any, epsilon: Any,
-                  outlier_bits: Any) -> _Config:
-    q = check_open_interval("q", q, 0.0, 0.5)
-    bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=2)
-    reports = check_int("reports", reports, minimum=1)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
-    return _Config(q=q, bits=bits, j=j, population=population, reports=reports, epsilon=epsilon)
-
-
-def _sample_counts(cfg: _Config, samples: int, rng: np.random.Generator) -> NDArray[np.float64]:
+def _sample_counts(cfg: Config, samples: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """Set-bit counts T = MN(kN - k, Bin(j, q)) + MN(k, Bin(j, p)) under D_m (seed 001 eq. 3.5, k reports)."""
     set_bits = np.arange(cfg.j + 1)
     p0 = scipy_stats().binom.pmf(set_bits, cfg.j, cfg.q)
     p1 = scipy_stats().binom.pmf(set_bits, cfg.j, 1.0 - cfg.q)
     p0 = p0 / p0.sum()
     p1 = p1 / p1.sum()
-    t = rng.multinomial(cfg.n - cfg.reports, p0, size=samples).astype(np.float64)
-    t += rng.multinomial(cfg.reports, p1, size=samples)
+    t = rng.multinomial(cfg.n - cfg.k, p0, size=samples).astype(np.float64)
+    t += rng.multinomial(cfg.k, p1, size=samples)
     return t
 
 
-def _log_r_and_log_mean(cfg: _Config, t: NDArray[np.float64], *, need_r: bool = True
+def _log_r_and_log_mean(cfg: Config, t: NDArray[np.float64], *, need_r: bool = True
                         ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64]]:
     lw = cfg.log_w
     log_mean = log_esp_from_counts(lw, t, 1) - math.log(cfg.n)
     if not need_r:
         return None, log_mean
-    if cfg.reports == 1:
+    if cfg.k == 1:
         return log_mean, log_mean
-    log_r = log_esp_from_counts(lw, t, cfg.reports) - log_comb_large_n(float(cfg.n), cfg.reports)
+    log_r = log_esp_from_counts(lw, t, cfg.k) - log_comb_large_n(float(cfg.n), cfg.k)
     return log_r, log_mean
 
 
@@ -276,7 +247,7 @@ def _check_samples_conf(samples: Any, confidence: Any) -> tuple[int, float]:
     return samples, confidence
 
 
-def _tail_from_log_values(cfg: _Config, log_vals: NDArray[np.float64], threshold_log: float,
+def _tail_from_log_values(cfg: Config, log_vals: NDArray[np.float64], threshold_log: float,
                           *, method: str, confidence: float, details: dict[str, Any],
                           log_r_for_delta: NDArray[np.float64] | None) -> TailResult:
     samples = int(log_vals.size)
@@ -294,7 +265,7 @@ def _tail_from_log_values(cfg: _Config, log_vals: NDArray[np.float64], threshold
     details = {"samples": samples, "hits": hits, "ci": "Clopper-Pearson", **details}
     return TailResult(eta=hits / samples, eta_lower=lo, eta_upper=hi, method=method, kind="estimate",
                       epsilon=cfg.epsilon, q=cfg.q, bits=cfg.bits, population=cfg.population,
-                      reports=cfg.reports, outlier_bits=cfg.j, delta=delta, delta_lower=dlo, delta_upper=dhi,
+                      reports=cfg.k, outlier_bits=cfg.j, delta=delta, delta_lower=dlo, delta_upper=dhi,
                       confidence=confidence, details=details)
 
 
@@ -339,7 +310,7 @@ def k_tail_mc(*, q: float, bits: int, population: int, reports: int, epsilon: fl
         >>> r.kind, r.eta_lower <= r.eta <= r.eta_upper
         ('estimate', True)
     """
-    cfg = _check_config(q, bits, population, reports, epsilon, outlier_bits)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits, reports, min_population=2)
     samples, confidence = _check_samples_conf(samples, confidence)
     gen = check_rng(rng)
     t = _sample_counts(cfg, samples, gen)
@@ -358,9 +329,9 @@ def k_tail_mc_worst_outlier_bits(*, q: float, bits: int, population: int, report
     ``details["per_j"]`` lists every j's ``(eta, eta_lower, eta_upper)``. A Monte Carlo estimate over a family:
     the reported interval is per-j, not simultaneous.
     """
-    cfg = _check_config(q, bits, population, reports, epsilon, None)
+    cfg = check_config(q, bits, population, epsilon, None, reports, min_population=2)
     gen = check_rng(rng)
-    results = [k_tail_mc(q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.reports,
+    results = [k_tail_mc(q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.k,
                          epsilon=cfg.epsilon, samples=samples, rng=gen, outlier_bits=j, confidence=confidence)
                for j in range(1, cfg.bits + 1)]
     worst = max(results, key=lambda r: (r.eta_upper or 0.0, r.eta))
@@ -396,13 +367,13 @@ def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int
         >>> b.method, b.details["bound_of"]
         ('maclaurin-mc', 'eta')
     """
-    cfg = _check_config(q, bits, population, reports, epsilon, outlier_bits)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits, reports, min_population=2)
     samples, confidence = _check_samples_conf(samples, confidence)
     gen = check_rng(rng)
     t = _sample_counts(cfg, samples, gen)
     _, log_mean = _log_r_and_log_mean(cfg, t, need_r=False)
     return _tail_from_log_values(
-        cfg, log_mean, cfg.epsilon / cfg.reports, method="maclaurin-mc", confidence=confidence,
+        cfg, log_mean, cfg.epsilon / cfg.k, method="maclaurin-mc", confidence=confidence,
         details={"statistic": "mean w (Maclaurin: R(S^k) <= (mean w)^k)", "threshold": "exp(epsilon/k)",
                  "bound_of": "eta",
                  "note": "Monte Carlo estimate of a rigorous upper bound on eta, not itself a guarantee"},
@@ -419,22 +390,22 @@ def k_tail_exact_single_bit(*, q: float, population: int, reports: int, epsilon:
     Returns:
         A :class:`TailResult` with ``kind="exact"``.
     """
-    cfg = _check_config(q, 1, population, reports, epsilon, 1)
+    cfg = check_config(q, 1, population, epsilon, 1, reports, min_population=2)
     n = cfg.n
     if n > 200_000:
         raise ParameterError(f"population * reports must be <= 200000 for exact enumeration; got {n}")
     from .single_bit import log_pmf
 
     s = np.arange(n + 1)
-    logp = log_pmf(s, n=n, m=cfg.reports, q=cfg.q)
+    logp = log_pmf(s, n=n, m=cfg.k, q=cfg.q)
     counts = np.stack([n - s, s], axis=1).astype(np.float64)
-    log_r = log_esp_from_counts(cfg.log_w, counts, cfg.reports) - log_comb_large_n(float(n), cfg.reports)
+    log_r = log_esp_from_counts(cfg.log_w, counts, cfg.k) - log_comb_large_n(float(n), cfg.k)
     risky = log_r > cfg.epsilon
     eta = float(np.exp(logp[risky]).sum())
     with np.errstate(over="ignore"):
         delta = float(np.sum(np.exp(logp[risky]) * -np.expm1(cfg.epsilon - log_r[risky])))
     return TailResult(eta=eta, eta_lower=eta, eta_upper=eta, method="exact", kind="exact", epsilon=cfg.epsilon,
-                      q=cfg.q, bits=1, population=cfg.population, reports=cfg.reports, outlier_bits=1,
+                      q=cfg.q, bits=1, population=cfg.population, reports=cfg.k, outlier_bits=1,
                       delta=delta, delta_lower=delta, delta_upper=delta, details={"support": n + 1})
 
 
@@ -861,16 +832,16 @@ def _k_bounds(pb: _KProblem, *, stop_below: float | None = None,
     return best_up, min(best_lo, best_up), {"stages": stages, "stopped": stopped}
 
 
-def _k_levels(cfg: _Config) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+def _k_levels(cfg: Config) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(log w_l increasing in l, log P[Bin(j, q) = l], log P[Bin(j, p) = l])."""
     j = cfg.j
     lpi0 = log_binom_pmf_all(j, cfg.q)
     return cfg.log_w, lpi0, lpi0[::-1].copy()
 
 
-def _local_dp_regime(cfg: _Config) -> bool:
+def _local_dp_regime(cfg: Config) -> bool:
     """``(p/q)**(j k) <= e**eps`` (with a 1e-12 margin): every ratio, both directions, is ``<= e**eps``."""
-    log_max = cfg.j * cfg.reports * (math.log1p(-cfg.q) - math.log(cfg.q))
+    log_max = cfg.j * cfg.k * (math.log1p(-cfg.q) - math.log(cfg.q))
     return log_max <= cfg.epsilon * (1.0 - 1e-12) - 1e-15
 
 
@@ -911,7 +882,7 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
         >>> r.kind, r.eta_lower <= r.eta
         ('bound', True)
     """
-    cfg = _check_config(q, bits, population, reports, epsilon, outlier_bits)
+    cfg = check_config(q, bits, population, epsilon, outlier_bits, reports, min_population=2)
     if direction not in ("forward", "reverse"):
         raise ParameterError(f"direction must be one of forward, reverse; got {direction!r}")
     t0 = time.perf_counter()
@@ -919,13 +890,13 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
     def result(up: float, lo: float, details: dict[str, Any]) -> TailResult:
         return TailResult(eta=up, eta_lower=lo, eta_upper=up, delta=up, delta_lower=0.0, delta_upper=up,
                           method="certified", kind="bound", epsilon=cfg.epsilon, q=cfg.q, bits=cfg.bits,
-                          population=cfg.population, reports=cfg.reports, outlier_bits=cfg.j, details=details)
+                          population=cfg.population, reports=cfg.k, outlier_bits=cfg.j, details=details)
 
     if _local_dp_regime(cfg):
         return result(0.0, 0.0, {"direction": direction, "reason": "(p/q)**(j k) <= e**epsilon: R <= e**epsilon "
                                  "surely in both directions (local-DP regime)"})
     lw, lpi0, lpi1 = _k_levels(cfg)
-    n, k = cfg.n, cfg.reports
+    n, k = cfg.n, cfg.k
     log_c = log_comb_large_n(float(n), k)
     if direction == "forward":
         pb = _KProblem(k=k, lw=lw, lpi0=lpi0, lpi1=lpi1, n_zero=n - k, n_out=k, log_thr=cfg.epsilon + log_c,

@@ -35,10 +35,8 @@ from .._errors import ParameterError
 from .._frozen import readonly
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
-from ._chernoff import levels
+from ._chernoff import Config, check_config, levels
 from .k_reports import (
-    _check_config,
-    _Config,
     _log_r_and_log_mean,
     _sample_counts,
     _tail_from_log_values,
@@ -113,8 +111,8 @@ class RatioSample:
     def tail(self, epsilon: float, *, confidence: float = 0.95) -> TailResult:
         """``eta = P[R > e**epsilon]`` estimated from the draws, with a Clopper-Pearson interval and the
         approximate-DP ``delta(epsilon)`` (normal interval): a :class:`TailResult` with ``kind="estimate"``."""
-        cfg = _Config(q=self.q, bits=self.bits, j=int(self.outlier_bits or self.bits), population=self.population,
-                      reports=self.reports, epsilon=check_positive_finite("epsilon", epsilon))
+        cfg = Config(q=self.q, bits=self.bits, j=int(self.outlier_bits or self.bits), population=self.population,
+                     k=self.reports, epsilon=check_positive_finite("epsilon", epsilon))
         confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
         return _tail_from_log_values(cfg, self.log_ratios, cfg.epsilon, method="mc", confidence=confidence,
                                      details={"statistic": "R(S^k) = e_k(w)/C(kN,k)", "outlier_in": self.outlier_in,
@@ -163,7 +161,7 @@ def sample_privacy_ratio(*, q: float, bits: int, population: int, samples: int =
         >>> 0.0 < s.fraction_above(math.log(2.0)) < 0.05
         True
     """
-    cfg = _check_config(q, bits, population, reports, 1.0, outlier_bits)
+    cfg = check_config(q, bits, population, 1.0, outlier_bits, reports, min_population=2)
     samples = check_int("samples", samples, minimum=1, maximum=MAX_SAMPLES)
     if outlier_in not in ("modified", "original"):
         raise ParameterError(f"outlier_in must be one of ('modified', 'original'); got {outlier_in!r}")
@@ -177,11 +175,11 @@ def sample_privacy_ratio(*, q: float, bits: int, population: int, samples: int =
         log_r, _ = _log_r_and_log_mean(cfg, t)
         assert log_r is not None
         out[start:start + size] = log_r if outlier_in == "modified" else -log_r
-    return RatioSample(log_ratios=out, q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.reports,
+    return RatioSample(log_ratios=out, q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.k,
                        outlier_bits=cfg.j, outlier_in=outlier_in, seed=seed)
 
 
-def _sample_reverse(cfg: _Config, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
+def _sample_reverse(cfg: Config, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """Set-bit counts ``T ~ MN(kN, Bin(j, q))`` (every report from an all-zeros vector)."""
     from scipy.stats import binom
 
