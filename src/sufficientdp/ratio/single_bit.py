@@ -1193,58 +1193,16 @@ def worst_over_crowds(population: int, q: float, epsilon: float, *,
     of evaluating them, bit for bit): at n = 1e6, q = 0.25 about 7% of the pairs are evaluated at
     epsilon = 0.01 (about 0.35 s of CPU; 3 s evaluating all) and 2% at epsilon = 0.1 or 0.5 (about 0.12 s).
 
-    **Reduction.** With ``A' = A_{n-1}(m) = Bin(m, p) + Bin(n-1-m, q)`` the remove pair is ``P = A' + Ber(q)``,
-    ``Q = A' + Ber(p)`` (seed 000 §3.1.4) and the add pair its reverse; since ``n - A_n(k) ~ A_n(n - k)`` the add
-    pair at m is the remove pair at ``n - 1 - m``, so the remove pairs over all m are every pair. Write
-    ``lam = e**epsilon``, ``c1 = p - lam q``, ``c2 = lam p - q``. If ``c1 <= 0`` (``epsilon >= log(p/q)``) every
-    loss is at most ``epsilon``: ``eta = delta = 0``. Otherwise ``P(s) - lam Q(s) = c1 A'(s) - c2 A'(s-1)``, which
-    is positive iff ``rho(s) = A'(s)/A'(s-1) > c2/c1``. ``A'`` is a sum of independent Bernoullis, hence
-    log-concave, so rho is non-increasing in s (module docstring) and the risky set is ``{s <= b}`` for one cutoff
-    b (s = 0 is always risky, s = n never). Then, with F the cdf of A',
-
-        ``eta = p F(b) + q F(b-1)``,   ``delta = sum_{s <= b} (c1 A'(s) - c2 A'(s-1))``.
-
-    The cutoff is the mode of A' tilted by ``(c1/c2)**s`` (``rho(s) > c2/c1`` iff the tilted pmf still rises at
-    s), and the mode of a sum of independent Bernoullis is within 1 of its mean (Darroch 1964), so b is found by
-    evaluating ``A'`` at a few s around the tilted mean and checking the signs; a missed window is moved, never
-    guessed.
-
-    **Evaluation.** For one tilt ``r`` shared by a block of m (``r = c1/c2``, pushed to at most ``exp(-3/sd)`` so
-    that ``1/(1 - z)`` stays tame), every needed value is a coefficient of
-    ``phi(z) = (q + p z)**m (p + q z)**(n-1-m)`` times a short Laurent weight (``z**-s`` for the pmf,
-    ``z**-b/(1 - z)`` for the cdf, ``(c1 - c2 z) z**-b/(1 - z)`` for delta), extracted by the trapezoid rule on
-    ``|z| = r`` with K nodes. ``log phi(r e**i th)`` is ``m alpha(th) + (n-1-m) beta(th)`` with alpha, beta shared
-    by the block, so each pair costs one complex exponential per node and one small matrix product. The rule is
-    exact up to terms each bounded per pair and added to its bracket:
-
-    * aliasing: the computed value is the sum of the coefficients at shifts ``j K``, ``j != 0``: for the pmf at s
-      ``r**-s phi(r) P_r[|S - s| >= K]`` (P_r the tilted law ``Bin(m, pr) + Bin(n-1-m, qr)``, bounded by Bernstein's
-      inequality, exactly 0 when K > n - 1); for the cdf ``sum_{J>=1} r**(J K) F(b + J K)`` — at most the smaller
-      of ``r**K / (1 - r**K)`` and ``r**-b phi(r) (r**(K/2) / (1 - r**(K/2)) + (2n/K + 1) P_r[S > b + K/2])`` —
-      plus ``r**-b phi(r) (b/K + 1) P_r[S <= b - K]``, and likewise for delta with the factors ``max(c1, c2)`` and
-      ``c1 + c2``;
-    * dropped nodes: only ``|th| <= th0`` is summed; ``|phi(r e**i th)| / phi(r) <= exp(-(1 - cos th) sd_r**2)``
-      (each factor is, and it decreases in |th|), so the rest adds at most that at th0 times the largest weight;
-    * rounding (the float-error model used across this package, not interval arithmetic): the exponent of each
-      node carries an absolute error below ``8 u (m |alpha| + (n-1-m) |beta| + (2 mean + |b - mean|) |th| + 4)``,
-      exp/sin/cos and weights a few ulps, the dot products ``gamma_{2K'}``; all times ``sum |term|``. The common
-      scale ``log phi(r) - b log r`` adds ``8 u (m |log(q + pr)| + ...)`` to the log (about 1e-10 at n = 1e6).
-      Delta is also formed as ``c1 F(b) - c2 F(b-1)`` and the one with the smaller bound is kept (the weight
-      ``c1 - c2 z`` cancels when the tilt is far from ``c1/c2``).
-    * inputs: ``p = 1 - q`` is never rounded (the block's constants ``p r/(q + p r)``, ``log(q + p r)``, c1, c2, ...
-      are formed exactly from the float q, r and ``lam = fl(e**epsilon)``: ``fl(1 - q)`` alone would put ~1e-16 n
-      into every log); ``lam`` is within 2 ulps of ``e**epsilon``, which moves delta by at most
-      ``4 u lam Q(s <= b)`` (added to its bracket) and enters the cutoff decision the same way. Within those ulps
-      of ``log(p/q)`` the sign of c1 itself is uncertain: the values are then 0 with the honest upper ends
-      ``eta <= 1`` and ``delta <= p - e**epsilon q``.
-
-    A pair's cutoff is *undecided* when some ``|c1 A'(s) - c2 A'(s-1)|`` is within its error: eta's bracket then
-    spans both cutoffs (delta is not affected: it is the largest of the candidate sums). A pair whose bracket is
-    wider than ``1e-6`` relative is recomputed with twice the nodes and then accepted up to ``1e-3`` (what remains
-    is rounding in a delta that is a small difference: ``rho(b)`` just above ``c2/c1``); beyond that — not
-    expected, counted in ``details["slow_pairs"]`` — the slow exact per-pair routine of :func:`single_bit_tail`
-    is used with a ``1e-7`` relative allowance. Typical brackets are 1e-14 to 1e-9 relative
-    (``details["max_pair_relative_halfwidth"]``; checked against 40-digit sums in the tests).
+    **How** (the proof, with every error term: ``docs/proofs/worst_over_crowds.md``). The remove pairs over all m
+    are every pair (the add pair at m is the remove pair at ``n - 1 - m``). For each, log-concavity of
+    ``A' = A_{n-1}(m)`` makes the risky set ``{s <= b}`` for one cutoff b, so ``eta = p F(b) + q F(b-1)`` and
+    delta is a sum over ``s <= b``; b is found near the tilted mean (Darroch 1964) and checked by signs. Every
+    needed pmf/cdf value is a coefficient of a generating function extracted by the trapezoid rule on a circle,
+    with aliasing, dropped nodes, rounding and input errors bounded per pair and added to its bracket (typically
+    1e-14 to 1e-9 relative, ``details["max_pair_relative_halfwidth"]``; checked against 40-digit sums in the
+    tests). A pair whose cutoff is undecided within its error gets a bracket spanning both cutoffs; a bracket wider
+    than ``1e-6`` relative is recomputed with twice the nodes, then accepted up to ``1e-3``; beyond that (counted
+    in ``details["slow_pairs"]``) the exact per-pair routine of :func:`single_bit_tail` is used.
 
     Args:
         population: n >= 1 (n = 1 is local randomized response). Time and memory grow linearly.

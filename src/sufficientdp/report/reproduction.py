@@ -311,7 +311,7 @@ def section_33(rep: Report, st: Settings, tails: dict[Any, Any]) -> dict[Any, An
     out.append("Tail probabilities (the paper's p(R(S) >= lambda) column):")
     out.append("")
     out.append(table(["N", "q used", "paper p", "exact P[R >= e^0.693]", "exact P[R >= 2]",
-                      "MC P[R >= 2] [95% CI]", "paper in CI", "exact in CI", "status (exact vs paper)"], rows))
+                      "MC P[R >= 2] (95% CI)", "paper in CI", "exact in CI", "status (exact vs paper)"], rows))
     out.append("")
 
     out.append(f"### Second table: lambda = e^2 (= {lam_e2:.5f})")
@@ -338,7 +338,7 @@ def section_33(rep: Report, st: Settings, tails: dict[Any, Any]) -> dict[Any, An
                        s2])
     out.append(table(["N", "paper q", "(3.12)", "(3.13)", "status"], rows_q))
     out.append("")
-    out.append(table(["N", "q", "paper p", "exact P[R >= e^2]", "MC P[R >= e^2] [95% CI]", "paper in CI",
+    out.append(table(["N", "q", "paper p", "exact P[R >= e^2]", "MC P[R >= e^2] (95% CI)", "paper in CI",
                       "exact in CI", "status (exact vs paper)"], rows_t))
     out.append("")
     outside = [c.what for c in rep.claims if c.what.startswith("p(R >=") and "outside" in c.note]
