@@ -71,6 +71,7 @@ _POLICIES = [
     lambda: RegulaFalsi(anchor="fail", log=True, margin_frac=0.02, lean=1e-4),
     lambda: RegulaFalsi(anchor="fail", margin=1e-4, max_stalls=3, strict=True, guard_bisection=True),
     lambda: Creep(rel=1e-3, first=0.3),
+    lambda: Creep(rel=0.0, first=0.3, scale=5.0),
 ]
 
 
@@ -155,6 +156,32 @@ def test_creep_probes_the_estimate_then_steps_up_by_units_in_the_last_place() ->
     assert end.ok == t and [x for x, _ in rec.calls] == [0.3, math.nextafter(0.3, 1.0), t]
 
 
+def test_creep_with_a_scale_takes_the_newton_step_when_it_is_longer() -> None:
+    # score(x) = 100 (0.3 - x) / 0.3: derivative in log x at 0.29 is about -100, so from 0.29 the Newton step
+    # 0.29 (1 + score / 100) lands on 0.29 + 0.29 * 0.01 / 0.3 (checked by hand), past the ulp creep
+    def fn(x: float) -> tuple[bool, float]:
+        s = 100.0 * (0.3 - x) / 0.3
+        return s <= 0.0, s
+    rec = _Recorder(fn)
+    end = search(rec, Bracket(fail=0.0, ok=0.5), Creep(rel=0.0, first=0.29, scale=100.0), max_probes=10)
+    xs = [x for x, _ in rec.calls]
+    assert xs[0] == 0.29 and xs[1] == 0.29 * (1.0 + fn(0.29)[1] / 100.0)
+    assert end.ok == xs[-1] and fn(end.ok)[0] and all(not p for _, p in rec.calls[:-1])
+    # a Newton step shorter than one ulp (tiny score) leaves the creep
+    t = math.nextafter(0.3, 1.0)
+    rec = _Recorder(lambda x: (x >= t, 1e-30))
+    end = search(rec, Bracket(fail=0.0, ok=0.5), Creep(rel=0.0, first=0.3, scale=1.0), max_probes=10)
+    assert [x for x, _ in rec.calls] == [0.3, t] and end.ok == t
+    # going down (ok below fail): the largest passing point, x (1 - score / scale)
+    rec = _Recorder(lambda x: (x <= 0.2, 1.0))
+    end = search(rec, Bracket(fail=1.0, ok=0.0), Creep(rel=0.0, first=0.4, scale=2.0), max_probes=10)
+    assert [x for x, _ in rec.calls] == [0.4, 0.2] and end.ok == 0.2
+    # a step outside the bracket ends the search with the starting ok end
+    rec = _Recorder(lambda x: (False, 10.0))
+    end = search(rec, Bracket(fail=0.0, ok=0.5), Creep(rel=0.0, first=0.3, scale=1.0), max_probes=10)
+    assert [x for x, _ in rec.calls] == [0.3] and end.ok == 0.5
+
+
 def test_a_proposal_outside_the_bracket_ends_the_search() -> None:
     class Outside(Policy):
         def propose(self, b: Bracket) -> tuple[float, bool]:
@@ -195,6 +222,8 @@ def test_scan_returns_the_point_before_the_flip_and_the_flip() -> None:
     (lambda: RegulaFalsi(lean=math.inf), "lean"),
     (lambda: RegulaFalsi(max_stalls=0), "max_stalls"),
     (lambda: Creep(rel=-1e-16), "rel"),
+    (lambda: Creep(rel=0.0, scale=0.0), "scale"),
+    (lambda: Creep(rel=0.0, scale=math.inf), "scale"),
 ])
 def test_bad_arguments_raise_parameter_error_naming_the_parameter(call, name: str) -> None:
     with pytest.raises(ParameterError, match=name):

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from ._numerics.dyadic import DyadicProbability
+from ._numerics.search import Bracket, Creep, search
 from ._validation import check_int, check_open_interval, check_positive_finite, check_reports
 
 __all__ = ["PrivacyTarget", "RandomizationParams", "effective_bits", "local_q", "sigma_per_sqrt_n"]
@@ -61,14 +62,15 @@ def local_q(bits: int, epsilon: float, reports: int = 1) -> float:
     q = t / (1.0 + t)  # = 1 / (1 + e**x) to a few ulps, also where q is tiny
     # The loss log(p/q) = log1p((1 - 2q) / q): 1 - 2q is exact for q >= 1/4 and within an ulp below, so the evaluated
     # loss is within a few ulps of the true one; the 2**-48 relative margin (16 ulps) covers them (checked in 50-digit
-    # arithmetic in tests/test_parameters.py). A q that fails moves up by the excess (d log(p/q) = -dq / (p q)).
-    for _ in range(64):
-        if not 0.0 < q < 0.5:
-            break
-        excess = kl * math.log1p((1.0 - 2.0 * q) / q) * (1.0 + 2.0**-48) - epsilon
-        if excess <= 0.0:
-            break
-        q = max(math.nextafter(q, 1.0), q * (1.0 + excess / kl))
+    # arithmetic in tests/test_parameters.py). A q that fails moves up by the excess (d log(p/q) = -dq / (p q)): the
+    # one search's creep with a Newton step (64 probes at most; none passing leaves q = 1/2, refused below).
+
+    def excess(y: float) -> tuple[bool, float]:
+        e = kl * math.log1p((1.0 - 2.0 * y) / y) * (1.0 + 2.0**-48) - epsilon
+        return e <= 0.0, e
+
+    if 0.0 < q < 0.5:
+        q = search(excess, Bracket(fail=0.0, ok=0.5), Creep(rel=0.0, first=q, scale=kl), max_probes=64).ok
     if not 0.0 < q < 0.5:
         from ._errors import ParameterError
 

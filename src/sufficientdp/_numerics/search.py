@@ -14,7 +14,7 @@ few probe policies:
     modification (the end that has not moved twice in a row has its excess halved), kept a margin inside the
     bracket, with a fallback to bisection where the interpolation is unusable or stalls;
   * :class:`Creep` — upward (toward ``ok``) by a few units in the last place from the failing end (after a root
-    finder's estimate).
+    finder's estimate), or by a Newton step on the score when that is longer.
 
 * :func:`bisect_many` — bisection of many brackets at once (numpy arrays, a fixed number of probes);
 * :func:`walk` — the expanding walk: steps away from a point whose verdict is known (geometric, or any rule the
@@ -210,13 +210,20 @@ class RegulaFalsi(Policy):
 
 class Creep(Policy):
     """From the failing end toward ``ok`` by one unit in the last place plus ``rel |fail|`` (after a root finder's
-    estimate ``first``, probed first when strictly inside); stops at the first pass."""
+    estimate ``first``, probed first when strictly inside); stops at the first pass.
 
-    __slots__ = ("first", "rel")
+    With ``scale`` (> 0) the step is a Newton step when that is longer: for a score (the excess, ``> 0`` failing)
+    whose derivative in ``log x`` is about ``-scale``, the probe is ``max(creep, fail (1 + fail_score / scale))``
+    going up (``min(creep, fail (1 - fail_score / scale))`` going down; a ``nan`` score leaves the creep)."""
 
-    def __init__(self, *, rel: float, first: float | None = None) -> None:
+    __slots__ = ("first", "rel", "scale")
+
+    def __init__(self, *, rel: float, first: float | None = None, scale: float | None = None) -> None:
         self.rel = check_nonnegative_finite("rel", rel)
         self.first = first
+        if scale is not None and not (isinstance(scale, (int, float)) and 0.0 < scale < math.inf):
+            raise ParameterError(f"scale must be a finite number > 0; got {scale!r}")
+        self.scale = scale
 
     def propose(self, b: Bracket) -> tuple[float, bool] | None:
         if b.last == 1:
@@ -224,7 +231,12 @@ class Creep(Policy):
         if b.last == 0 and self.first is not None and b.inside(self.first):
             return self.first, False
         step = math.nextafter(b.fail, b.ok)
-        return (step + abs(b.fail) * self.rel if b.ok > b.fail else step - abs(b.fail) * self.rel), False
+        up = b.ok > b.fail
+        x = step + abs(b.fail) * self.rel if up else step - abs(b.fail) * self.rel
+        if self.scale is not None:
+            x = max(x, b.fail * (1.0 + b.fail_score / self.scale)) if up else \
+                min(x, b.fail * (1.0 - b.fail_score / self.scale))
+        return x, False
 
 
 def scan(test: Callable[[float], bool], points: Iterable[float], *,
