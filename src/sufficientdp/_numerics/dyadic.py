@@ -30,7 +30,7 @@ class DyadicProbability:
         numerator: integer in ``[1, 2**(precision-1) - 1]``.
         precision: number of random bits per comparison, in ``[2, 64]``.
 
-    Example:
+    Examples:
         >>> d = DyadicProbability.from_float(0.25, precision=8)
         >>> (d.numerator, d.precision, d.value)
         (64, 8, 0.25)

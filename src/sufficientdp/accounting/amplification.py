@@ -195,7 +195,7 @@ def efmrtt19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBoun
     References:
         arXiv:1811.12469 (Theorem 7 per the sources above; theorem text not checked).
 
-    Example:
+    Examples:
         >>> r = efmrtt19_epsilon(0.4, 10_000, 1e-6)
         >>> round(r.epsilon, 4)  # 12 * 0.4 * sqrt(log(1e6) / 1e4)
         0.1784
@@ -277,7 +277,7 @@ def fmt21_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
         arXiv:2012.12803 (Theorem 3.1 per restatements; theorem text not checked); apple/ml-shuffling-amplification
         ``computeamplification.py`` at commit 993d285a546114bf8c70c33d053dca322a755707.
 
-    Example:
+    Examples:
         >>> r = fmt21_epsilon(1.0, 100_000, 1e-6)
         >>> r.valid, round(r.epsilon, 4)
         (True, 0.0753)
@@ -337,7 +337,7 @@ def bbgn19_delta(epsilon: float, epsilon0: float, n: int) -> AmplificationBound:
     References:
         arXiv:1903.02837 (privacy blanket, Hoeffding bound, generic randomizers; theorem text not checked).
 
-    Example:
+    Examples:
         >>> r = bbgn19_delta(0.5, 2.0, 100_000)
         >>> r.delta < 1e-6
         True
@@ -356,7 +356,7 @@ def bbgn19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
     ``valid=False`` when no ``epsilon < epsilon0`` reaches ``delta`` (the bound gives no amplification; the trivial
     ``(epsilon0, 0)`` guarantee still holds).
 
-    Example:
+    Examples:
         >>> r = bbgn19_epsilon(2.0, 100_000, 1e-6)
         >>> r.valid, r.epsilon < 0.5
         (True, True)
@@ -390,7 +390,7 @@ def _check_bound(bound: Any) -> str:
 def amplification_epsilon(bound: str, *, epsilon0: float, n: int, delta: float) -> AmplificationBound:
     """The shuffled epsilon of ``bound`` (one of :data:`BOUNDS`) at ``(epsilon0, n, delta)``.
 
-    Example:
+    Examples:
         >>> amplification_epsilon("efmrtt19", epsilon0=0.4, n=100, delta=1e-6).failed_condition
         'n >= 1000 (got 100)'
     """
@@ -459,7 +459,7 @@ def max_epsilon0(bound: str, *, epsilon: float, delta: float, n: int) -> Epsilon
     Returns:
         An :class:`Epsilon0Result`.
 
-    Example:
+    Examples:
         >>> r = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, n=100_000)
         >>> r.amplified, round(r.epsilon0, 3)
         (True, 5.697)
@@ -517,7 +517,7 @@ def flip_probability_for_epsilon0(epsilon0: float, bits: int, reports: int = 1) 
     ``epsilon0 = k L log(p/q)`` (pure-DP composition; exact for replacement neighbours differing in all bits), so
     ``q = 1 / (1 + exp(epsilon0 / (k L)))``, rounded up until ``k L log(p/q) <= epsilon0`` holds in floating point.
 
-    Example:
+    Examples:
         >>> round(flip_probability_for_epsilon0(math.log(3), 1), 6)
         0.25
     """

@@ -209,7 +209,7 @@ def zcdp_to_approx_dp(rho: float, delta: ArrayLike, *, method: str = "cks20") ->
     Args: ``rho`` in (0, inf); ``delta`` in (0, 1), scalar or array; ``method`` in
     :data:`ZCDP_CONVERSION_METHODS`.
 
-    Example:
+    Examples:
         >>> round(zcdp_to_approx_dp(2.63, 1e-6), 4), round(zcdp_to_approx_dp(2.63, 1e-6, method="bun-steinke"), 4)
         (13.7923, 14.6857)
     """
@@ -228,7 +228,7 @@ def zcdp_to_delta(rho: float, epsilon: ArrayLike, *, method: str = "cks20") -> A
     ``method="bun-steinke"``: the tail bound ``exp(-(eps-rho)^2/(4 rho))`` (1 for ``eps <= rho``), =
     :func:`zcdp_tail_bound`. Args: ``rho`` in (0, inf); ``epsilon`` in [0, inf), scalar or array.
 
-    Example:
+    Examples:
         >>> zcdp_to_delta(2.63, 13.80) <= 1e-6 < zcdp_to_delta(2.63, 13.78)
         True
     """
@@ -246,7 +246,7 @@ def zcdp_tail_epsilon(rho: float, delta: ArrayLike) -> Any:
     delta and the posterior-ratio tail (004 Thm 7.4.2), and — more loosely than :func:`zcdp_to_approx_dp` — the
     hockey-stick delta. Args: ``rho`` in (0, inf); ``delta`` in (0, 1).
 
-    Example:
+    Examples:
         >>> round(zcdp_tail_epsilon(0.5, math.exp(-1.0)), 12)   # 0.5 + 2 sqrt(0.5)
         1.914213562373
     """

@@ -120,7 +120,7 @@ def discrete_gaussian_log_normalizer(sigma_squared: float | Fraction) -> Normali
     References:
         CKS 2020, Definition 1; Poisson summation as in CKS §2 (their bound ``Z <= sqrt(2 pi) sigma + 1``).
 
-    Example:
+    Examples:
         >>> b = discrete_gaussian_log_normalizer(4.0)  # sigma = 2: Z = 2 sqrt(2 pi)(1 + 2 e^{-8 pi^2} + ...)
         >>> round(b.log_z, 12) == round(math.log(2 * math.sqrt(2 * math.pi)), 12)
         True
@@ -168,7 +168,7 @@ class DiscreteGaussian:
             ``sigma^2 = 1 / rho*`` per cell (digest §1.13).
         sensitivity: ``Δ``, integer >= 1 (``|q(D) - q(D')| <= Δ``).
 
-    Example:
+    Examples:
         >>> dg = DiscreteGaussian(sigma_squared=2.0, sensitivity=1)
         >>> dg.rho
         0.25
@@ -406,7 +406,7 @@ def sample_bernoulli_exp(gamma: Fraction | int | float | str, size: int | None =
     Raises:
         ParameterError: gamma negative or not rational; bad size or rng.
 
-    Example:
+    Examples:
         >>> sample_bernoulli_exp(0, rng=np.random.default_rng(1))
         True
     """
@@ -425,7 +425,7 @@ def sample_discrete_laplace(scale: int, size: int | None = None, *, rng: Any = N
         size: None for one ``int``; otherwise the number of draws (an int64 array).
         rng: as in :func:`sample_bernoulli_exp`.
 
-    Example:
+    Examples:
         >>> isinstance(sample_discrete_laplace(3, rng=np.random.default_rng(0)), int)
         True
     """
@@ -458,7 +458,7 @@ def sample_discrete_gaussian(sigma_squared: Fraction | int | float | str, size: 
     References:
         CKS 2020, Algorithms 1–3, Theorem 6.
 
-    Example:
+    Examples:
         >>> x = sample_discrete_gaussian("9/4", size=5, rng=np.random.default_rng(7))
         >>> x.dtype, x.shape
         (dtype('int64'), (5,))

@@ -42,7 +42,7 @@ def binary_randomized_response(q: float) -> PrivacyLossDistribution:
     Args:
         q: flip probability in (0, 1).
 
-    Example:
+    Examples:
         >>> round(binary_randomized_response(0.25).max_loss, 6)
         1.098612
     """
@@ -122,7 +122,7 @@ class GaussianPLD:
     Symmetric (both directions have the same PLD). ``delta`` is the exact Balle–Wang curve, ``eta`` the exact tail,
     ``renyi(alpha) = alpha mu^2/2``, ``rho = mu^2/2``, and the trade-off is ``mu``-GDP.
 
-    Example:
+    Examples:
         >>> g = GaussianPLD.from_rho(2.63)
         >>> round(float(g.power(0.01)), 2)   # digest Table 2, Gaussian column: 0.49
         0.49

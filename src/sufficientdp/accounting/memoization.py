@@ -49,7 +49,7 @@ def composed_flip(q_permanent: Any, q_instant: Any) -> Any:
     ``q1 (1 - q2) + q2 (1 - q1)``: a bit is reported flipped when exactly one of the two layers flips it. Works
     on floats and on :class:`fractions.Fraction` values (exact).
 
-    Example:
+    Examples:
         >>> composed_flip(0.25, 0.25)
         0.375
         >>> from fractions import Fraction
@@ -136,7 +136,7 @@ def memoized_guarantee(*, q_permanent: float, q_instant: float, bits: int, popul
         A :class:`MemoGuarantee`: ``per_release`` from the proven bound at ``composed_flip(q1, q2)``;
         ``lifetime_delta`` the proven δ bound of one release at q1 (one report per person), valid for every T.
 
-    Example:
+    Examples:
         >>> g = memoized_guarantee(q_permanent=0.3, q_instant=0.1, bits=2, population=200, epsilon=2.0)
         >>> g.q_release, g.lifetime_kind, g.lifetime_scope
         (0.34, 'bound', 'all-collections')

@@ -272,7 +272,7 @@ def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds:
     References:
         seed 001 eq. (1.7); docs/proofs/blanket.md; docs/proofs/rounds.md.
 
-    Example:
+    Examples:
         >>> r = rounds_tail(q=0.3, bits=2, population=200, epsilon=2.0, rounds=3, fallback=False)
         >>> r.kind, r.scope, r.details["rounds"], r.eta < 0.05
         ('bound', 'all-collections', 3, True)
@@ -362,7 +362,7 @@ def homogeneous_rounds_tail(*, q: float, bits: int, population: int, epsilon: fl
         ParameterError: arguments out of range, or the per-round distribution too large to enumerate
             (``C(N + j, j)`` above ``MAX_PROFILE_ATOMS``).
 
-    Example:
+    Examples:
         >>> r = homogeneous_rounds_tail(q=0.25, bits=1, population=4, epsilon=1.0, rounds=3)
         >>> r.kind, r.scope, r.eta_lower <= r.eta <= r.eta_upper
         ('exact', 'homogeneous', True)

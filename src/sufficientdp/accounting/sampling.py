@@ -66,7 +66,7 @@ def poisson_subsample(pld: PrivacyLossDistribution, rate: float, direction: str 
     References:
         Balle, Barthe, Gaboardi 2018, Theorem 8; Zhu, Dong, Wang 2022, §4.
 
-    Example:
+    Examples:
         >>> from sufficientdp.accounting.mechanisms import binary_randomized_response
         >>> sub = poisson_subsample(binary_randomized_response(0.25), 0.1)
         >>> round(sub.max_loss, 12) == round(math.log(1 + 0.1 * (3 - 1)), 12)  # log(1 + gamma (e^eps - 1))

@@ -290,7 +290,7 @@ def shuffled_rr_pld(*, n: int, m: int, q: float, direction: str = "remove",
     References:
         seed 000 §3.1 (A_n(m), pi), §3.1.4 (A_n from A_{n-1}); seed 001 eq. (1.7).
 
-    Example:
+    Examples:
         >>> pld = shuffled_rr_pld(n=1, m=0, q=0.25)  # n = 1: local RR, losses +-log 3
         >>> [round(float(x), 6) for x in pld.losses], round(float(pld.delta(0.0)), 6)
         ([-1.098612, 1.098612], 0.5)
@@ -383,7 +383,7 @@ def shuffled_rr_profile(*, n: int, m: int, q: float, epsilon: ArrayLike, tail_to
     Returns:
         A :class:`ShuffledRRProfile` (``kind="exact"`` for ``tail_tol = 0``, else ``"bound"``).
 
-    Example:
+    Examples:
         >>> r = shuffled_rr_profile(n=20, m=1, q=0.2, epsilon=0.5)
         >>> round(float(r.delta[0]), 6)  # = single_bit_tail(n=20, m=1, q=0.2, epsilon=0.5).delta
         0.024494
@@ -439,7 +439,7 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
     Raises:
         ParameterError: arguments out of range, empty ``ms``, or ``n > max_scan`` without ``ms``.
 
-    Example:
+    Examples:
         >>> r = shuffled_rr_worst_profile(n=20, q=0.2, epsilon=0.5)
         >>> int(r.worst_m_delta[0]), round(float(r.delta[0]), 6)  # = single_bit_worst_tail(n=20, q=0.2, ...)
         (1, 0.024494)
@@ -763,7 +763,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
     References:
         seed 000 §3.1 (A_n(m)); amplification bounds in :mod:`sufficientdp.accounting.amplification`.
 
-    Example:
+    Examples:
         >>> r = shuffled_rr_worst_bracket(n=20, q=0.2, epsilon=0.5)
         >>> r.kind, r.worst_m, round(r.delta_upper, 6)  # = single_bit_worst_tail(n=20, q=0.2, epsilon=0.5)
         ('exact', 1, 0.024494)
@@ -869,7 +869,7 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
     References:
         seed 001 eq. (1.5)–(1.7), (3.4)–(3.6).
 
-    Example:
+    Examples:
         >>> pld = homogeneous_histogram_pld(q=0.2, population=3, outlier_bits=2)
         >>> round(pld.max_loss, 10) == round(2 * math.log(4.0), 10)  # (p/q)^j at the all-ones output
         True

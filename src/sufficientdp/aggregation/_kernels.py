@@ -144,7 +144,7 @@ def bit_counts_reference(words: np.ndarray, bits: int) -> np.ndarray:
     References:
         seed 001 §1.3 (tally of the anonymized reports), eq. (3.3)-(3.4).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> bit_counts_reference(np.array([0b101, 0b100, 0b001], dtype=np.uint64), 3).tolist()
         [2, 0, 2]
@@ -332,7 +332,7 @@ def bit_counts(words: np.ndarray, bits: int) -> np.ndarray:
     References:
         seed 001 §1.3 (perfectly anonymized mechanism: tally of the randomized reports), eq. (3.3)-(3.4).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> # reports 1101, 0100, 0001 written bit 0 first, i.e. the words 0b1011, 0b0010, 0b1000
         >>> words = np.array([[0b1011], [0b0010], [0b1000]], dtype=np.uint64)
@@ -369,7 +369,7 @@ def weight_histogram(words: np.ndarray, bits: int) -> np.ndarray:
     References:
         seed 001 eq. (3.3) (definition of T), eq. (3.4) (R(S) as a function of T).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> weight_histogram(np.array([0b000, 0b011, 0b101, 0b111], dtype=np.uint64), 3).tolist()
         [1, 0, 2, 1]
@@ -414,7 +414,7 @@ def vector_histogram(words: np.ndarray, bits: int) -> np.ndarray:
     References:
         seed 001 §1.3 (tally into counts of unique values), eq. (3.4) (the counts ``s_i``).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> vector_histogram(np.array([3, 0, 3, 1], dtype=np.uint64), 2).tolist()
         [1, 1, 0, 2]

@@ -25,7 +25,7 @@ def tally_columns(columns: Sequence[np.ndarray], *, full_histogram: bool | None 
         columns: L >= 1 arrays of the same length, dtype uint8 (or bool), values 0/1 (not checked).
         full_histogram: compute the 2^L histogram; default: when L <= 16. Allowed only for L <= 20.
 
-    Example:
+    Examples:
         >>> t = tally_columns([np.array([1, 1, 0], np.uint8), np.array([0, 1, 0], np.uint8)])
         >>> t.bit_counts.tolist(), t.weight_histogram.tolist(), t.vector_histogram.tolist()
         ([2, 1], [1, 1, 1], [1, 1, 0, 1])

@@ -128,7 +128,7 @@ def tally_histogram(vh: np.ndarray, bits: int) -> Tally:
     """The tally whose 2^L histogram is ``vh`` (index bit j ↔ report bit j): every count is a sum of its entries
     (M_j over the indices with bit j set, t_l over those with l bits set), exact in int64.
 
-    Example:
+    Examples:
         >>> tally_histogram(np.array([1, 1, 0, 1]), 2).to_dict()
         {'bits': 2, 'reports': 3, 'bit_counts': [2, 1], 'weight_histogram': [1, 1, 1]}
     """
@@ -149,7 +149,7 @@ def tally_histogram(vh: np.ndarray, bits: int) -> Tally:
 def tally(reports: ArrayLike, *, bits: int | None = None, full_histogram: bool | None = None) -> Tally:
     """Tally an ``(n, L)`` array of 0/1 reports into anonymous counts.
 
-    Example:
+    Examples:
         >>> t = tally([[1, 0], [1, 1], [0, 0]])
         >>> t.reports, t.bit_counts.tolist(), t.weight_histogram.tolist(), t.vector_histogram.tolist()
         (3, [2, 1], [1, 1, 1], [1, 1, 0, 1])

@@ -85,7 +85,7 @@ def q_from_phi(phi: float) -> float:
 
     Seed 001 eq. (3.16). Written as ``q = 1/(1+t)`` with the larger root ``t = p/q > 1``.
 
-    Example:
+    Examples:
         >>> round(q_from_phi(phi_from_q(0.3)), 12)
         0.3
     """
@@ -160,7 +160,7 @@ def calibrate(
     References:
         seed 001 eq. (3.12), (3.13), (3.15), (3.16), (4.2), §5; ERRATA 3, 4, 6, 7.
 
-    Example:
+    Examples:
         >>> round(calibrate(bits=5, population=3000, epsilon=math.log(2), method="paper-sigma").q, 4)
         0.2109
     """

@@ -232,7 +232,7 @@ def compare_approaches(
         seed 001 eq. (3.12), (4.2), §4; ERRATA 3, 4; docs/comparison.md; the amplification papers cited in
         :mod:`sufficientdp.accounting.amplification`.
 
-    Example:
+    Examples:
         >>> c = compare_approaches(bits=1, population=100, epsilon=1.0, delta=1e-3, sufficient=False)
         >>> c.row("local-dp").q > c.row("shuffled-rr-exact").q
         True

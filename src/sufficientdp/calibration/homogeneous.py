@@ -85,7 +85,7 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
     Raises:
         ParameterError: a parameter out of range.
 
-    Example:
+    Examples:
         >>> r = certified_q_two_sided(bits=2, population=50, epsilon=1.0, eta=0.05, grid=4, iterations=4)
         >>> r.eta <= 0.05
         True

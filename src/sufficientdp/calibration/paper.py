@@ -76,7 +76,7 @@ def paper_maurer_middle_line(q: float, *, bits: int, population: int, beta: floa
     References:
         ``papers/001_3d8ddaba8b46cf9c.txt`` (seed 001) eq. (3.17); ``papers/ERRATA.md`` item 3.
 
-    Example:
+    Examples:
         >>> round(paper_maurer_middle_line(0.1692, bits=5, population=1000), 4)
         0.0459
     """
@@ -98,7 +98,7 @@ def paper_eq_6_3_limit_q(*, bits: int, population: int, epsilon: float) -> float
     References:
         ``papers/001_3d8ddaba8b46cf9c.txt`` (seed 001) eq. (6.3), §6.1; ``papers/ERRATA.md`` item 4.
 
-    Example:
+    Examples:
         >>> round(paper_eq_6_3_limit_q(bits=40, population=10_000_000, epsilon=2.0), 4)
         0.3301
     """

@@ -211,7 +211,7 @@ class Allocation:
         housing_queries: housing queries; the level's housing budget is split equally among them.
         source: where the numbers come from.
 
-    Example:
+    Examples:
         >>> a = PRODUCTION_2020
         >>> a.rho_star("VOTINGAGE x CENRACE", "STATE")   # 2.56 x 1440/4099 x 12/4097 (004 §8.1: ~0.0026)
         Fraction(221184, 83968015)

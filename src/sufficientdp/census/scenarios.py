@@ -196,7 +196,7 @@ def paper_gap_candidate_rho(scenario: Scenario | str, allocation: Allocation = P
     under the scenario's neighbours, 004 §8.1 and §8.2.5). It shows how close the paper's printed value comes to
     the exact sum minus the candidate.
 
-    Example:
+    Examples:
         >>> f"{float(paper_gap_candidate_rho('C')):.4f}", get_scenario("C").paper_rho   # 004 §8.2.3
         ('0.9523', '0.952')
     """
@@ -254,7 +254,7 @@ def gaussian_power(rho: float | Fraction, level: ArrayLike) -> Any:
     Exact for the continuous Gaussian proxy (004 §8.3; digest §1.9); via
     :meth:`sufficientdp.accounting.GaussianPLD.power`.
 
-    Example:
+    Examples:
         >>> round(gaussian_power(2.63, 0.01), 2)   # 004 Table 2, "Power (Gaussian)"
         0.49
     """
@@ -496,7 +496,7 @@ def analyze_scenario(scenario: Scenario | str, levels: ArrayLike = PAPER_LEVELS,
         dgm_samples: Monte-Carlo samples for the discrete-Gaussian column (0 = skip it).
         rng: seeded generator, required when ``dgm_samples > 0``.
 
-    Example:
+    Examples:
         >>> rep = analyze_scenario("A")
         >>> f"{rep.rho:.4f}", [round(p.gaussian, 2) for p in rep.powers]   # 004 Table 6
         ('0.1115', [0.03, 0.12, 0.21])

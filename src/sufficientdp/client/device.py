@@ -82,7 +82,7 @@ class LedgerStore:
         LedgerError: the file exists but is not a valid ledger (it is never reset silently).
         ParameterError: no file and no budget, or a budget that is not a :class:`Budget`.
 
-    Example:
+    Examples:
         >>> import tempfile, os
         >>> d = tempfile.mkdtemp()
         >>> store = LedgerStore(os.path.join(d, "ledger.json"), budget=Budget(epsilon=2.0, eta=1e-3, period=86400))

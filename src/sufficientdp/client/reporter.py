@@ -367,7 +367,7 @@ class Reporter:
 
     A Reporter is single-use: :meth:`report` may succeed once (one value, k randomized reports). Not thread-safe.
 
-    Example:
+    Examples:
         >>> reporter = Reporter("https://collector.example", "0" * 32, credential="opaque")
         >>> reporter.submitted
         0

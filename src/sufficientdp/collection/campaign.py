@@ -120,7 +120,7 @@ class Campaign:
     Raises:
         ParameterError: a field outside its domain (the message names it, its value and the allowed range).
 
-    Example:
+    Examples:
         >>> c = Campaign(name="survey", bits=4, epsilon=1.0, crowd_size=300, q=0.3)
         >>> c.eta, c.reports_per_person, c.precision, c.rate_limit
         (0.001, 1, 32, 'tokens')
@@ -215,7 +215,7 @@ def proven_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_
     Raises:
         ParameterError: a parameter out of range.
 
-    Example:
+    Examples:
         >>> b = proven_eta(q=0.3, bits=4, crowd_size=300, epsilon=1.0)
         >>> 0.0 < b <= 1e-3
         True
@@ -310,7 +310,7 @@ def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
         TargetNotMetError: the proven bound at the (given or calibrated) dyadic q exceeds ``campaign.eta``.
         ParameterError: ``campaign`` is not a :class:`Campaign`, or q rounds to 1/2 at this precision.
 
-    Example:
+    Examples:
         >>> plan = plan_campaign(Campaign(name="t", bits=2, epsilon=1.0, crowd_size=50, q=0.35, eta=0.05))
         >>> plan.q_numerator == math.ceil(0.35 * 2**32), plan.eta_at_q <= 0.05
         (True, True)
@@ -436,7 +436,7 @@ def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
     Raises:
         ParameterError: q, k or confidence_level out of range. DataError: an empty tally.
 
-    Example:
+    Examples:
         >>> from sufficientdp.aggregation import tally
         >>> r = estimate_release(tally([[1, 0], [1, 1], [0, 0], [1, 0]]), q=0.25)
         >>> [e["estimate"] for e in r.estimates]

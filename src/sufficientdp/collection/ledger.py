@@ -143,7 +143,7 @@ class Decision:
 class Ledger:
     """The campaigns a device joined and its budget (immutable; :meth:`record` returns a new ledger).
 
-    Example:
+    Examples:
         >>> ledger = Ledger(budget=Budget(epsilon=3.0, eta=0.003, period=30 * 86400))
         >>> d = ledger.decide(campaign="c1", epsilon=1.0, eta=0.001, now=0.0)
         >>> d.allowed, d.after_epsilon

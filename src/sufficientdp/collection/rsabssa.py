@@ -92,7 +92,7 @@ def prepare(msg: bytes, *, prefix: bytes | None = None) -> bytes:
     Returns:
         The prepared message ``input_msg``: what is blinded, signed and verified.
 
-    Example:
+    Examples:
         >>> len(prepare(b"nonce"))
         37
     """

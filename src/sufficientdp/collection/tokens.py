@@ -144,7 +144,7 @@ class TokenKey:
         n: the modulus, an odd integer >= 15 (real keys have 2048 bits or more).
         e: the public exponent, odd, in ``[3, n)``.
 
-    Example:
+    Examples:
         >>> key = TokenKey(n=3233, e=17)
         >>> key.to_dict()
         {'n': 'ca1', 'e': 17}
@@ -211,7 +211,7 @@ def full_domain_hash(key: TokenKey, message: bytes) -> int:
     Returns:
         An integer in ``[0, n)``.
 
-    Example:
+    Examples:
         >>> 0 <= full_domain_hash(TokenKey(n=3233, e=17), b"x") < 3233
         True
     """
@@ -247,7 +247,7 @@ def blind(key: TokenKey, nonce: bytes) -> tuple[int, int]:
     Raises:
         ParameterError: ``key`` is not a :class:`TokenKey` or ``nonce`` is not 32 bytes.
 
-    Example:
+    Examples:
         >>> key = TokenKey(n=3233, e=17)
         >>> blinded, unblinder = blind(key, bytes(32))
         >>> 0 < blinded < key.n and 0 < unblinder < key.n
@@ -325,7 +325,7 @@ class TokenSigner:
     n to the requester, who knows ``b``). Python integer arithmetic is not constant-time; see
     docs/rate_limiting.md ("Timing and faults").
 
-    Example:
+    Examples:
         >>> signer = TokenSigner.from_primes(61, 53, e=17)
         >>> key = signer.public
         >>> nonce = bytes(range(32))

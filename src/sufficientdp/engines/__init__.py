@@ -91,7 +91,7 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
         ParameterError: unknown ``engine`` or file extension, or ``full_histogram`` requested for L > 20.
         DataError: missing file, no columns, a missing value or a value other than 0/1.
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
         >>> _ = p.write_text("a,b\\n1,0\\n1,1\\n0,0\\n")
@@ -196,7 +196,7 @@ def tally_collector(database_url: str, campaign_id: str, *, release_id: str | No
         ImportError: duckdb or its sqlite_scanner extension is unavailable (``engine="duckdb"``), psycopg for
             PostgreSQL.
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> from sufficientdp.service.storage import open_storage, pack_reports
         >>> url = "sqlite:///" + str(pathlib.Path(tempfile.mkdtemp()) / "c.db")

@@ -139,7 +139,7 @@ def apply_channel(f: ArrayLike, q: float, bits: int) -> np.ndarray:
     References:
         seed 001 §1.3 (``P[A_0(x) = s] = q**(L-m) p**m``).
 
-    Example:
+    Examples:
         >>> apply_channel([0.0, 1.0], q=0.25, bits=1).tolist()
         [0.25, 0.75]
     """
@@ -170,7 +170,7 @@ def apply_inverse_channel(h: ArrayLike, q: float, bits: int) -> np.ndarray:
     References:
         seed 001 §4 (``d_hat = (M - qN)/(p - q)``, here applied bit by bit), §1.3.
 
-    Example:
+    Examples:
         >>> apply_inverse_channel([0.25, 0.75], q=0.25, bits=1).tolist()
         [0.0, 1.0]
     """
@@ -763,7 +763,7 @@ def joint_frequencies(
         L-BFGS) and §3.1 (Armijo). Efron & Tibshirani, *An Introduction to the Bootstrap* (1993), ch. 6 and 13
         (parametric bootstrap, percentile interval).
 
-    Example:
+    Examples:
         Ten people, L = 2, q = 1/4, one report each (index 1 = "10" = only bit 0 set):
 
         >>> import numpy as np

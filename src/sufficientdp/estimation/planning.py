@@ -73,7 +73,7 @@ def accuracy(q: float, *, population: int, reports: int = 1, confidence_level: f
     References:
         seed 001 §4 (sd of the unbiased estimate), §6 (k reports).
 
-    Example:
+    Examples:
         >>> a = accuracy(0.25, population=10_000)
         >>> round(a.sd, 3), round(a.half_width, 2)  # sqrt(10^4 * 3/16) / (1/2) = 86.603; x 1.95996
         (86.603, 169.74)

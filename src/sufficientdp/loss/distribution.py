@@ -142,7 +142,7 @@ class PrivacyLossDistribution:
         merge_tol: the merging tolerance used.
         details: configuration extras (JSON-ready).
 
-    Example:
+    Examples:
         >>> pld = PrivacyLossDistribution.from_pmfs([0.75, 0.25], [0.25, 0.75])
         >>> round(pld.max_loss, 6), round(float(pld.delta(0.0)), 6)
         (1.098612, 0.5)
@@ -343,7 +343,7 @@ class PrivacyLossDistribution:
         Any real ``epsilon`` (not NaN), scalar (returns a float) or array; always ``eta >= delta`` (digest §1.7).
         Summed in the log domain, so tails far below the smallest float are ``log_eta`` values, not 0 by accident.
 
-        Example:
+        Examples:
             >>> from sufficientdp.ratio.exact import homogeneous_ratio_distribution
             >>> dist = homogeneous_ratio_distribution(0.25, 2, 3)
             >>> round(dist.eta(1.0), 6)  # = 2521/4096
@@ -368,7 +368,7 @@ class PrivacyLossDistribution:
         It is a loss of an atom: ``losses[k]`` for the first ``k`` with ``P[L > losses[k]] <= eta`` (``inf`` when
         ``eta`` is below the ``+inf`` atom's mass).
 
-        Example:
+        Examples:
             >>> from sufficientdp.ratio.exact import homogeneous_ratio_distribution
             >>> dist = homogeneous_ratio_distribution(0.25, 2, 3)
             >>> eps = dist.epsilon_for(0.05)

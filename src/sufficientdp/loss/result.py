@@ -95,7 +95,7 @@ class Interval:
     ``lower <= estimate <= upper`` holds for every given end (a violation raises :class:`ParameterError`); the
     ends may be infinite, never NaN. The instance is immutable.
 
-    Example:
+    Examples:
         >>> iv = Interval(0.1, 0.2, 0.3, confidence_level=0.95, kind="estimate")
         >>> iv.to_dict()
         {'lower': 0.1, 'estimate': 0.2, 'upper': 0.3, 'confidence_level': 0.95, 'kind': 'estimate'}

@@ -44,7 +44,7 @@ def sigma_vs_q(*, reports: int = 1, qs: Sequence[float] | None = None,
         marks: label -> q, drawn as points on the curve (e.g. each calibration method's q).
         chosen: the label drawn emphasised.
 
-    Example:
+    Examples:
         >>> fig = sigma_vs_q(marks={"local": 0.45})
         >>> fig.axes[0].get_xlabel()
         'flip probability q'
@@ -357,7 +357,7 @@ def ratio_distribution(samples: Any, *, epsilon: float, title: str | None = None
         title, note: the panel's title and a short note written on it.
         bins: histogram bins.
 
-    Example:
+    Examples:
         >>> from sufficientdp.ratio.sampling import sample_privacy_ratio
         >>> s = sample_privacy_ratio(q=0.25, bits=5, population=1000, samples=2000, rng=1)
         >>> ratio_distribution(s, epsilon=0.693).axes[0].get_xlabel()

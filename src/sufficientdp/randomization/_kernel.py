@@ -176,7 +176,7 @@ def bernoulli_words(
     References:
         seed 001 §1.3 (the mechanism A_0: each bit flipped independently with probability q).
 
-    Example:
+    Examples:
         >>> from sufficientdp.randomization._sources import GeneratorRandomSource
         >>> q = DyadicProbability.from_float(0.25, precision=8)
         >>> w = bernoulli_words(1000, q, GeneratorRandomSource(np.random.default_rng(0)))
@@ -240,7 +240,7 @@ def bernoulli_words_reference(
     References:
         seed 001 §1.3.
 
-    Example:
+    Examples:
         >>> from sufficientdp.randomization._sources import GeneratorRandomSource
         >>> q = DyadicProbability.from_float(0.25, precision=8)
         >>> bernoulli_words_reference(3, q, GeneratorRandomSource(np.random.default_rng(0))).shape

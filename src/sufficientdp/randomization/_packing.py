@@ -27,7 +27,7 @@ def words_per_report(bits: int) -> int:
     Raises:
         ParameterError: if ``bits`` is not an integer >= 1.
 
-    Example:
+    Examples:
         >>> words_per_report(64), words_per_report(65), words_per_report(1024)
         (1, 2, 16)
     """
@@ -38,7 +38,7 @@ def words_per_report(bits: int) -> int:
 def padding_mask(bits: int) -> np.ndarray:
     """``(W,)`` ``uint64`` mask with 1s exactly at the L valid bit positions of a packed report.
 
-    Example:
+    Examples:
         >>> [hex(int(w)) for w in padding_mask(68)]
         ['0xffffffffffffffff', '0xf']
     """
@@ -72,7 +72,7 @@ def pack_bits(bits: Any) -> np.ndarray:
     References:
         seed 001 §1.3 (reports are vectors in ``{0, 1}**L``).
 
-    Example:
+    Examples:
         >>> pack_bits(np.array([[1, 0, 1], [0, 0, 0]])).tolist()
         [[5], [0]]
     """
@@ -135,7 +135,7 @@ def unpack_bits(words: np.ndarray, bits: int) -> np.ndarray:
         ParameterError: if ``bits`` is not an integer >= 1.
         DataError: if ``words`` has the wrong shape or dtype, or padding bits set.
 
-    Example:
+    Examples:
         >>> unpack_bits(np.array([[5]], dtype=np.uint64), 3).tolist()
         [[1, 0, 1]]
     """

@@ -76,7 +76,7 @@ def randomize_packed(
     References:
         seed 001 §1.3 (A_0: each bit flipped independently with probability q), §6 (k reports per person).
 
-    Example:
+    Examples:
         >>> from sufficientdp.randomization._packing import pack_bits
         >>> q = DyadicProbability.from_float(0.25, precision=8)
         >>> x = pack_bits(np.zeros((2, 70), dtype=np.uint8))

@@ -61,7 +61,7 @@ class SystemRandomSource:
     Always available, but slower than :class:`KeystreamRandomSource` (every request is a system call; a few hundred
     MB/s on a typical Linux machine).
 
-    Example:
+    Examples:
         >>> SystemRandomSource().random_words(3).shape
         (3,)
     """
@@ -91,7 +91,7 @@ class KeystreamRandomSource:
         ImportError: if the optional ``cryptography`` package is not installed
             (``pip install 'sufficientdp[crypto]'``).
 
-    Example:
+    Examples:
         >>> try:
         ...     source = KeystreamRandomSource()
         ... except ImportError:  # without the crypto extra
@@ -167,7 +167,7 @@ class GeneratorRandomSource:
     Args:
         rng: the generator; it is used (and advanced) in place, not copied.
 
-    Example:
+    Examples:
         >>> a = GeneratorRandomSource(np.random.default_rng(5)).random_words(2)
         >>> b = GeneratorRandomSource(np.random.default_rng(5)).random_words(2)
         >>> bool((a == b).all())
@@ -194,7 +194,7 @@ class GeneratorRandomSource:
 def default_source() -> RandomSource:
     """Return a new CSPRNG source: AES-256-CTR if ``cryptography`` is installed, else :func:`os.urandom`.
 
-    Example:
+    Examples:
         >>> default_source().cryptographic
         True
     """
@@ -219,7 +219,7 @@ def as_source(rng: Any) -> RandomSource:
         ParameterError: for anything else, including an integer seed or a legacy ``numpy.random.RandomState``
             (pass ``numpy.random.default_rng(seed)`` instead).
 
-    Example:
+    Examples:
         >>> as_source(np.random.default_rng(0)).name
         'numpy-generator'
     """

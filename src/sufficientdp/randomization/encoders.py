@@ -33,7 +33,7 @@ def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
     Raises:
         DataError: wrong shape or a value other than 0/1.
 
-    Example:
+    Examples:
         >>> encode_bits([[1, 0, 1]]).tolist()
         [[1, 0, 1]]
     """
@@ -64,7 +64,7 @@ def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
 def encode_one_hot(categories: ArrayLike, bits: int) -> np.ndarray:
     """One-hot encode categories in ``[0, bits)``: row i has bit ``categories[i]`` set.
 
-    Example:
+    Examples:
         >>> encode_one_hot([2, 0], bits=3).tolist()
         [[0, 0, 1], [1, 0, 0]]
     """
@@ -91,7 +91,7 @@ def encode_set(items: Iterable[Sequence[int] | Iterable[int]], bits: int, max_we
     Raises:
         DataError: an item out of range, a duplicate, or a set larger than ``max_weight``.
 
-    Example:
+    Examples:
         >>> encode_set([[0, 2], []], bits=4, max_weight=2).tolist()
         [[1, 0, 1, 0], [0, 0, 0, 0]]
     """

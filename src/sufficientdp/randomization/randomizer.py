@@ -32,7 +32,7 @@ class Randomizer:
         rng: ``None`` for the CSPRNG (production), a seeded ``numpy.random.Generator`` for simulations, or any
             :class:`~sufficientdp.randomization.RandomSource`.
 
-    Example:
+    Examples:
         >>> r = Randomizer(RandomizationParams(bits=4, q=0.25, reports=2), rng=np.random.default_rng(0))
         >>> r.randomize([[1, 0, 0, 1]]).shape
         (2, 4)
@@ -107,7 +107,7 @@ def randomize(values: ArrayLike, *, q: float, reports: int = 1, rng: Any = None,
     References:
         seed 001 §1.3 (the mechanism A_0), §6 (k-randomization).
 
-    Example:
+    Examples:
         >>> out = randomize([[0, 1, 1]], q=0.1, reports=3, rng=np.random.default_rng(1))
         >>> out.shape, sorted(set(out.ravel().tolist())) <= [0, 1]
         ((3, 3), True)

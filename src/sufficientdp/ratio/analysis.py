@@ -79,7 +79,7 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         A :class:`~sufficientdp.ratio.result.TailResult`; ``kind`` says whether ``eta`` is exact, a bound or an
         estimate, and ``details["direction"]`` which direction is worst.
 
-    Example:
+    Examples:
         >>> r = privacy_tail(q=0.169199, bits=5, population=1000, epsilon=2.0, outlier_bits=5,
         ...                  method="homogeneous")
         >>> r.kind, r.scope, r.method, 0.0037 < r.eta < 0.0038

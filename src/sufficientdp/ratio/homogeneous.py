@@ -86,7 +86,7 @@ def ratio_moments(*, q: float, bits: int, n: float, n_outlier: int = 1, simplifi
     References:
         seed 001 §3.1 (moments of R(S)), eq. (3.12), (3.13), (3.15); Appendix I eq. (7.6)–(7.9).
 
-    Example:
+    Examples:
         >>> m = ratio_moments(q=0.25, bits=5, n=1000)
         >>> round(m.mean, 6)
         1.068165

@@ -352,7 +352,7 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
     References:
         seed 001 eq. (1.7); ERRATA 5; docs/proofs/blanket.md.
 
-    Example:
+    Examples:
         >>> r = proven_tail(q=0.3, bits=5, population=1000, epsilon=math.log(2))
         >>> r.kind, r.scope, r.eta < 0.01
         ('bound', 'all-collections', True)
@@ -430,7 +430,7 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
     Raises:
         ParameterError: a parameter out of range, or ``N + W - 1`` above :data:`EXACT_L1_MAX_POPULATION`.
 
-    Example:
+    Examples:
         >>> from sufficientdp.ratio.single_bit import single_bit_worst_tail
         >>> at_61 = single_bit_worst_tail(n=61, q=0.25, epsilon=1.0).eta
         >>> later = max(single_bit_worst_tail(n=n, q=0.25, epsilon=1.0).eta for n in range(61, 80))

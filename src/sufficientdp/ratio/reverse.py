@@ -432,7 +432,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
     Raises:
         ParameterError: a parameter out of range (the message names it), or "exact" beyond its limit.
 
-    Example:
+    Examples:
         >>> r = reverse_tail(q=0.2, bits=2, population=4, epsilon=1.0)
         >>> r.kind, r.details["direction"], 0.0 < r.eta <= 1.0
         ('bound', 'reverse', True)
@@ -615,7 +615,7 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
     Raises:
         ParameterError: a parameter out of range.
 
-    Example:
+    Examples:
         >>> r = two_sided_tail(q=0.2, bits=2, population=4, epsilon=1.0)
         >>> r.details["worst_direction"] in ("forward", "reverse")
         True
@@ -651,7 +651,7 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
     Raises:
         ParameterError: a parameter out of range.
 
-    Example:
+    Examples:
         >>> r = worst_two_sided(q=0.2, bits=2, population=4, epsilon=1.0)
         >>> r.outlier_bits in (1, 2) and r.kind == "bound"
         True

@@ -153,7 +153,7 @@ def sample_privacy_ratio(*, q: float, bits: int, population: int, samples: int =
     References:
         seed 001 eq. (3.2)–(3.6), §3.3 (the distribution figures); ERRATA 4 (k reports), 5 (not the worst case).
 
-    Example:
+    Examples:
         >>> import math
         >>> s = sample_privacy_ratio(q=0.2446, bits=5, population=1000, samples=20_000, rng=1)
         >>> s.kind, s.scope, s.samples
@@ -246,7 +246,7 @@ def count_ratio_above(*, q: float, bits: int, population: int, thresholds: Seque
     References:
         ``papers/001_3d8ddaba8b46cf9c.txt`` (seed 001) eq. (3.2), (3.5)-(3.6), §3.3.
 
-    Example:
+    Examples:
         >>> c = count_ratio_above(q=0.1692, bits=5, population=1000, thresholds=[np.exp(2.0)], samples=20_000,
         ...                       rng=np.random.default_rng(1))[0]
         >>> c.lower <= 0.003706 <= c.upper  # the exact tail (docs/reproduction.md)

@@ -207,7 +207,7 @@ def log_pmf(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
     References:
         seed 000 §3.1 (definition of A_n(m)).
 
-    Example:
+    Examples:
         >>> round(float(np.exp(log_pmf(1, n=2, m=1, q=0.25))), 6)  # p*p + q*q
         0.625
     """
@@ -257,7 +257,7 @@ def recursion_3_2(prev: ArrayLike, q: float | Fraction) -> NDArray[Any]:
     Returns:
         The pmf of ``A_n(m)`` on 0..n (same element type).
 
-    Example:
+    Examples:
         >>> recursion_3_2([1.0], 0.25).tolist()  # A_1(1) = Ber(p)
         [0.25, 0.75]
     """
@@ -277,7 +277,7 @@ def recursion_3_3(prev: ArrayLike, q: float | Fraction) -> NDArray[Any]:
     Returns:
         The pmf of ``A_n(m)`` on 0..n.
 
-    Example:
+    Examples:
         >>> recursion_3_3([1.0], 0.25).tolist()  # A_1(0) = Ber(q)
         [0.75, 0.25]
     """
@@ -294,7 +294,7 @@ def prop_3_1_next(p_s: Any, p_s_minus_1: Any, *, n: int, m: int, s: int, q: Any)
     (``P(-1) := 0``). Works with floats, ``Fraction`` or mpmath numbers. The three-term recurrence is exact
     algebra but numerically unstable in floating point past the mode; use it with exact arithmetic.
 
-    Example:
+    Examples:
         >>> from fractions import Fraction as F
         >>> prop_3_1_next(F(1, 4), 0, n=1, m=1, s=0, q=F(1, 4))  # A_1(1) = Ber(p): P(1) = p
         Fraction(3, 4)
@@ -310,7 +310,7 @@ def prop_3_1_next(p_s: Any, p_s_minus_1: Any, *, n: int, m: int, s: int, q: Any)
 def pmf_by_prop_3_1(*, n: int, m: int, q: Any) -> list[Any]:
     """The whole pmf of ``A_n(m)`` from ``P(0) = q**m p**(n-m)`` by repeated use of (3.4) (exact with Fraction).
 
-    Example:
+    Examples:
         >>> from fractions import Fraction as F
         >>> pmf_by_prop_3_1(n=2, m=1, q=F(1, 4))
         [Fraction(3, 16), Fraction(5, 8), Fraction(3, 16)]
@@ -361,7 +361,7 @@ def log_privacy_ratio(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.f
         s: integer(s) in 0..n.
         n: people >= 1; m: 0 <= m <= n-1; q: flip probability in (0, 0.5).
 
-    Example:
+    Examples:
         >>> round(float(np.exp(log_privacy_ratio(0, n=5, m=2, q=0.25))), 6)  # p/q at s = 0
         3.0
     """
@@ -461,7 +461,7 @@ def single_bit_tail(*, n: int, m: int, q: float, epsilon: float, direction: str 
     References:
         seed 000 §3.1 (A_n(m), pi), §3.1.2, §3.1.4; seed 001 eq. (1.7).
 
-    Example:
+    Examples:
         >>> r = single_bit_tail(n=1, m=0, q=0.25, epsilon=0.5)  # local RR: ratio 3 > e^0.5 w.p. p = 0.75
         >>> round(r.eta, 6), round(r.delta, 4)  # delta = p - e^0.5 q
         (0.75, 0.3378)
@@ -505,7 +505,7 @@ def single_bit_worst_tail(*, n: int, q: float, epsilon: float, ms: ArrayLike | N
         remove pair at n-1-m), ``details["argmax_direction_eta"]`` / ``["argmax_direction_delta"]`` and
         ``details["scanned"]``.
 
-    Example:
+    Examples:
         >>> r = single_bit_worst_tail(n=20, q=0.2, epsilon=0.5)
         >>> r.details["argmax_m_delta"], round(r.delta, 6)
         (1, 0.024494)
@@ -1220,7 +1220,7 @@ def worst_over_crowds(population: int, q: float, epsilon: float, *,
         seed 000 §3.1 (A_n(m), pi), §3.1.4; seed 001 eq. (1.7); J. N. Darroch, "On the distribution of the number
         of successes in independent trials", Ann. Math. Statist. 35 (1964).
 
-    Example:
+    Examples:
         >>> r = worst_over_crowds(20, 0.2, 0.5)  # = single_bit_worst_tail(n=20, q=0.2, epsilon=0.5)
         >>> r.worst_m_delta, r.worst_direction_delta, round(r.delta, 6)
         (1, 'remove', 0.024494)

@@ -355,7 +355,7 @@ def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
     References:
         seed 001 §1.2 (eq. 1.7), §3.1 (eq. 3.2, 3.4–3.6); ERRATA 3 (no Maurer step), ERRATA 5.
 
-    Example:
+    Examples:
         >>> r = certified_tail(q=0.169199, bits=5, population=1000, epsilon=2.0)
         >>> r.eta_lower <= 0.003706 <= r.eta < 2 * 0.003706
         True
@@ -466,7 +466,7 @@ def exact_tail(*, q: float, bits: int, population: int, epsilon: float,
     References:
         seed 001 eq. (3.4)–(3.6), (1.7).
 
-    Example:
+    Examples:
         >>> r = exact_tail(q=0.169199, bits=5, population=1000, epsilon=2.0)
         >>> r.eta_lower <= 0.003706 + 5e-7 and 0.003706 - 5e-7 <= r.eta_upper
         True
@@ -548,7 +548,7 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
     References:
         seed 001 §3.2 (Monte Carlo of eq. 3.5–3.6).
 
-    Example:
+    Examples:
         >>> r = mc_tail(q=0.169199, bits=5, population=1000, epsilon=2.0, rng=np.random.default_rng(1),
         ...             samples=20_000)
         >>> r.eta_lower <= 0.0037063002 <= r.eta_upper  # exact_tail: 0.00370630022 (reproduction.md: 0.003706)
@@ -663,7 +663,7 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
     References:
         seed 001 §1.2, §3.1–§3.3; ERRATA 3, 5.
 
-    Example:
+    Examples:
         >>> r = homogeneous_tail(q=0.350914, bits=40, population=10_000_000, epsilon=2.0)
         >>> r.kind, r.eta >= 0.00124
         ('bound', True)
@@ -732,7 +732,7 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
     References:
         seed 001 §1.2 (conjecture), ERRATA 5.
 
-    Example:
+    Examples:
         >>> r = worst_over_outlier_bits(q=0.169199, bits=5, population=1000, epsilon=2.0)
         >>> r.outlier_bits, r.eta >= 0.003706
         (5, True)

@@ -184,7 +184,7 @@ def pure_dp_posterior_bound(prior: float, epsilon: float, *, rest_known: bool = 
     Raises:
         ParameterError: prior outside (0, 1), eps negative or not finite.
 
-    Example:
+    Examples:
         >>> b = pure_dp_posterior_bound(0.5, math.log(3))
         >>> round(b.lower, 6), round(b.upper, 6)
         (0.25, 0.75)
@@ -240,7 +240,7 @@ def zcdp_posterior_delta(epsilon: ArrayLike, rho: float, *, rest_known: bool = T
     Raises:
         ParameterError: eps negative or not finite, rho <= 0.
 
-    Example:
+    Examples:
         >>> round(zcdp_posterior_delta(3.0, 0.5), 6), round(zcdp_posterior_delta(3.0, 0.5, rest_known=False), 6)
         (0.002187, 0.043937)
     """
@@ -355,7 +355,7 @@ def posterior_table(
     Raises:
         ParameterError: no guarantee given, or a value outside its range.
 
-    Example:
+    Examples:
         >>> t = posterior_table([0.1], epsilon=1.0)
         >>> round(t.columns["pure_dp_rest_known"][0], 4)
         0.232
@@ -440,7 +440,7 @@ def total_variation_reading(
     Raises:
         ParameterError: neither or both of pld / epsilon given, or bad values.
 
-    Example:
+    Examples:
         >>> round(total_variation_reading(epsilon=math.log(3)).total_variation, 6)
         0.5
     """

@@ -108,7 +108,7 @@ def approx_dp_power_bound(level: ArrayLike, epsilon: ArrayLike, delta: ArrayLike
     Raises:
         ParameterError: shapes differ or values outside their ranges.
 
-    Example:
+    Examples:
         >>> round(approx_dp_power_bound(0.05, 1.0, 1e-3), 6)
         0.136914
     """
@@ -212,7 +212,7 @@ def zcdp_power_bound(level: ArrayLike, rho: float, *, alphas: ArrayLike | None =
         census-semantics-digest.md §3.3, Table 2 (rho = 2.63: 0.70, 0.95, 0.96) and Table 6
         (rho = 0.1115: 0.04, 0.14, 0.24).
 
-    Example:
+    Examples:
         >>> [round(float(p), 3) for p in zcdp_power_bound([0.01, 0.05, 0.1], 2.63)]
         [0.698, 0.947, 0.962]
     """
@@ -328,7 +328,7 @@ def power_table(
     Raises:
         ParameterError: no guarantee given, or any value outside its range.
 
-    Example:
+    Examples:
         >>> t = power_table([0.05], rho=0.1115)
         >>> round(t.columns["power_gaussian"][0], 5), round(t.columns["power_zcdp_bound"][0], 5)
         (0.12047, 0.14018)

@@ -151,7 +151,7 @@ def pack_report_rows(rows: list[list[int]], bits: int) -> list[bytes] | None:
     For the collector's one-report requests: numpy's conversions cost about ten times the packing of one short row
     in plain Python. Every row must have ``bits`` values (checked by the caller).
 
-    Example:
+    Examples:
         >>> pack_report_rows([[1, 0, 0, 0, 0, 0, 0, 0, 1]], 9) == pack_reports(np.array([[1, 0, 0, 0, 0, 0, 0, 0, 1]]))
         True
         >>> pack_report_rows([[1, 2]], 2) is None
@@ -201,7 +201,7 @@ def blinded_digest(values: list[int], modulus_bytes: int) -> bytes:
     Raises:
         ParameterError: a value is negative or does not fit in ``modulus_bytes`` bytes.
 
-    Example:
+    Examples:
         >>> len(blinded_digest([5, 7], 256))
         32
         >>> blinded_digest([5, 7], 256) == blinded_digest([7, 5], 256)
