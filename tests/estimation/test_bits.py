@@ -126,10 +126,11 @@ def test_interval_coverage_under_the_exact_law():
 
 def test_results_are_immutable_and_out_of_range_bits_are_flagged():
     # N = 1000, q = 0.25: M = 100 gives d_hat = (100 - 250) / 0.5 = -300, sd = sqrt(1000 * 3/16) / 0.5 = 27.4, so the
-    # whole 95% interval [-353.7, -246.3] lies below 0 (a k or q mismatch): clipped to [0, 0] and flagged.
+    # whole 95% interval [-353.7, -246.3] lies below 0 (a k or q mismatch): clipped to [0, 0], widened to hold the
+    # estimate ([-300, 0]: the negative estimate is not hidden) and flagged.
     est = estimate_bits([100, 300], q=0.25, population=1000)
     assert est.estimate.tolist() == [-300.0, 100.0]
-    assert est.lower[0] == est.upper[0] == 0.0
+    assert est.lower[0] == -300.0 and est.upper[0] == 0.0
     assert est.outside.tolist() == [True, False]
     assert len(est.warnings) == 1 and est.warnings[0].startswith("bit 0: estimate -300")
     assert est.to_dict()["estimates"][0]["outside"] is True

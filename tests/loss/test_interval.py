@@ -125,10 +125,30 @@ def test_bit_estimates_intervals_equal_the_table():
 
 def test_bit_estimate_outside_its_clipped_interval_is_shown_not_hidden():
     # count 10 with N = 100, q = 1/4: d_hat = (10 - 25) / 0.5 = -30 (by hand); the clipped interval is [0, 0]
-    # (its whole normal interval -30 +- 1.645 * 8.66 lies below 0), so the Interval extends down to -30.
+    # (its whole normal interval -30 +- 1.645 * 8.66 lies below 0), so the interval extends down to -30: one answer
+    # in the Interval, the arrays, to_records and to_dict (issue 11: no clipped [0, 0] hiding the estimate).
     est = estimate_bits(np.array([10]), q=0.25, population=100, confidence_level=0.9)
-    assert est.estimate[0] == -30.0 and est.lower[0] == 0.0 and est.upper[0] == 0.0 and est.outside[0]
+    assert est.estimate[0] == -30.0 and est.lower[0] == -30.0 and est.upper[0] == 0.0 and est.outside[0]
     _same(est.interval(0), -30.0, -30.0, 0.0, 0.9, "estimate")
+    rec = est.to_records()[0]
+    assert (rec["lower"], rec["estimate"], rec["upper"], rec["outside"]) == (-30.0, -30.0, 0.0, True)
+    assert est.to_dict()["estimates"][0] == rec
+
+
+def test_bit_estimate_above_population_and_negative_inside_its_interval():
+    # N = 100, q = 1/4, sd = sqrt(100 * 3/16) / 0.5 = 8.660 (by hand), z(0.9) = 1.645: z sd = 14.25.
+    # count 80: d_hat = (80 - 25) / 0.5 = 110 > N: interval [110 - 14.25, 100] widened to [95.75, 110], not flagged
+    # (its normal interval reaches below N). count 23: d_hat = -4, interval [0, 10.25] widened to [-4, 10.25].
+    est = estimate_bits(np.array([80, 23]), q=0.25, population=100, confidence_level=0.9)
+    z_sd = 1.6448536269514722 * math.sqrt(100 * 3 / 16) / 0.5
+    assert est.estimate.tolist() == [110.0, -4.0]
+    assert est.lower.tolist() == pytest.approx([110.0 - z_sd, -4.0], abs=1e-12)
+    assert est.upper.tolist() == pytest.approx([110.0, -4.0 + z_sd], abs=1e-12)
+    assert est.outside.tolist() == [False, False]
+    for j, rec in enumerate(est.to_records()):
+        iv = est.interval(j)
+        assert (rec["lower"], rec["estimate"], rec["upper"]) == (iv.lower, iv.estimate, iv.upper)
+        assert (rec["lower"], rec["upper"]) == (est.lower[j], est.upper[j])
 
 
 def test_joint_estimate_cell_intervals():

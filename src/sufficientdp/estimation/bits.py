@@ -10,9 +10,12 @@ expression seed 001 gives (§4, §6); it is the exact value, not only a worst ca
 instead uses the empirical report rate ``r = M_j/(kN)``: ``sqrt(k N r (1-r)) / (k (p - q))``, which is never smaller
 (``r (1-r) >= p q`` for r in [q, p]), as a check that does not rely on the model.
 
-Confidence intervals are normal (``estimate ± z * std_error``), then intersected with [0, N] where the truth lies.
-Intersecting never drops the truth, so coverage is kept; a bit whose whole interval falls outside [0, N] is flagged
-(``outside``, ``warnings``) rather than shown as a silent [0, 0].
+Confidence intervals are normal (``estimate ± z * std_error``), then intersected with [0, N] where the truth lies,
+then widened to hold the estimate itself where the unbiased estimate lies outside [0, N] (negative, or above N).
+Intersecting never drops the truth and widening only adds points, so coverage is kept; and a negative estimate is
+never hidden behind a clipped [0, 0]: ``lower``/``upper``, :meth:`BitEstimates.interval`, ``to_records`` and
+``to_dict`` give one and the same interval (issue 11). A bit whose whole normal interval falls outside [0, N] is
+also flagged (``outside``, ``warnings``).
 """
 
 from __future__ import annotations
@@ -42,7 +45,10 @@ class BitEstimates:
 
     Attributes:
         estimate: unbiased estimates d_hat_j (float array, may be negative or exceed N).
-        lower, upper: confidence interval at ``level``, clipped to [0, N].
+        lower, upper: confidence interval at ``level``: the normal interval ``estimate ± z std_error`` intersected
+            with [0, N], then widened to contain ``estimate``. So ``lower < 0`` exactly where the estimate is
+            negative (then ``lower == estimate``), ``upper > N`` exactly where it exceeds N; otherwise the interval
+            lies in [0, N]. :meth:`interval`, :meth:`to_records` and :meth:`to_dict` report these same ends.
         std_error: standard error of each estimate.
         population: N (people), reports: k, q: flip probability used, level: confidence level,
         std_error_method: ``"exact"`` or ``"plugin"``; counts: the observed M_j.
@@ -69,6 +75,10 @@ class BitEstimates:
     def __post_init__(self) -> None:
         for name in ("estimate", "lower", "upper", "std_error"):
             object.__setattr__(self, name, readonly(getattr(self, name), np.float64))
+        # one interval everywhere (issue 11): the ends are widened to hold the estimate (a NaN end stays NaN)
+        est, lo, hi = self.estimate, self.lower, self.upper
+        object.__setattr__(self, "lower", readonly(np.where(lo > est, est, lo), np.float64))
+        object.__setattr__(self, "upper", readonly(np.where(hi < est, est, hi), np.float64))
         object.__setattr__(self, "counts", readonly(self.counts, np.int64))
         if self.outside is None:
             z = float(norm.ppf(0.5 + self.level / 2.0))
@@ -94,9 +104,9 @@ class BitEstimates:
     def interval(self, j: int) -> Interval:
         """Bit ``j``'s estimate with its confidence interval, an :class:`~sufficientdp.loss.result.Interval`.
 
-        ``Interval(lower[j], estimate[j], upper[j], confidence_level=level, kind="estimate")``, except where the
-        unbiased estimate lies outside the clipped interval (it may be negative or exceed N): the interval then
-        extends to the estimate, so the estimate is shown, not hidden, and the coverage is kept (a wider set).
+        ``Interval(lower[j], estimate[j], upper[j], confidence_level=level, kind="estimate")``: the same ends as
+        ``lower``/``upper`` and :meth:`to_records` (a negative estimate -300 gives ``Interval(-300, -300, 0)`` here
+        and ``lower = -300``, ``upper = 0`` there; never a clipped [0, 0] that hides it).
         """
         j = check_int("j", j, minimum=0, maximum=self.bits - 1)
         return _interval(float(self.lower[j]), float(self.estimate[j]), float(self.upper[j]), self.level)
@@ -107,7 +117,11 @@ class BitEstimates:
         return tuple(self.interval(j) for j in range(self.bits))
 
     def to_records(self) -> list[dict[str, Any]]:
-        """One dict per bit: ``bit``, ``count``, ``estimate``, ``lower``, ``upper``, ``std_error``."""
+        """One dict per bit: ``bit``, ``count``, ``estimate``, ``lower``, ``upper``, ``std_error``, ``outside``.
+
+        ``lower``/``upper`` are the attributes' ends (widened to hold a negative or above-N estimate, see the class),
+        the same as :meth:`interval`; ``outside`` flags a bit whose whole normal interval lies outside [0, N].
+        """
         return [
             {
                 "bit": j,
@@ -228,7 +242,7 @@ def estimate_bits(
         r = counts / (n * reports)
         se = np.sqrt(n * reports * r * (1.0 - r)) / (reports * (p - q))
     z = float(norm.ppf(0.5 + level / 2.0))
-    lower = np.clip(est - z * se, 0.0, n)
+    lower = np.clip(est - z * se, 0.0, n)  # BitEstimates widens these to hold an estimate outside [0, N]
     upper = np.clip(est + z * se, 0.0, n)
     outside = (est + z * se < 0.0) | (est - z * se > n)
     return BitEstimates(estimate=est, lower=lower, upper=upper, std_error=se, counts=counts,
