@@ -113,3 +113,21 @@ def test_no_absolute_machine_paths_in_sources_or_docs():
                 if "/work" + "/shared" in path.read_text(errors="replace"):
                     offenders.append(str(path.relative_to(root)))
     assert offenders == [], offenders
+
+
+def test_cited_paper_files_are_the_specifications_files():
+    """Every ``papers/<file>`` cited in the sources, docs and README names one of the specification's files (kept
+    beside the repository, README "The papers"): a typo in a citation fails here."""
+    import re
+    from pathlib import Path
+
+    known = {"000_2c4289e004756bf1.txt", "001_3d8ddaba8b46cf9c.txt", "002_941cee538ccfd264.txt",
+             "003_94afa14f96cb68a4.txt", "004_47af1ee980af8d2f.txt", "ERRATA.md", "census-semantics-digest.md"}
+    root = Path(__file__).resolve().parents[1]
+    cited: set[str] = set()
+    for path in [root / "README.md", *(root / "src").rglob("*.py"), *(root / "docs").rglob("*.md")]:
+        cited |= set(re.findall(r"papers/(\d{3}_[0-9a-z]+\.txt|ERRATA\.md|census-semantics-digest\.md)",
+                                path.read_text(errors="replace")))
+        cited |= {m + "?" for m in re.findall(r"papers/(\d{3}_[0-9a-z]*)(?![0-9a-z.])", path.read_text(errors="replace"))}
+    assert "001_3d8ddaba8b46cf9c.txt" in cited
+    assert cited <= known, sorted(cited - known)
