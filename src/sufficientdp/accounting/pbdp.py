@@ -39,6 +39,7 @@ References:
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from .._errors import ParameterError
+from .._numerics.search import scan
 from ..loss.distribution import (
     ETA_DELTA_EXPLANATION,
     PrivacyLossDistribution,
@@ -128,15 +130,14 @@ def _pbdp_delta_gaussian(g: GaussianPLD, eps: float) -> float:
     def h(z: float) -> float:
         return float(log_ndtr(mu + z) - log_ndtr(z)) - eps
 
-    lo = -(eps + mu * mu / 2.0) / mu - 10.0
-    while h(lo) <= 0.0:  # pragma: no cover - the asymptote -mu z - mu^2/2 makes this unreachable
-        lo *= 2.0
-    hi = 1.0
-    for _ in range(60):
-        if h(hi) < 0.0:
-            break
-        hi *= 2.0
-    else:  # the crossing is beyond double precision: the tail bound is 1 (safe)
+    start = -(eps + mu * mu / 2.0) / mu - 10.0
+    # the first of start, 2 start, 4 start, ... where h > 0 (start itself: the asymptote -mu z - mu^2/2 makes the
+    # others unreachable; the points never run out, so there is one)
+    _, left = scan(lambda z: h(z) > 0.0, (start * 2.0**i for i in itertools.count()), until=True)
+    lo = start if left is None else left
+    # the first of 1, 2, 4, ..., 2**59 where h < 0; none: the crossing is beyond double precision, the bound is 1
+    _, hi = scan(lambda z: h(z) < 0.0, (2.0**i for i in range(60)), until=True)
+    if hi is None:
         return 1.0
     z = float(brentq(h, lo, hi, xtol=1e-13, rtol=1e-14))
     return float(ndtr(mu + z + 1e-12))  # nudge right: pw is increasing, so this rounds delta up
