@@ -23,7 +23,8 @@ from scipy.special import gammaln
 from scipy.stats import chi2
 
 from sufficientdp._errors import ParameterError
-from sufficientdp.ratio.exact import _compositions, homogeneous_ratio_distribution
+from sufficientdp._numerics.compositions import compositions
+from sufficientdp.ratio.exact import homogeneous_ratio_distribution
 from sufficientdp.ratio.k_reports import log_esp_from_counts
 from sufficientdp.ratio.sampling import RatioSample, sample_privacy_ratio
 
@@ -85,7 +86,7 @@ def test_k_reports_matches_enumeration(q: float, j: int, population: int, k: int
     ls = np.arange(j + 1)
     log_a = gammaln(j + 1) - gammaln(ls + 1) - gammaln(j - ls + 1) + ls * math.log(q) + (j - ls) * math.log1p(-q)
     log_w = (j - 2.0 * ls) * (math.log(q) - math.log1p(-q))
-    t = _compositions(n, j + 1).astype(float)
+    t = compositions(n, j + 1).astype(float)
     log_r = log_esp_from_counts(log_w, t, k) - (gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1))
     log_p = gammaln(n + 1) - gammaln(t + 1).sum(axis=1) + t @ log_a + log_r
     # merge equal ratios

@@ -42,6 +42,7 @@ from scipy.special import gammaln
 
 from .._errors import DataError, ParameterError
 from .._numerics.binomial import log_binom_pmf_all
+from .._numerics.compositions import compositions
 from .._numerics.logspace import logsumexp
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
@@ -173,20 +174,6 @@ def _log_flip_table(bits: int, q: float) -> np.ndarray:
 # lattice of histograms
 
 
-def _compositions(n: int, k: int) -> np.ndarray:
-    """All length-``k`` non-negative integer vectors summing to ``n``, in lexicographic order."""
-    rows = np.zeros((1, 0), dtype=np.int64)
-    remaining = np.array([n], dtype=np.int64)
-    for _ in range(k - 1):
-        counts = remaining + 1
-        parent = np.repeat(np.arange(remaining.size), counts)
-        starts = np.cumsum(counts) - counts
-        vals = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
-        rows = np.column_stack([rows[parent], vals])
-        remaining = remaining[parent] - vals
-    return np.column_stack([rows, remaining])
-
-
 def count_vector_atoms(log_level_probs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Every count vector ``T`` of ``n`` iid reports over the levels of ``log_level_probs`` and ``log P(T)``.
 
@@ -195,7 +182,7 @@ def count_vector_atoms(log_level_probs: np.ndarray, n: int) -> tuple[np.ndarray,
     enumeration of homogeneous count vectors: :func:`homogeneous_ratio_distribution` and the k-report exact
     tails of :mod:`sufficientdp.ratio.reverse` use it.
     """
-    t = _compositions(n, int(log_level_probs.size))
+    t = compositions(n, int(log_level_probs.size))
     tf = t.astype(float)
     log_mn: np.ndarray = gammaln(n + 1.0) - gammaln(tf + 1.0).sum(axis=1) + tf @ log_level_probs
     return t, log_mn
@@ -237,7 +224,7 @@ def _lattice(cells: int, n: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     table = _rank_table(n, cells)
     ups = []
     for k in range(n):
-        hk = _compositions(k, cells)
+        hk = compositions(k, cells)
         up = np.empty((cells, hk.shape[0]), dtype=np.int64)
         for v in range(cells):
             moved = hk.copy()
@@ -245,7 +232,7 @@ def _lattice(cells: int, n: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
             up[v] = _rank(moved, k + 1, table)
         up.setflags(write=False)
         ups.append(up)
-    hn = _compositions(n, cells)
+    hn = compositions(n, cells)
     hn.setflags(write=False)
     return hn, tuple(ups)
 

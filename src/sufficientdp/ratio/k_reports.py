@@ -39,7 +39,6 @@ calibration from Monte Carlo (:mod:`sufficientdp.calibration.k_reports`) is an e
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 import warnings
@@ -52,6 +51,7 @@ from scipy.special import gammaln
 
 from .._errors import ParameterError
 from .._numerics.binomial import log_binom_pmf_all
+from .._numerics.compositions import compositions
 from .._numerics.logspace import log_comb_large_n, log_falling_factorials, logsumexp
 from .._numerics.search import bisect_many
 from .._numerics.stats import scipy_stats
@@ -565,15 +565,6 @@ def _log_product_poly(hp: NDArray[np.float64], y: NDArray[np.float64], lvmax: fl
     return out
 
 
-def _compositions_into(k: int, parts: int) -> NDArray[np.int64]:
-    """All rows of ``parts`` non-negative integers summing to k."""
-    rows = []
-    for bars in itertools.combinations(range(k + parts - 1), parts - 1):
-        cuts = (-1, *bars, k + parts - 1)
-        rows.append([cuts[i + 1] - cuts[i] - 1 for i in range(parts)])
-    return np.asarray(rows, dtype=np.int64).reshape(-1, parts)
-
-
 class _KTooMany(Exception):
     pass
 
@@ -626,7 +617,7 @@ def _k_stage(pb: _KProblem, st: _KStates, log_prune: float) -> tuple[float, floa
     heavy_levels = np.arange(lso, j + 1)  # no tighter where the zero reports cannot be enumerated deep)
     if math.comb(pb.n_out + heavy_levels.size, pb.n_out) > 4 * _KT_MAX_LIVE:
         raise _KTooMany
-    comps = _compositions_into(pb.n_out, heavy_levels.size + 1)  # last column: light outlier reports
+    comps = compositions(pb.n_out, heavy_levels.size + 1)  # last column: light outlier reports
     lp_cat = np.concatenate([pb.lpi1[lso:], [logsumexp(pb.lpi1[:lso])]])
     lp_o = (math.lgamma(pb.n_out + 1) - np.sum(gammaln(comps + 1.0), axis=1)
             + np.sum(np.where(comps > 0, comps * lp_cat[None, :], 0.0), axis=1))

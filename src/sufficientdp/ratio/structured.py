@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from scipy.special import bdtr, bdtrc, gammaln
 
 from .._errors import ParameterError
+from .._numerics.compositions import compositions
 from .._numerics.logspace import log_falling_factorials, logsumexp, logsumexp_groups
 from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._validation import (
@@ -210,14 +211,6 @@ def homogeneous_pair(bits: int, population: int, weight: int, *, reverse: bool =
 # the model of one pair
 
 
-def _compositions(n: int, k: int) -> NDArray[np.int64]:
-    """All length-k non-negative integer vectors summing to n (lexicographic)."""
-    if k == 1:
-        return np.array([[n]], dtype=np.int64)
-    rows = [(i, *rest) for i in range(n + 1) for rest in _compositions(n - i, k - 1).tolist()]
-    return np.array(rows, dtype=np.int64)
-
-
 def _binom_interval(n: NDArray[np.int64], p: float, a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.float64]:
     """``P[a <= X <= b]`` for ``X ~ Bin(n, p)``, elementwise, computed on the side of the smaller tail."""
     n = np.asarray(n, dtype=np.int64)
@@ -335,8 +328,8 @@ def _model(pair: StructuredPair, q: float) -> _Model:
         return out
 
     log_pi0 = law(0)
-    U = _compositions(m, K)
-    U1 = _compositions(m - 1, K)
+    U = compositions(m, K)
+    U1 = compositions(m - 1, K)
 
     def group_law(members: list[int], rows: NDArray[np.int64]) -> NDArray[np.float64]:
         """log-law of the class histogram of ``members``' reports, on the rows of ``rows``."""

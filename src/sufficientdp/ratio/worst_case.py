@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ParameterError
+from .._numerics.compositions import compositions
 from .._validation import check_int, check_open_interval
 from ..loss.distribution import _real_epsilon as _check_epsilon
 from .exact import (
@@ -41,7 +42,6 @@ from .exact import (
     MAX_HISTOGRAMS,
     RatioDistribution,
     _codes_to_lists,
-    _compositions,
     _distribution_from_codes,
     homogeneous_ratio_distribution,
 )
@@ -198,7 +198,7 @@ def neighbouring_pairs(
             f"the number of candidate pairs must be <= {MAX_EXHAUSTIVE_PAIRS}; got {candidates} "
             f"for N = {population}, L = {bits}"
         )
-    bases = _compositions(population - 1, cells)
+    bases = compositions(population - 1, cells)
     if not reduce_symmetry:
         out = []
         for x in range(cells):
