@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import CalibrationError, ParameterError
+from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from ..parameters import local_q
 from ..ratio.k_reports import k_maclaurin_bound_tail, k_tail_mc, sigma_per_sqrt_n_k
@@ -143,17 +144,8 @@ def calibrate_k(*, bits: int, population: int, reports: int, epsilon: float, eta
         value = r.eta_upper if criterion == "upper" else r.eta
         return value is not None and value <= eta
 
-    lo, hi = 1e-4, q_local
-    if ok(lo):
-        hi = lo
-    else:
-        for _ in range(iterations):
-            mid = 0.5 * (lo + hi)
-            if ok(mid):
-                hi = mid
-            else:
-                lo = mid
-    q = hi
+    lo = 1e-4
+    q = lo if ok(lo) else search(verdict(ok), Bracket(fail=lo, ok=q_local), Midpoint(), max_probes=iterations).ok
     check = _tail_at(q, cfg, method, samples, seed + 1, confidence) if q < q_local else TailResult(
         eta=0.0, eta_lower=0.0, eta_upper=0.0, method="local-dp", kind="exact", epsilon=cfg.epsilon, q=q,
         bits=cfg.bits, population=cfg.population, reports=cfg.reports, outlier_bits=cfg.j)
