@@ -307,15 +307,15 @@ def test_json_writes_infinity_as_a_string_and_nan_as_null():
     import json
     import math
 
-    from sufficientdp.cli.main import _finite
+    from sufficientdp.cli._common import finite
     from sufficientdp.ratio.result import TailResult
 
-    out = _finite({"a": math.inf, "b": math.nan, "c": [-math.inf, 1.5], "d": np.float64(np.inf)})
+    out = finite({"a": math.inf, "b": math.nan, "c": [-math.inf, 1.5], "d": np.float64(np.inf)})
     assert out == {"a": "inf", "b": None, "c": ["-inf", 1.5], "d": "inf"}
     json.dumps(out, allow_nan=False)
     res = TailResult(eta=1.0, eta_lower=None, eta_upper=math.inf, method="x", kind="bound", epsilon=1.0, q=0.2,
                      bits=1, population=2, delta=math.nan)
-    d = _finite(res.to_dict())
+    d = finite(res.to_dict())
     assert d["eta_upper"] == "inf" and d["delta"] is None and d["eta_lower"] is None
 
 

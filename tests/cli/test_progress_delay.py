@@ -6,11 +6,11 @@ import importlib
 
 import pytest
 
-cli_main = importlib.import_module("sufficientdp.cli.main")
+cli_common = importlib.import_module("sufficientdp.cli._common")
 
 
 def test_quick_work_draws_no_bar(capsys: pytest.CaptureFixture[str]) -> None:
-    bar = cli_main._step_progress(True, "calibrate (proven search)")
+    bar = cli_common.step_progress(True, "calibrate (proven search)")
     for done in range(1, 41):
         bar(done, 40)
     bar.close()
@@ -22,8 +22,8 @@ def test_long_work_draws_a_bar(capsys: pytest.CaptureFixture[str], monkeypatch: 
 
     clock = [1000.0]
     monkeypatch.setattr(tqdm.std, "time", lambda: clock[0])
-    monkeypatch.setattr(cli_main, "_clock", lambda: clock[0])
-    bar = cli_main._step_progress(True, "calibrate (proven search)")
+    monkeypatch.setattr(cli_common, "clock", lambda: clock[0])
+    bar = cli_common.step_progress(True, "calibrate (proven search)")
     bar(1, 40)
     assert bar.bar is None  # no tqdm yet (a quick command does not import it)
     clock[0] += 1.2
@@ -47,7 +47,7 @@ def test_quick_command_does_not_import_tqdm() -> None:
 
 
 def test_disabled_bar_is_silent(capsys: pytest.CaptureFixture[str]) -> None:
-    bar = cli_main._step_progress(False, "tail (proven)")
+    bar = cli_common.step_progress(False, "tail (proven)")
     bar(5, 10)
     bar.close()
     assert capsys.readouterr().err == ""

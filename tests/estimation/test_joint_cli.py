@@ -68,7 +68,7 @@ def test_text_reports_convergence_intervals_and_progress(capsys: pytest.CaptureF
         return clock[0]
 
     monkeypatch.setattr(tqdm.std, "time", slow_clock)
-    monkeypatch.setattr(importlib.import_module("sufficientdp.cli.main"), "_clock", slow_clock)  # bar creation
+    monkeypatch.setattr(importlib.import_module("sufficientdp.cli._common"), "clock", slow_clock)  # bar creation
     code, out, err = _run(capsys, "estimate", "--q", str(Q), "--input", str(reports), "--joint", "em",
                           "--bootstrap", "5", "--seed", "1")
     assert code == 0

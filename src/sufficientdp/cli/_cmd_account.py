@@ -41,6 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import ParameterError
+from ._common import emit, positive_int, real, step_progress
 
 MECHANISMS = ("shuffled-rr", "rr", "bit-vector-rr", "gaussian", "campaign")
 
@@ -147,15 +148,13 @@ def account(args: argparse.Namespace, progress: Callable[[int, int], None] | Non
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from .main import _emit, _step_progress
-
     campaign = args.rounds is not None or args.mechanism == "campaign"
     if (args.mechanism in ("shuffled-rr",) or campaign) and args.epsilon is not None and not args.epsilon > 0:
         raise ParameterError(f"epsilon must be finite and > 0, i.e. in (0, inf); got {args.epsilon!r}")
     if campaign:
-        bar = _step_progress(not (args.json or args.quiet), "account (bounding the blanket curves)", unit="bounds")
+        bar = step_progress(not (args.json or args.quiet), "account (bounding the blanket curves)", unit="bounds")
     else:
-        bar = _step_progress(not (args.json or args.quiet), "account (scanning m)", unit="m")
+        bar = step_progress(not (args.json or args.quiet), "account (scanning m)", unit="m")
     try:
         out = account(args, progress=bar)
     finally:
@@ -164,7 +163,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
     out["explanation"] = ETA_DELTA_EXPLANATION
     if args.json:
-        _emit(out)
+        emit(out)
         return 0
     explanation = out.pop("explanation")
     if out["mechanism"] == "campaign":
@@ -224,29 +223,28 @@ def _print_rounds(out: dict[str, Any]) -> None:
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``account`` subcommand."""
-    from .main import _float, _positive_int
 
     p = sub.add_parser("account", help="delta and eta of a mechanism at epsilon (exact; shuffled RR above --full-scan-max: a bracket)")
     p.add_argument("--mechanism", choices=MECHANISMS, default=None,
                    help="shuffled-rr (n people, count of ones), rr, bit-vector-rr (--bits), gaussian (--sigma), "
                         "campaign (the anonymized bit-vector histogram; the default with --rounds)")
-    p.add_argument("--epsilon", type=_float("epsilon"), required=True,
+    p.add_argument("--epsilon", type=real("epsilon"), required=True,
                    help="epsilon at which to evaluate (with --rounds: the total over the rounds)")
-    p.add_argument("--population", type=_positive_int("population"), default=None, help="n, people (shuffled-rr)")
-    p.add_argument("--q", type=_float("q"), default=None, help="flip probability (rr mechanisms)")
-    p.add_argument("--bits", type=_positive_int("bits"), default=None, help="L (bit-vector-rr)")
-    p.add_argument("--differing", type=_positive_int("differing"), default=None,
+    p.add_argument("--population", type=positive_int("population"), default=None, help="n, people (shuffled-rr)")
+    p.add_argument("--q", type=real("q"), default=None, help="flip probability (rr mechanisms)")
+    p.add_argument("--bits", type=positive_int("bits"), default=None, help="L (bit-vector-rr)")
+    p.add_argument("--differing", type=positive_int("differing"), default=None,
                    help="bits in which neighbours differ (bit-vector-rr; default L, the worst case)")
-    p.add_argument("--sigma", type=_float("sigma"), default=None, help="noise standard deviation (gaussian)")
-    p.add_argument("--full-scan-max", type=_positive_int("full-scan-max"), default=1_000_000,
+    p.add_argument("--sigma", type=real("sigma"), default=None, help="noise standard deviation (gaussian)")
+    p.add_argument("--full-scan-max", type=positive_int("full-scan-max"), default=1_000_000,
                    help="shuffled-rr: evaluate every m (exact) up to this n; above, a rigorous bracket "
                         "(default 1000000; n = 1e6 takes about a second)")
-    p.add_argument("--rounds", type=_positive_int("rounds"), default=None,
+    p.add_argument("--rounds", type=positive_int("rounds"), default=None,
                    help="campaign: T rounds, each histogram released separately (<= 1000, T*k <= 10000); prints "
                         "the composed bound on P[L_1 + ... + L_T > epsilon] over every pair of collections")
-    p.add_argument("--reports", type=_positive_int("reports"), default=1,
+    p.add_argument("--reports", type=positive_int("reports"), default=1,
                    help="campaign: k reports per person per round (default 1)")
-    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
+    p.add_argument("--max-weight", type=positive_int("max-weight"), default=None,
                    help="campaign: every vector has at most w set bits")
     p.add_argument("--one-hot", action="store_true", help="campaign: every vector has exactly one set bit")
     p.add_argument("--values", choices=("changing", "fixed"), default="changing",

@@ -16,11 +16,11 @@ import numpy as np
 
 from ..census.allocation import ATTRIBUTES, GEO_LEVELS, PRODUCTION_2020
 from ..census.scenarios import PAPER_LEVELS, SCENARIOS, analyze_scenario, custom_scenario, get_scenario
+from ._common import emit, positive_int, real
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``census`` subcommand."""
-    from .main import _float, _positive_int
 
     p = sub.add_parser("census", help="2020 Census noise-module allocation and attacker scenarios (seed 004)")
     p.add_argument("--scenario", default=None,
@@ -29,11 +29,11 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                    help=f"custom scenario: every query at these levels ({', '.join(GEO_LEVELS)})")
     p.add_argument("--attributes", nargs="+", default=None, metavar="ATTR",
                    help=f"custom scenario: person queries crossing these ({', '.join(ATTRIBUTES)})")
-    p.add_argument("--levels", nargs="+", type=_float("levels"), default=list(PAPER_LEVELS),
+    p.add_argument("--levels", nargs="+", type=real("levels"), default=list(PAPER_LEVELS),
                    help="significance levels in (0, 1) (default 0.01 0.05 0.10)")
-    p.add_argument("--deltas", nargs="+", type=_float("deltas"), default=[1e-1, 1e-2, 1e-3, 1e-6],
+    p.add_argument("--deltas", nargs="+", type=real("deltas"), default=[1e-1, 1e-2, 1e-3, 1e-6],
                    help="deltas for the posterior table, in (0, 1)")
-    p.add_argument("--dgm-samples", type=_positive_int("dgm-samples"), default=None,
+    p.add_argument("--dgm-samples", type=positive_int("dgm-samples"), default=None,
                    help="Monte-Carlo samples for the discrete-Gaussian power column (>= 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed for the Monte-Carlo column (default 0)")
     common(p)
@@ -50,9 +50,7 @@ def _cmd(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed) if args.dgm_samples else None
     rep = analyze_scenario(scenario, args.levels, deltas=args.deltas, dgm_samples=args.dgm_samples or 0, rng=rng)
     if args.json:
-        from .main import _emit
-
-        _emit(rep.to_dict())
+        emit(rep.to_dict())
         return 0
     sc = rep.scenario
     print(f"scenario {sc.name}: {sc.description}")
@@ -82,11 +80,9 @@ def _cmd(args: argparse.Namespace) -> int:
 def _allocation(args: argparse.Namespace) -> int:
     alloc = PRODUCTION_2020
     if args.json:
-        from .main import _emit
-
         d = alloc.to_dict()
         d["scenarios"] = [s.to_dict() for s in SCENARIOS.values()]
-        _emit(d)
+        emit(d)
         return 0
     print(f"{alloc.source}")
     print(f"base rho: persons {float(alloc.person_rho):g}, housing {float(alloc.housing_rho):g}; "

@@ -9,6 +9,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from ._common import emit, positive_int, real, step_progress
+
 
 def _fmt(x: float | None, spec: str) -> str:
     if x is None:
@@ -19,9 +21,8 @@ def _fmt(x: float | None, spec: str) -> str:
 
 def _cmd(args: argparse.Namespace) -> int:
     from ..calibration.compare import compare_approaches
-    from .main import _emit, _step_progress
 
-    bar = _step_progress(not (args.json or args.quiet), "compare (sufficient-DP searches)")
+    bar = step_progress(not (args.json or args.quiet), "compare (sufficient-DP searches)")
     try:
         c = compare_approaches(bits=args.bits, population=args.population, epsilon=args.epsilon, delta=args.delta,
                                eta=args.eta, reports=args.reports, beta=args.beta,
@@ -30,7 +31,7 @@ def _cmd(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if args.json:
-        _emit(c.to_dict())
+        emit(c.to_dict())
         return 0
     print(f"L = {c.bits} bits, N = {c.population} people, k = {c.reports} report(s), epsilon = {c.epsilon:g}, "
           f"delta = {c.delta:g} (approximate DP), eta = {c.eta:g} (sufficient DP)")
@@ -50,21 +51,20 @@ def _cmd(args: argparse.Namespace) -> int:
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``compare`` subcommand."""
     from ..calibration._calibrate import DEFAULT_ETA
-    from .main import _float, _positive_int
 
     p = sub.add_parser("compare", help="noise (q) and error each approach needs: local DP, shuffling bounds, "
                                        "exact shuffled RR, sufficient DP")
-    p.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
-    p.add_argument("--population", type=_positive_int("population"), required=True, help="N, people")
-    p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="target epsilon")
-    p.add_argument("--delta", type=_float("delta"), required=True, help="target delta of approximate DP")
-    p.add_argument("--eta", type=_float("eta"), default=DEFAULT_ETA,
+    p.add_argument("--bits", type=positive_int("bits"), required=True, help="L, bits per report")
+    p.add_argument("--population", type=positive_int("population"), required=True, help="N, people")
+    p.add_argument("--epsilon", type=real("epsilon"), required=True, help="target epsilon")
+    p.add_argument("--delta", type=real("delta"), required=True, help="target delta of approximate DP")
+    p.add_argument("--eta", type=real("eta"), default=DEFAULT_ETA,
                    help=f"target P[R > e^epsilon] of sufficient DP (default {DEFAULT_ETA:g})")
-    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
-    p.add_argument("--beta", type=_float("beta"), default=3.0, help="the paper's multiple of sd (default 3)")
+    p.add_argument("--reports", type=positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--beta", type=real("beta"), default=3.0, help="the paper's multiple of sd (default 3)")
     p.add_argument("--no-sufficient", action="store_true",
                    help="skip the (slow for large L) sufficient-DP rows, proven and homogeneous")
-    p.add_argument("--exact-max-population", type=_positive_int("exact-max-population"), default=400,
+    p.add_argument("--exact-max-population", type=positive_int("exact-max-population"), default=400,
                    help="largest N for the exact shuffled-RR row (L = 1; default 400)")
     common(p)
     p.set_defaults(func=_cmd)

@@ -6,6 +6,7 @@ An adapter only: the math lives in :mod:`sufficientdp.semantics` and :mod:`suffi
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,7 @@ from ..accounting.mechanisms import GaussianPLD, binary_randomized_response
 from ..accounting.pbdp import compare_eta_delta
 from ..semantics.bayesian import posterior_table, total_variation_reading
 from ..semantics.frequentist import power_table
+from ._common import emit, real
 
 #: Longest --levels/--epsilons list, and the largest epsilon in it (as --epsilon everywhere).
 _MAX_ITEMS = 100
@@ -43,23 +45,22 @@ def _float_list(name: str, text: str) -> list[float]:
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``interpret`` subcommand."""
-    from .main import _float
 
     p = sub.add_parser(
         "interpret",
         help="what a guarantee means to an attacker: power of a test at each level, posterior bounds",
         description="Give exactly one of --rho (zCDP), --epsilon [--delta] (pure / approximate DP) or --mechanism.",
     )
-    p.add_argument("--rho", type=_float("rho"), default=None, help="zCDP parameter rho > 0")
-    p.add_argument("--epsilon", type=_float("epsilon"), default=None, help="pure-DP epsilon >= 0")
-    p.add_argument("--delta", type=_float("delta"), default=None, help="with --epsilon: approximate-DP delta")
+    p.add_argument("--rho", type=real("rho"), default=None, help="zCDP parameter rho > 0")
+    p.add_argument("--epsilon", type=real("epsilon"), default=None, help="pure-DP epsilon >= 0")
+    p.add_argument("--delta", type=real("delta"), default=None, help="with --epsilon: approximate-DP delta")
     p.add_argument("--mechanism", choices=["gaussian", "rr"], default=None, help="a concrete mechanism")
-    p.add_argument("--sigma", type=_float("sigma"), default=None, help="gaussian: noise standard deviation > 0")
-    p.add_argument("--sensitivity", type=_float("sensitivity"), default=1.0, help="gaussian: L2 sensitivity (1)")
-    p.add_argument("--q", type=_float("q"), default=None, help="rr: flip probability in (0, 1)")
+    p.add_argument("--sigma", type=real("sigma"), default=None, help="gaussian: noise standard deviation > 0")
+    p.add_argument("--sensitivity", type=real("sensitivity"), default=1.0, help="gaussian: L2 sensitivity (1)")
+    p.add_argument("--q", type=real("q"), default=None, help="rr: flip probability in (0, 1)")
     p.add_argument("--levels", default="0.01,0.05,0.1", help="significance levels in (0, 1), comma-separated")
     p.add_argument("--priors", default="0.01,0.1,0.5", help="prior probabilities in (0, 1), comma-separated")
-    p.add_argument("--failure", type=_float("failure"), default=0.05,
+    p.add_argument("--failure", type=real("failure"), default=0.05,
                    help="probability with which a non-pure posterior bound may fail (default 0.05)")
     p.add_argument("--epsilons", default="0.5,1,2,3",
                    help="eps grid for the delta / eta / pbdp table of a mechanism (comma-separated)")
@@ -109,7 +110,7 @@ def _cmd(args: argparse.Namespace) -> int:
     else:
         mech, name, params = _mechanism(args)
         table = power_table(levels, mechanism=mech, mechanism_name=name)
-        table.parameters.update(params)
+        table = dataclasses.replace(table, parameters={**table.parameters, **params})  # results are immutable
         pure_eps = max(mech.max_loss, mech.reverse().max_loss)  # finite iff the mechanism is pure DP
         post = posterior_table(priors, mechanism=mech, mechanism_name=name, failure_probability=args.failure,
                                epsilon=pure_eps if math.isfinite(pure_eps) else None)
@@ -120,9 +121,7 @@ def _cmd(args: argparse.Namespace) -> int:
     if eta_table is not None:
         out["delta_eta_pbdp"] = eta_table.to_dict()
     if args.json:
-        from .main import _emit
-
-        _emit(out)
+        emit(out)
         return 0
     params_text = ", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
                             for k, v in table.parameters.items())

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ._common import Parser, calibration_options, emit, real
+
 
 class _DelayedBar:
     """A ``progress(done, total)`` callback whose tqdm bar (stderr) appears only once the work passes 2 s."""
@@ -64,7 +66,6 @@ def _cmd_design(args: argparse.Namespace) -> int:
         raise ImportError(f"report design needs the 'report' extra (pip install 'sufficientdp[report]'): {exc}") \
             from None
     from ..report.design import design_report, write_html
-    from .main import _emit
 
     started = time.perf_counter()
     bar = _DelayedBar(not (args.json or args.quiet), f"report design ({args.method})")
@@ -77,7 +78,7 @@ def _cmd_design(args: argparse.Namespace) -> int:
         bar.close()
     path = write_html(args.output, rep.html)
     if args.json:
-        _emit(rep.numbers)
+        emit(rep.numbers)
         return 0
     chosen = next(r for r in rep.numbers["methods"] if r.get("chosen"))
     print(f"wrote {path} ({len(rep.html) // 1024} KiB, {len(rep.figures)} figures, "
@@ -95,7 +96,6 @@ def _cmd_release(args: argparse.Namespace) -> int:
             from None
     from ..report.design import write_html
     from ..report.release import release_command, release_report
-    from .main import _emit
 
     command = release_command(database=args.database, campaign=args.campaign, release=args.release,
                               engine=args.engine, confidence_level=args.level, output=args.output, joint=args.joint)
@@ -103,7 +103,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
                          confidence_level=args.level, command=command, joint=args.joint)
     path = write_html(args.output, rep.html)
     if args.json:
-        _emit(rep.numbers)
+        emit(rep.numbers)
         return 0
     est = rep.numbers["estimates"]
     print(f"wrote {path} ({len(rep.html) // 1024} KiB): {est['reports']} reports, {len(est['estimates'])} bits, "
@@ -124,10 +124,9 @@ def _bit_list(text: str) -> tuple[int, ...]:
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``report`` command and its ``design`` subcommand."""
-    from .main import _float, _Parser, calibration_options
 
     p = sub.add_parser("report", help="reports people can read: the design report of a calibration (HTML)")
-    rsub = p.add_subparsers(dest="report", required=True, parser_class=_Parser)
+    rsub = p.add_subparsers(dest="report", required=True, parser_class=Parser)
     d = rsub.add_parser("design", help="one self-contained HTML page: the decision, accuracy, privacy loss, "
                                        "comparison, attacker, k trade-off, caveats and the numbers as JSON")
     calibration_options(
@@ -149,7 +148,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     r.add_argument("--campaign", required=True, help="campaign id")
     r.add_argument("--release", default=None, help="one release id (default: all releases of the campaign)")
     r.add_argument("--engine", choices=("numpy", "duckdb"), default="numpy", help="tally engine (default numpy)")
-    r.add_argument("--confidence-level", "--level", dest="level", type=_float("confidence-level"), default=0.95,
+    r.add_argument("--confidence-level", "--level", dest="level", type=real("confidence-level"), default=0.95,
                    help="confidence level of the intervals, in (0, 1) (--level: its former name)")
     r.add_argument("--joint", type=_bit_list, default=None,
                    help="comma-separated bit indices (1 to 6, L <= 12): also show their joint frequencies")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import ParameterError
+from ._common import emit, positive_int
 
 ADMIN_TOKEN_ENV = "SUFFICIENTDP_ADMIN_TOKEN"
 #: Seconds a graceful shutdown waits for requests in flight before cancelling them.
@@ -89,14 +90,13 @@ def _job_limit(option: str) -> Callable[[str], Any]:
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add the ``serve`` command."""
-    from .main import _positive_int
 
     p = sub.add_parser("serve", help="run the collector HTTP service (needs the 'service' extra)")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8000, help="TCP port (default 8000)")
     p.add_argument("--database", required=True,
                    help="sqlite:///path.db, a file path (SQLite) or a postgresql:// URL")
-    p.add_argument("--max-body-bytes", type=_positive_int("max-body-bytes"), default=1 << 20,
+    p.add_argument("--max-body-bytes", type=positive_int("max-body-bytes"), default=1 << 20,
                    help="largest request body in bytes (default 1 MiB)")
     p.add_argument("--read-timeout", type=_seconds, default=30.0,
                    help="seconds within which a request's headers, then its body, must arrive (default 30; a "
@@ -137,10 +137,9 @@ def _cmd(args: argparse.Namespace) -> int:
                      **_job_limits(args))
     url = f"http://{args.host}:{args.port}"
     if args.json:  # one line for scripts that start the collector (no database URL: it may hold a password)
-        from .main import _emit
 
         # admin: "token" (admin calls need the bearer token) or "closed" (no token configured: they answer 403)
-        _emit({"url": url, "openapi": f"{url}/openapi.json", "admin": "token" if admin is not None else "closed"})
+        emit({"url": url, "openapi": f"{url}/openapi.json", "admin": "token" if admin is not None else "closed"})
         sys.stdout.flush()
     elif not args.quiet:
         state = ("need the bearer token" if admin is not None else

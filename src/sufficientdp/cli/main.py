@@ -8,20 +8,30 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import math
 import os
 import pkgutil
 import sys
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import __version__
 from .._errors import ParameterError, SufficientDPError
 from ..calibration.methods import METHODS
+from ._common import (
+    Parser,
+    StepProgress,
+    UsageError,
+    calibration_options,
+    emit,
+    method_choice,
+    positive_int,
+    progress_bar,
+    real,
+    step_progress,
+)
 
 if TYPE_CHECKING:
     from ..aggregation.tally import Tally
@@ -38,110 +48,9 @@ def _extra_commands() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(here) if m.name.startswith("_cmd_"))
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, exit 2
-        raise _UsageError(f"{self.prog}: {message}")
-
-
-def _progress(total: int, enabled: bool, desc: str, delay: float = 2.0) -> Any:
-    """A tqdm progress bar on stderr when available and enabled (drawn once the work has run ``delay`` seconds: a
-    quick command prints nothing); otherwise a no-op object."""
-    if enabled:
-        try:
-            from tqdm import tqdm
-
-            return tqdm(total=total, desc=desc, unit="rows", file=sys.stderr, leave=False, delay=delay)
-        except ImportError:
-            pass
-
-    class _Null:
-        def update(self, n: int) -> None:
-            pass
-
-        def close(self) -> None:
-            pass
-
-    return _Null()
-
-
-#: The progress clock (a module attribute so that the tests can move it).
-_clock = time.monotonic
-#: Seconds of work before a progress bar is created (tqdm costs about 0.1 s to import: a quick command never pays
-#: it; the bar is still drawn two seconds after the start).
-_BAR_AFTER = 1.0
-
-
-class _StepProgress:
-    """A ``progress(done, total)`` callback drawing a tqdm bar on stderr, created by the first call made at least
-    ``_BAR_AFTER`` seconds after this object and drawn two seconds after it."""
-
-    def __init__(self, enabled: bool, desc: str, unit: str = "steps") -> None:
-        self.enabled = enabled
-        self.desc = desc
-        self.unit = unit
-        self.bar: Any = None
-        self.start = _clock()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if self.bar is None:
-            waited = _clock() - self.start
-            if waited < _BAR_AFTER:
-                return
-            self.bar = _progress(total, True, self.desc, delay=max(0.0, 2.0 - waited))
-            self.bar_done = 0
-            if hasattr(self.bar, "unit"):
-                self.bar.unit = self.unit
-        self.bar.update(done - self.bar_done)
-        self.bar_done = done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _step_progress(enabled: bool, desc: str, unit: str = "steps") -> _StepProgress:
-    return _StepProgress(enabled, desc, unit)
-
-
 def _chunks(n: int) -> Iterator[slice]:
     for start in range(0, n, CHUNK_ROWS):
         yield slice(start, min(n, start + CHUNK_ROWS))
-
-
-def _finite(obj: Any) -> Any:
-    """JSON has no NaN or infinity: an infinite float (anywhere in nested containers) becomes the string ``"inf"``
-    or ``"-inf"`` (an infinite epsilon is a result, not a missing one), NaN becomes null ("not computed")."""
-    if isinstance(obj, (float, np.floating)):
-        if math.isnan(obj):
-            return None
-        return float(obj) if math.isfinite(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, Mapping):  # dicts and read-only result mappings
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _finite(obj.tolist())
-    return obj
-
-
-def _emit(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(_finite(obj), allow_nan=False, default=_json_default) + "\n")
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(type(o).__name__)
 
 
 # ---------------------------------------------------------------------------------------------------- calibrate
@@ -151,7 +60,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     if args.larger_crowds and args.method != "proven":
         raise ParameterError(f"--larger-crowds applies only to --method proven; got --method {args.method}")
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
-    bar = _step_progress(not (args.json or args.quiet), f"calibrate ({args.method} search)")
+    bar = step_progress(not (args.json or args.quiet), f"calibrate ({args.method} search)")
     try:
         cal = calibrate(bits=args.bits, population=args.population, epsilon=args.epsilon, beta=args.beta,
                         max_weight=args.max_weight, reports=args.reports, method=args.method, eta=args.eta,
@@ -161,7 +70,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         bar.close()
     d = cal.to_dict()
     if args.json:
-        _emit(d)
+        emit(d)
         return 0
     print(f"flip probability q        {cal.q:.6g}   ({cal.method}; {cal.guarantee})")
     together = f", the {cal.rounds} rounds together" if cal.rounds > 1 else ""
@@ -192,7 +101,7 @@ def _refuse_output_over_input(input_path: str, output_path: str | None) -> None:
     if not same and os.path.exists(output_path) and os.path.exists(input_path):
         same = os.path.samefile(input_path, output_path)
     if same:
-        raise _UsageError(f"--output {output_path!r} is the input file; choose another output (the input would be "
+        raise UsageError(f"--output {output_path!r} is the input file; choose another output (the input would be "
                           "replaced)")
 
 
@@ -212,7 +121,7 @@ def _cmd_randomize(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
     source = as_source(rng)
     randomizer = Randomizer(params, rng=source)
-    bar = _progress(data.shape[0], not (args.json or args.quiet), "randomize")
+    bar = progress_bar(data.shape[0], not (args.json or args.quiet), "randomize")
     parts = []
     for sl in _chunks(data.shape[0]):
         parts.append(randomizer.randomize_packed(pack_bits(data[sl])))
@@ -231,7 +140,7 @@ def _cmd_randomize(args: argparse.Namespace) -> int:
                "q": params.q, "effective_q": params.effective_q, "reports_per_person": params.reports,
                "randomness": source.name, "output": str(args.output)}
     if args.json:
-        _emit(summary)
+        emit(summary)
     else:
         print(f"wrote {out.shape[0]} randomized reports ({data.shape[0]} people x {params.reports}) to "
               f"{args.output}; q = {params.effective_q:.10g} exactly (dyadic), randomness: {source.name}")
@@ -250,7 +159,7 @@ def _tally_file(path: str, quiet: bool, full_histogram: bool | None = None,
                 engine: str = "numpy", spark_master: str = "local[*]") -> tuple[Tally, list[str]]:
     from ..engines import tally_file
 
-    bar = _step_progress(not quiet, "aggregate", "rows")
+    bar = step_progress(not quiet, "aggregate", "rows")
     try:
         return tally_file(path, engine=engine, full_histogram=full_histogram, progress=bar,
                           spark_master=spark_master)
@@ -260,20 +169,20 @@ def _tally_file(path: str, quiet: bool, full_histogram: bool | None = None,
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     if (args.input is None) == (args.database is None):
-        raise _UsageError("aggregate: give exactly one of --input FILE and --database URL")
+        raise UsageError("aggregate: give exactly one of --input FILE and --database URL")
     source: dict[str, Any] = {}
     if args.database is None:
         if args.campaign is not None or args.release is not None:
-            raise _UsageError("aggregate: --campaign and --release go with --database, not --input")
+            raise UsageError("aggregate: --campaign and --release go with --database, not --input")
         t, names = _tally_file(args.input, args.json or args.quiet, engine=args.engine,
                                spark_master=args.spark_master)
     else:
         from ..engines import COLLECTOR_ENGINES, tally_collector
 
         if args.campaign is None:
-            raise _UsageError("aggregate: --database needs --campaign ID")
+            raise UsageError("aggregate: --database needs --campaign ID")
         if args.engine not in COLLECTOR_ENGINES:
-            raise _UsageError(f"aggregate: --database works with --engine {' or '.join(COLLECTOR_ENGINES)}; "
+            raise UsageError(f"aggregate: --database works with --engine {' or '.join(COLLECTOR_ENGINES)}; "
                               f"got {args.engine}")
         # Only released reports are counted (every release of the campaign, or --release), never pending ones.
         t = tally_collector(args.database, args.campaign, release_id=args.release, engine=args.engine)
@@ -283,7 +192,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     d["columns"] = names
     d.update(source)
     if args.json:
-        _emit(d)
+        emit(d)
         return 0
     head = f"{t.reports} reports, {t.bits} bits"
     if source:
@@ -309,7 +218,7 @@ def _estimate_settings(args: argparse.Namespace, meta: dict[str, Any] | None) ->
 
     if meta is None:
         if args.q is None:
-            raise _UsageError("estimate: the file carries no metadata (q, reports); give --q (and --reports if each "
+            raise UsageError("estimate: the file carries no metadata (q, reports); give --q (and --reports if each "
                               "person sent more than one report)")
         reports = 1 if args.reports is None else args.reports
         RandomizationParams(bits=1, q=args.q, reports=reports)
@@ -318,10 +227,10 @@ def _estimate_settings(args: argparse.Namespace, meta: dict[str, Any] | None) ->
     if args.q is not None:
         given = RandomizationParams(bits=1, q=args.q).effective_q
         if given != meta["q"]:
-            raise _UsageError(f"estimate: --q {args.q!r} (runs as {given!r}) but the file was randomized with "
+            raise UsageError(f"estimate: --q {args.q!r} (runs as {given!r}) but the file was randomized with "
                               f"q = {meta['q']!r} (its metadata); drop --q or use the file's value")
     if args.reports is not None and args.reports != meta["reports"]:
-        raise _UsageError(f"estimate: --reports {args.reports} but the file holds {meta['reports']} reports per "
+        raise UsageError(f"estimate: --reports {args.reports} but the file holds {meta['reports']} reports per "
                           "person (its metadata); drop --reports or use the file's value")
     return meta["q"], meta["reports"], "file metadata", "file metadata"
 
@@ -361,7 +270,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     if args.joint:
         assert t.vector_histogram is not None
         kwargs: dict[str, Any] = {}
-        bars: list[_StepProgress] = []
+        bars: list[StepProgress] = []
         if args.joint == "em":
             state = {"total": -1, "done": -1}
 
@@ -370,7 +279,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
                     if bars:
                         bars[-1].close()
                     phase = "joint EM fit (iterations; stops when converged)" if not bars else "bootstrap"
-                    bars.append(_step_progress(not (args.json or args.quiet), phase,
+                    bars.append(step_progress(not (args.json or args.quiet), phase,
                                                "replicates" if bars else "iterations"))
                 state["total"], state["done"] = total, done
                 bars[-1](done, total)
@@ -399,7 +308,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         write_table(args.output, {k: [r[k] for r in recs] for k in
                                   ("column", "count", "estimate", "lower", "upper", "std_error")})
     if args.json:
-        _emit(d)
+        emit(d)
         return 0
     if joint is not None:
         if joint.method == "em":
@@ -431,7 +340,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def _finite_or_none(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)  # +-inf is written "inf" by _emit
+    return None if math.isnan(x) else float(x)  # +-inf is written "inf" by emit
 
 
 # ---------------------------------------------------------------------------------------------------- tail
@@ -440,7 +349,7 @@ def _cmd_tail(args: argparse.Namespace) -> int:
     from ..ratio.proven import Domain, proven_tail
 
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
-    bar = _step_progress(not (args.json or args.quiet), f"tail ({args.method})")
+    bar = step_progress(not (args.json or args.quiet), f"tail ({args.method})")
     try:
         if args.method == "proven":
             for flag, value in (("--outlier-bits", args.outlier_bits), ("--samples", args.samples)):
@@ -466,7 +375,7 @@ def _cmd_tail(args: argparse.Namespace) -> int:
         bar.close()
     d = res.to_dict()
     if args.json:
-        _emit(d)
+        emit(d)
         return 0
     kind_text = {"exact": "exact", "bound": "rigorous upper bound", "estimate": "Monte Carlo estimate"}[res.kind]
     lo = "-" if res.eta_lower is None else f"{res.eta_lower:.6g}"
@@ -502,7 +411,7 @@ def _cmd_worst_case(args: argparse.Namespace) -> int:
     if search == "exhaustive":
         res = worst_case_exhaustive(args.bits, args.population, args.q, args.epsilon)
         if args.json:
-            _emit(res.to_dict())
+            emit(res.to_dict())
             return 0
         _print_worst_case(res)
         return 0
@@ -513,7 +422,7 @@ def _cmd_worst_case(args: argparse.Namespace) -> int:
         heuristic = worst_case_search(args.bits, args.population, args.q, args.epsilon, rng=rng, budget=args.budget)
         extra = [StructuredPair.from_collections(r["original"], r["modified"], family="heuristic search")
                  for r in heuristic.ranking]
-    bar = _step_progress(not (args.json or args.quiet), "worst-case (structured search)", "pairs")
+    bar = step_progress(not (args.json or args.quiet), "worst-case (structured search)", "pairs")
     try:
         sres = structured_search(args.bits, args.population, args.q, args.epsilon, max_group=args.max_group,
                                  max_copies=args.max_copies, time_budget=args.time_budget, extra_pairs=extra,
@@ -528,7 +437,7 @@ def _cmd_worst_case(args: argparse.Namespace) -> int:
                  "heuristic": heuristic.to_dict(), "conjecture_holds": claims["conjecture_holds"],
                  "two_sided_holds": claims["two_sided_holds"], "eta_lower_bound": claims["eta_lower"],
                  "eta_lower_bound_source": claims["source"]}
-        _emit(d)
+        emit(d)
         return 0
     if heuristic is not None:
         _print_worst_case(heuristic)
@@ -595,14 +504,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     bits = 16 if args.bits is None else args.bits
     beta = 3.0 if args.beta is None else args.beta
     method = "proven" if args.method is None else args.method
-    bar = _step_progress(not (args.json or args.quiet), f"calibrate ({method} search)")
+    bar = step_progress(not (args.json or args.quiet), f"calibrate ({method} search)")
     try:
         result = run_demo(population=population, bits=bits, epsilon=args.epsilon, beta=beta,
                           reports=args.reports, seed=args.seed, method=method, eta=args.eta, progress=bar)
     finally:
         bar.close()
     if args.json:
-        _emit(result.to_dict())
+        emit(result.to_dict())
     else:
         print(result.render())
     return 0
@@ -621,7 +530,7 @@ def _cmd_demo_collector(args: argparse.Namespace) -> int:
     if args.report_dir is not None:  # the reports need the database: keep it beside them unless one is given
         os.makedirs(args.report_dir, exist_ok=True)
         database = database if database is not None else os.path.join(args.report_dir, "collector.db")
-    bar = _step_progress(show, "people reporting", "people")
+    bar = step_progress(show, "people reporting", "people")
     try:
         result = run_collector_demo(
             population=1000 if args.population is None else args.population,
@@ -640,7 +549,7 @@ def _cmd_demo_collector(args: argparse.Namespace) -> int:
                   "...", file=sys.stderr)
         reports = write_demo_reports(result, args.report_dir)
     if args.json:
-        _emit({**result.to_dict(), **({"reports": {"design": reports.design, "release": reports.release}}
+        emit({**result.to_dict(), **({"reports": {"design": reports.design, "release": reports.release}}
                                       if reports is not None else {})})
     else:
         print(result.render())
@@ -659,99 +568,6 @@ _SCOPE_TEXT = {
 }
 
 
-def _method(choices: Sequence[str]) -> Any:
-    def conv(text: str) -> str:
-        if text == "certified":
-            raise argparse.ArgumentTypeError(
-                "'certified' was renamed 'homogeneous' (it bounds only the paper's homogeneous configuration); "
-                "the default is now 'proven', which covers every pair of collections")
-        if text not in choices:
-            raise argparse.ArgumentTypeError(f"method must be one of {', '.join(choices)}; got {text!r}")
-        return text
-
-    return conv
-
-
-#: Upper limits of the integer options (each is checked >= 1 and <= its limit before any work). They bound the work
-#: a command can be asked to do; the library's own limits are at least as wide.
-_INT_LIMITS = {
-    "bits": 4096, "max-weight": 4096, "outlier-bits": 4096, "differing": 4096,
-    "population": 10**12, "crowd-size": 10**12, "reports": 1000,
-    "samples": 10**8, "dgm-samples": 10**7, "budget": 10**7, "top": 10**6,
-    "exact-max-population": 10**7, "full-scan-max": 10**7, "max-body-bytes": 1 << 30,
-    "max-group": 4, "max-copies": 256,
-}
-_DEFAULT_INT_LIMIT = 10**9
-
-#: Domains of the real-valued options: (low, high, low included, high included).
-_FLOAT_DOMAINS: dict[str, tuple[float, float, bool, bool]] = {
-    "epsilon": (0.0, 50.0, False, True), "eta": (0.0, 1.0, False, False), "q": (0.0, 0.5, False, False),
-    "beta": (0.0, 100.0, True, True), "delta": (0.0, 1.0, True, False), "deltas": (0.0, 1.0, False, False),
-    "level": (0.0, 1.0, False, False), "confidence-level": (0.0, 1.0, False, False),
-    "levels": (0.0, 1.0, False, False), "failure": (0.0, 1.0, True, False),
-    "rho": (0.0, 1e6, False, True), "sigma": (0.0, 1e12, False, True), "sensitivity": (0.0, 1e12, False, True),
-    "time-budget": (0.0, 3600.0, False, True),
-}
-
-
-def _domain_text(lo: float, hi: float, lo_in: bool, hi_in: bool) -> str:
-    return f"{'[' if lo_in else '('}{lo:g}, {hi:g}{']' if hi_in else ')'}"
-
-
-def _positive_int(name: str) -> Any:
-    limit = _INT_LIMITS.get(name, _DEFAULT_INT_LIMIT)
-
-    def conv(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {limit}]; got {text!r}") from None
-        if not 1 <= v <= limit:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {limit}]; got {text}")
-        return v
-
-    return conv
-
-
-def _float(name: str) -> Any:
-    domain = _FLOAT_DOMAINS.get(name)
-
-    def conv(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}") from None
-        if not math.isfinite(v):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number; got {text!r}")
-        if domain is not None:
-            lo, hi, lo_in, hi_in = domain
-            inside = (lo <= v if lo_in else lo < v) and (v <= hi if hi_in else v < hi)
-            if not inside:
-                raise argparse.ArgumentTypeError(f"{name} must be in {_domain_text(*domain)}; got {text}")
-        return v
-
-    return conv
-
-
-def calibration_options(p: argparse.ArgumentParser, *, beta_help: str, max_weight_help: str, method_help: str,
-                        eta_help: str, rounds_help: str) -> None:
-    """The options of a calibration (``calibrate`` and ``report design`` take the same ones)."""
-
-    p.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
-    p.add_argument("--population", type=_positive_int("population"), required=True,
-                   help="N, the smallest crowd a release covers")
-    p.add_argument("--epsilon", type=_float("epsilon"), required=True, help="privacy level (lambda = e^epsilon)")
-    p.add_argument("--beta", type=_float("beta"), default=3.0, help=beta_help)
-    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None, help=max_weight_help)
-    p.add_argument("--one-hot", action="store_true", help="every person's vector has exactly one set bit")
-    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
-    p.add_argument("--method", type=_method(METHODS), default="proven", help=method_help)
-    p.add_argument("--eta", type=_float("eta"), default=None, help=eta_help)
-    p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
-    p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
-    p.add_argument("--rounds", type=_positive_int("rounds"), default=1, help=rounds_help)
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests).
 
@@ -759,9 +575,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     (census, interpret, ... import heavier math to describe their options) are then not loaded, which keeps
     start-up fast. A test checks that the core commands are exactly the ones :data:`_CORE_COMMANDS` names.
     """
-    parser = _Parser(prog="sufficientdp", description="Bit-vector randomized response with sufficient DP.")
+    parser = Parser(prog="sufficientdp", description="Bit-vector randomized response with sufficient DP.")
     parser.add_argument("--version", action="version", version=f"sufficientdp {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -785,11 +601,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_calibrate)
 
     p = sub.add_parser("randomize", help="randomize a file of true reports (one 0/1 column per bit)")
-    p.add_argument("--q", type=_float("q"), required=True, help="flip probability in (0, 0.5)")
+    p.add_argument("--q", type=real("q"), required=True, help="flip probability in (0, 0.5)")
     p.add_argument("--input", required=True, help="CSV or Parquet file")
     p.add_argument("--output", required=True, help="CSV or Parquet file (written atomically, rows shuffled)")
-    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
-    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
+    p.add_argument("--reports", type=positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--max-weight", type=positive_int("max-weight"), default=None,
                    help="refuse the file if a row has more than w set bits (the domain q was calibrated for)")
     p.add_argument("--one-hot", action="store_true",
                    help="refuse the file unless every row has exactly one set bit")
@@ -815,22 +631,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_aggregate)
 
     p = sub.add_parser("estimate", help="unbiased per-bit counts with confidence intervals")
-    p.add_argument("--q", type=_float("q"), default=None,
+    p.add_argument("--q", type=real("q"), default=None,
                    help="flip probability used by the randomizer (default: the file's metadata, which `randomize` "
                         "writes; required for files without it)")
     p.add_argument("--input", required=True, help="CSV or Parquet file of randomized reports")
-    p.add_argument("--reports", type=_positive_int("reports"), default=None,
+    p.add_argument("--reports", type=positive_int("reports"), default=None,
                    help="k, reports per person (default: the file's metadata, else 1)")
-    p.add_argument("--confidence-level", "--level", dest="level", type=_float("confidence-level"), default=0.95,
+    p.add_argument("--confidence-level", "--level", dest="level", type=real("confidence-level"), default=0.95,
                    help="confidence level of the intervals, in (0, 1) (--level: its former name)")
     p.add_argument("--std-error", choices=("exact", "plugin"), default="exact")
     p.add_argument("--output", default=None, help="also write the estimates as CSV or Parquet")
     p.add_argument("--joint", choices=("inverse", "em"), default=None,
                    help="also estimate whole-vector frequencies (L <= 20): unbiased inverse or non-negative EM")
-    p.add_argument("--top", type=_positive_int("top"), default=10, help="vectors to show with --joint")
-    p.add_argument("--bootstrap", type=_positive_int("bootstrap"), default=None,
+    p.add_argument("--top", type=positive_int("top"), default=10, help="vectors to show with --joint")
+    p.add_argument("--bootstrap", type=positive_int("bootstrap"), default=None,
                    help="with --joint em: parametric-bootstrap intervals from B refits (at most 10000)")
-    p.add_argument("--max-iter", type=_positive_int("max-iter"), default=10_000,
+    p.add_argument("--max-iter", type=positive_int("max-iter"), default=10_000,
                    help="with --joint em: iterations allowed per fit (default 10000)")
     p.add_argument("--seed", type=int, default=None,
                    help="with --bootstrap: seed of the simulation (default: fresh entropy)")
@@ -839,22 +655,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("tail", help="eta = P[R > e^epsilon] of the privacy ratio (every collection, or the "
                                     "homogeneous configuration)")
-    p.add_argument("--bits", type=_positive_int("bits"), required=True, help="L, bits per report")
-    p.add_argument("--population", type=_positive_int("population"), required=True, help="N, people")
-    p.add_argument("--q", type=_float("q"), required=True, help="flip probability in (0, 0.5)")
-    p.add_argument("--epsilon", type=_float("epsilon"), required=True)
-    p.add_argument("--reports", type=_positive_int("reports"), default=1, help="k, reports per person")
-    p.add_argument("--outlier-bits", type=_positive_int("outlier-bits"), default=None,
+    p.add_argument("--bits", type=positive_int("bits"), required=True, help="L, bits per report")
+    p.add_argument("--population", type=positive_int("population"), required=True, help="N, people")
+    p.add_argument("--q", type=real("q"), required=True, help="flip probability in (0, 0.5)")
+    p.add_argument("--epsilon", type=real("epsilon"), required=True)
+    p.add_argument("--reports", type=positive_int("reports"), default=1, help="k, reports per person")
+    p.add_argument("--outlier-bits", type=positive_int("outlier-bits"), default=None,
                    help="j, bits in which the neighbour differs (default: the worst over j = 1..L)")
-    p.add_argument("--method", type=_method(("proven", "homogeneous", "exact", "mc")), default="proven",
+    p.add_argument("--method", type=method_choice(("proven", "homogeneous", "exact", "mc")), default="proven",
                    help="proven (default: bound over every pair of collections; exact at L = 1), homogeneous "
                         "(the paper's configuration only), exact or mc (homogeneous)")
-    p.add_argument("--max-weight", type=_positive_int("max-weight"), default=None,
+    p.add_argument("--max-weight", type=positive_int("max-weight"), default=None,
                    help="proven: every vector has at most w set bits")
     p.add_argument("--one-hot", action="store_true", help="proven: every vector has exactly one set bit")
     p.add_argument("--direction", choices=("both", "forward", "reverse"), default="both",
                    help="neighbouring direction: outlier added (forward), removed (reverse), or the worse of both")
-    p.add_argument("--samples", type=_positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
+    p.add_argument("--samples", type=positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
     p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (default: fresh entropy)")
     p.add_argument("--larger-crowds", action="store_true",
                    help="proven: the bound must also hold for every crowd of more than N people (N is the "
@@ -864,21 +680,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_tail)
 
     p = sub.add_parser("worst-case", help="search neighbouring collections for the largest eta")
-    p.add_argument("--bits", type=_positive_int("bits"), required=True)
-    p.add_argument("--population", type=_positive_int("population"), required=True)
-    p.add_argument("--q", type=_float("q"), required=True)
-    p.add_argument("--epsilon", type=_float("epsilon"), required=True)
+    p.add_argument("--bits", type=positive_int("bits"), required=True)
+    p.add_argument("--population", type=positive_int("population"), required=True)
+    p.add_argument("--q", type=real("q"), required=True)
+    p.add_argument("--epsilon", type=real("epsilon"), required=True)
     p.add_argument("--search", choices=("auto", "exhaustive", "structured", "heuristic"), default="auto",
                    help="auto: exhaustive when small (a proof), else structured; structured: exact brackets of "
                         "structured pairs at any N (a lower bound on the worst case); heuristic: the seeded "
                         "local search (small N), followed by the structured search")
-    p.add_argument("--budget", type=_positive_int("budget"), default=200, help="pairs evaluated by the heuristic")
+    p.add_argument("--budget", type=positive_int("budget"), default=200, help="pairs evaluated by the heuristic")
     p.add_argument("--seed", type=int, default=0, help="seed of the heuristic search")
-    p.add_argument("--time-budget", type=_float("time-budget"), default=60.0,
+    p.add_argument("--time-budget", type=real("time-budget"), default=60.0,
                    help="seconds for the structured search (<= 3600; default 60)")
-    p.add_argument("--max-group", type=_positive_int("max-group"), default=2,
+    p.add_argument("--max-group", type=positive_int("max-group"), default=2,
                    help="structured search: largest group of extra vectors in the base (<= 4; default 2)")
-    p.add_argument("--max-copies", type=_positive_int("max-copies"), default=16,
+    p.add_argument("--max-copies", type=positive_int("max-copies"), default=16,
                    help="structured search: largest number of copies of the outlier in the base (<= 256)")
     common(p)
     p.set_defaults(func=_cmd_worst_case)
@@ -889,19 +705,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                    "with tokens, a release, and the crowd-threshold and rate-limit refusals.")
     p.add_argument("--collector", action="store_true",
                    help="run the HTTP collection flow on 127.0.0.1 (extras 'service' and 'client')")
-    p.add_argument("--population", type=_positive_int("population"), default=None,
+    p.add_argument("--population", type=positive_int("population"), default=None,
                    help="people (default 100000; 1000 with --collector)")
-    p.add_argument("--bits", type=_positive_int("bits"), default=None, help="L (default 16; 4 with --collector)")
-    p.add_argument("--epsilon", type=_float("epsilon"), default=1.0)
-    p.add_argument("--beta", type=_float("beta"), default=None, help="multiple of sd (default 3; in-memory only)")
-    p.add_argument("--reports", type=_positive_int("reports"), default=1)
+    p.add_argument("--bits", type=positive_int("bits"), default=None, help="L (default 16; 4 with --collector)")
+    p.add_argument("--epsilon", type=real("epsilon"), default=1.0)
+    p.add_argument("--beta", type=real("beta"), default=None, help="multiple of sd (default 3; in-memory only)")
+    p.add_argument("--reports", type=positive_int("reports"), default=1)
     p.add_argument("--seed", type=int, default=None, help="seed for a reproducible simulation (default: CSPRNG)")
-    p.add_argument("--method", type=_method(METHODS), default=None,
+    p.add_argument("--method", type=method_choice(METHODS), default=None,
                    help="calibration method (default proven; in-memory only)")
-    p.add_argument("--eta", type=_float("eta"), default=None, help="target eta (default 0.001)")
-    p.add_argument("--crowd-size", type=_positive_int("crowd-size"), default=None,
+    p.add_argument("--eta", type=real("eta"), default=None, help="target eta (default 0.001)")
+    p.add_argument("--crowd-size", type=positive_int("crowd-size"), default=None,
                    help="--collector: N_min, the fewest people a release covers (default 300)")
-    p.add_argument("--q", type=_float("q"), default=None,
+    p.add_argument("--q", type=real("q"), default=None,
                    help="--collector: flip probability to check instead of calibrating it")
     p.add_argument("--database", default=None,
                    help="--collector: keep the collector's database at this URL (default: a temporary SQLite "
@@ -971,7 +787,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(only=only)
         args = parser.parse_args(argv)
         return int(args.func(args))
-    except _UsageError as exc:
+    except UsageError as exc:
         print(f"sufficientdp: error: {exc}".replace("\n", " "), file=sys.stderr)
         return 2
     except (SufficientDPError, ValueError, ImportError, OSError) as exc:
