@@ -24,11 +24,13 @@ reduction is a proof; the mean + beta * sd step is still the heuristic. The pape
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
 from .._errors import ParameterError
 from .._numerics.logspace import log_add_exp, log_expm1
+from .._numerics.search import Bracket, Creep, scan, search, verdict
 from .._validation import (
     check_epsilon,
     check_int,
@@ -319,17 +321,17 @@ def _solve_phi_simplified(*, bits: int, n: float, log_thr_m1: float, beta: float
         log_var1 = 2 * bits * x + log_expm1(bits * math.log1p(phi_m1 / math.exp(2 * x)))
         return _simplified_lhs_log(bits * x, log_var1, n, beta) - log_thr_m1
 
-    lo, hi = 1e-300, 1.0
-    while excess_logphi(hi) < 0.0:
-        hi *= 2.0
+    lo = 1e-300
+    # the first of 1, 2, 4, ... where the excess is not negative (the excess grows with log phi: there is one)
+    _, top = scan(lambda y: not excess_logphi(y) < 0.0, (2.0**i for i in itertools.count()), until=True)
+    hi = 1.0 if top is None else top
     if excess_logphi(lo) > 0.0:
         lo_q = 0.5 - 1e-12
         return lo_q
     x = brentq(excess_logphi, lo, hi, xtol=1e-300, rtol=4.5 * 2.220446049250313e-16, maxiter=500)
-    # phi decreasing in q: nudge phi down (q up) until the condition holds at the returned q.
+    # phi decreasing in q: brentq's q first, then nudge phi down (q up) until the condition holds at the returned q
+    # (64 probes; q -> 1/2, phi -> 1 passes: the excess at log phi = 1e-300 was checked above)
     q = q_from_phi(math.exp(x))
-    for _ in range(64):
-        if excess_logphi(log_phi(q)) <= 0.0:
-            return q
-        q = math.nextafter(q, 1.0) + q * 2.2e-16
-    return q
+    found = search(verdict(lambda y: excess_logphi(log_phi(y)) <= 0.0), Bracket(fail=0.0, ok=0.5),
+                   Creep(rel=2.2e-16, first=q), max_probes=64)
+    return found.ok
