@@ -1,6 +1,6 @@
 """Privacy-loss distributions of reference mechanisms (digest §2, §1.9).
 
-Discrete mechanisms return a :class:`~sufficientdp.accounting.pld.PrivacyLossDistribution`; the Gaussian mechanism
+Discrete mechanisms return a :class:`~sufficientdp.loss.distribution.PrivacyLossDistribution`; the Gaussian mechanism
 returns the closed-form :class:`GaussianPLD`.
 
 References:

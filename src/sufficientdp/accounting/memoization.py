@@ -36,8 +36,8 @@ from typing import Any
 
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..loss.result import TailResult
 from ..ratio.proven import Domain, local_distance
-from ..ratio.result import TailResult
 from .rounds import _domain, rounds_tail
 
 __all__ = ["MemoGuarantee", "composed_flip", "memoized_guarantee"]

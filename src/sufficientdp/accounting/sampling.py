@@ -52,7 +52,7 @@ def poisson_subsample(pld: PrivacyLossDistribution, rate: float, direction: str 
     and the ``P``-masses of the new pair as ``p (gamma + (1 - gamma) e^{-l})`` (add) or ``p e^{-l}`` (remove).
 
     Args:
-        pld: a :class:`~sufficientdp.accounting.pld.PrivacyLossDistribution`.
+        pld: a :class:`~sufficientdp.loss.distribution.PrivacyLossDistribution`.
         rate: the inclusion probability ``gamma`` in (0, 1] (``rate = 1`` returns the same pair, or its reverse).
         direction: ``"add"`` (pair ``(gamma P + (1 - gamma) Q, Q)``) or ``"remove"`` (``(Q, gamma P + (1-gamma) Q)``).
 

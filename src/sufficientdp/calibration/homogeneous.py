@@ -24,9 +24,9 @@ import numpy as np
 
 from .._errors import CalibrationError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
+from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q
 from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, privacy_tail
-from ..ratio.result import TailResult
 from ..ratio.reverse import two_sided_tail, worst_certified_two_sided, worst_two_sided
 from .search import bracket_smallest, grid_then_bisect, scan_smallest
 

@@ -6,8 +6,8 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..loss.result import Kind, Scope
 from ..ratio.proven import is_exact_single_bit
-from ..ratio.result import Kind, Scope
 from .methods import _KIND
 
 __all__ = ["Calibration"]
@@ -21,7 +21,7 @@ class Calibration:
         q: the flip probability (rounded so the method's condition holds at it).
         method: one of ``METHODS``.
         guarantee: what kind of statement q rests on (proof or heuristic), in words.
-        scope: for which collections it holds (a :class:`~sufficientdp.ratio.result.Scope`):
+        scope: for which collections it holds (a :class:`~sufficientdp.loss.result.Scope`):
             ``"all-collections"``, ``"homogeneous"`` or ``"per-report"``.
         domain: the vectors people may hold (``"all"``, ``"onehot"``, ``"weight"``).
         bits, effective_bits, max_weight, population, reports, epsilon, lam, beta: the inputs (and L_eff).

@@ -23,9 +23,9 @@ from ..accounting.rounds import (
     _rounds_tail,
     evaluate_rounds,
 )
+from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
 from ..ratio.proven import Domain
-from ..ratio.result import TailResult
 from .methods import DEFAULT_ETA
 from .proven import local_q_for_domain
 from .result import Calibration

@@ -38,7 +38,7 @@ from .._numerics.logspace import logsumexp, logsumexp_finite_rows
 from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
-from .result import Direction, TailResult
+from ..loss.result import Direction, TailResult
 
 __all__ = [
     "ABS_FLOOR",

@@ -33,8 +33,8 @@ import numpy as np
 
 from .._errors import ParameterError
 from .._validation import MAX_BITS, MAX_POPULATION, check_epsilon, check_int, check_open_interval, check_reports
+from ..loss.result import DIRECTIONS, TailResult
 from .proven import proven_tail
-from .result import DIRECTIONS, TailResult
 
 __all__ = ["DIRECTIONS", "K_NOTE", "TAIL_METHODS", "WORST_CASE_NOTE", "certified_k_direction", "privacy_tail"]
 
@@ -76,7 +76,7 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         progress: optional callback ``progress(done, total)`` (one step per outlier weight j).
 
     Returns:
-        A :class:`~sufficientdp.ratio.result.TailResult`; ``kind`` says whether ``eta`` is exact, a bound or an
+        A :class:`~sufficientdp.loss.result.TailResult`; ``kind`` says whether ``eta`` is exact, a bound or an
         estimate, and ``details["direction"]`` which direction is worst.
 
     Examples:

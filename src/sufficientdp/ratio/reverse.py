@@ -29,6 +29,7 @@ from .._errors import ParameterError
 from .._numerics.logspace import log_comb_large_n, logsumexp
 from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._validation import check_int, check_open_interval, check_rng
+from ..loss.result import DIRECTIONS, Direction, TailResult
 from ._chernoff import (
     ABS_FLOOR,
     CERT_MAX_CONFIGS,
@@ -54,7 +55,6 @@ from ._chernoff import (
 )
 from .exact import count_vector_atoms
 from .k_reports import k_tail_mc, log_esp_from_counts
-from .result import DIRECTIONS, Direction, TailResult
 from .tail import homogeneous_tail, worst_certified_forward
 
 __all__ = [

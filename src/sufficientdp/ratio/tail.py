@@ -28,6 +28,7 @@ import numpy as np
 from .._errors import ParameterError
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval
+from ..loss.result import TailResult
 from ._chernoff import (
     ABS_FLOOR,
     CERT_MAX_CONFIGS,
@@ -51,7 +52,6 @@ from ._chernoff import (
     root,
     tail_result,
 )
-from .result import TailResult
 
 __all__ = [
     "EXACT_MAX_CONFIGS",
