@@ -1,7 +1,8 @@
 """Immutable containers for results (STYLE.md: results are immutable; issue 11: "frozen" results were mutable).
 
 ``freeze`` turns nested dicts into :class:`FrozenDict`, lists into tuples and numpy arrays into read-only copies;
-``thaw`` turns a frozen structure back into plain JSON-ready dicts and lists.
+``thaw`` turns a frozen structure back into plain JSON-ready dicts and lists; ``data_frame`` builds the
+``pandas.DataFrame`` of a table-shaped result's ``to_pandas()`` (pandas imported only then).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-__all__ = ["FrozenDict", "freeze", "readonly", "thaw"]
+__all__ = ["FrozenDict", "data_frame", "freeze", "readonly", "thaw"]
 
 
 class FrozenDict(Mapping[str, Any]):
@@ -79,3 +80,20 @@ def thaw(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     return obj
+
+
+def data_frame(columns: Mapping[str, Any], *, index: str | None = None) -> Any:
+    """A ``pandas.DataFrame`` of equal-length ``columns`` (in order), indexed by column ``index`` when given.
+
+    pandas is imported here, on demand (the core imports only numpy and scipy).
+
+    Raises:
+        ImportError: pandas is not installed (``pip install 'sufficientdp[pandas]'``).
+    """
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("to_pandas() needs pandas: pip install 'sufficientdp[pandas]'") from exc
+    frame = pd.DataFrame({name: list(values) if isinstance(values, tuple) else values
+                          for name, values in columns.items()})
+    return frame.set_index(index) if index is not None else frame

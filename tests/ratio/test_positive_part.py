@@ -197,3 +197,37 @@ def test_memo_stays_within_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
         assert held == positive_part._memo_floats[0] <= 2000
         assert any(m.steps for m in memo.values())
     assert len(positive_part._MEMO) < 8
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_checked_probs_give_the_floats_of_raw_probs(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # probabilities checked and normalised once (checked_probs, for many values against one law) give the bound of
+    # the raw probabilities bit for bit; zero-probability atoms and rare heavy atoms included
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(3, 12))
+    values = rng.normal(size=m) * 10.0
+    probs = rng.random(m)
+    probs[int(rng.integers(m))] = 0.0
+    probs[int(np.argmax(np.abs(values)))] = 1e-6  # a rare heavy atom
+    checked = positive_part.checked_probs(probs)
+    for gamma, n in ((0.3, 1), (0.3, 500), (1.0, 40), (0.02, 100_000)):
+        _empty_memo(monkeypatch)
+        raw = _fields(compound_positive_part_upper(values, probs, gamma=gamma, n=n, rtol=1e-2))
+        _empty_memo(monkeypatch)
+        assert _fields(compound_positive_part_upper(values, checked, gamma=gamma, n=n, rtol=1e-2)) == raw
+
+
+@pytest.mark.parametrize(("values", "probs", "gamma"), [
+    ([1.0, 2.0], [0.5, 0.5, 0.0], 0.5),  # lengths differ
+    ([1.0, math.inf], [0.5, 0.5], 0.5),  # a value not finite
+    ([1.0, 2.0], [0.5, -0.5], 0.5),  # a negative probability
+    ([1.0, 2.0], [0.0, 0.0], 0.5),  # no mass
+    ([1.0, 2.0], [0.5, math.nan], 0.5),
+    ([1.0, 2.0], [0.5, 0.5], 1.5),  # gamma out of [0, 1]
+])
+def test_checked_probs_raise_as_raw_probs(values: list[float], probs: list[float], gamma: float) -> None:
+    with pytest.raises(ValueError) as raw:
+        compound_positive_part_upper(values, probs, gamma=gamma, n=10)
+    with pytest.raises(ValueError) as checked:
+        compound_positive_part_upper(values, positive_part.checked_probs(probs), gamma=gamma, n=10)
+    assert str(checked.value) == str(raw.value)

@@ -45,7 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 from .lattice import ALPHA, HEAVY_RATE, compound_atoms, theta_grid, window_ends_and_mgf
 from .logspace import log_comb_large_n
 
-__all__ = ["PositivePartBound", "compound_positive_part_upper"]
+__all__ = ["CheckedProbs", "PositivePartBound", "checked_probs", "compound_positive_part_upper"]
 
 _U = 2.0 ** -53
 _MIN_CELLS = 2 ** 10
@@ -132,18 +132,59 @@ def _enumerate_heavy(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: flo
     return lv, lp, gamma_l, laws, tail
 
 
-def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike, *, gamma: float, n: int,
+@dataclass(frozen=True, slots=True)
+class CheckedProbs:
+    """The probabilities of the atoms of ``V`` checked and normalised once (as :func:`compound_atoms` does), for
+    many calls of :func:`compound_positive_part_upper` with the same probabilities and other values. Build it with
+    :func:`checked_probs`."""
+
+    shape: tuple[int, ...]
+    probs: NDArray[np.float64]  # normalised, without the zero-probability atoms
+    keep: NDArray[np.bool_] | None  # which atoms have a positive probability (None: all of them)
+    valid: bool  # finite, non-negative, positive sum (else the call raises, as compound_atoms does)
+
+
+def checked_probs(probs: ArrayLike) -> CheckedProbs:
+    """:class:`CheckedProbs` of ``probs`` (the same arrays :func:`compound_atoms` computes; invalid probabilities
+    raise only when used, with :func:`compound_atoms`'s message)."""
+    pi = np.asarray(probs, dtype=float)
+    if not (np.all(np.isfinite(pi)) and np.all(pi >= 0) and pi.sum() > 0):
+        return CheckedProbs(pi.shape, pi, None, False)
+    pi = pi / pi.sum()
+    keep = pi > 0
+    if bool(np.all(keep)):
+        pi.flags.writeable = False  # shared by every call
+        return CheckedProbs(pi.shape, pi, None, True)
+    kept = pi[keep]
+    kept.flags.writeable = False
+    return CheckedProbs(pi.shape, kept, keep, True)
+
+
+def _atoms(values: ArrayLike, probs: CheckedProbs, gamma: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`compound_atoms` with the probabilities checked already (the same arrays, checks and messages)."""
+    v = np.asarray(values, dtype=float)
+    if v.shape != probs.shape or v.ndim != 1 or v.size == 0:
+        raise ValueError("values and probs must be 1-d arrays of the same non-zero length")
+    if not (np.all(np.isfinite(v)) and probs.valid):
+        raise ValueError("values must be finite and probs non-negative with a positive sum")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must be in [0, 1]; got {gamma!r}")
+    return (v if probs.keep is None else v[probs.keep]), probs.probs
+
+
+def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike | CheckedProbs, *, gamma: float, n: int,
                                  rtol: float = 1e-3, max_cells: int = 2 ** 20) -> PositivePartBound:
     """Rigorous upper bound on ``E[(S)_+]``, ``S`` the sum of ``n`` iid copies of ``W`` (module docstring).
 
     Args:
-        values, probs: the atoms of ``V`` (finite reals) and their probabilities (non-negative, positive sum).
+        values, probs: the atoms of ``V`` (finite reals) and their probabilities (non-negative, positive sum; or
+            :func:`checked_probs` of them, to check and normalise them once for many calls).
         gamma: probability in [0, 1] that a person contributes ``V``.
         n: number of people (>= 0).
         rtol: target rounding slack relative to the result (the lattice is refined until the estimate is below).
         max_cells: largest lattice (a power of two).
     """
-    v, pi = compound_atoms(values, probs, gamma)
+    v, pi = _atoms(values, probs, gamma) if isinstance(probs, CheckedProbs) else compound_atoms(values, probs, gamma)
     scale = float(_MAXIMUM(np.abs(v)))
     if n == 0 or gamma == 0.0 or scale == 0.0:
         return PositivePartBound(0.0, 1, 0.0, 0.0, 0.0)
@@ -336,30 +377,53 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     s1 = np.empty(cells + 1)
     s0[cells] = s1[cells] = 0.0
     s0_rev, s1_rev = s0[:cells][::-1], s1[:cells][::-1]
+    # (the arrays over heavy sums ys are worked in place: the same operations in the same order, fewer copies)
+    chern_at = thetas * a_hi
     for r in range(h_max + 1):
         m = n - r
         raw = np.fft.irfft(powers[r], cells)
         law = np.concatenate((raw[shift:], raw[:shift]))  # np.roll(raw, -shift)
         np.maximum(law, 0.0, out=law)
         np.cumsum(law[::-1], out=s0_rev)
-        np.cumsum((law * kk)[::-1], out=s1_rev)
+        np.multiply(law, kk, out=raw)
+        np.cumsum(raw[::-1], out=s1_rev)
         ys, ws = laws[r]
         # E[(hK + y)_+] over the window: cells with h k + y > 0, i.e. k >= floor(-y / h) + 1
-        lo_cell = np.floor(-ys / h)
-        i = np.minimum(np.maximum(lo_cell + 1.0 - a_lo, 0), cells).astype(np.int64)
-        total += _dot(ws, h * s1[i] + ys * s0[i])
-        top = np.maximum(h * a_hi + ys, 0.0)  # the largest (hk + y)_+ in the window
-        w_top = _dot(ws, top)
-        allowance += 2.0 * fft_err * w_top + ALPHA * _dot(ws, np.maximum(h * a_lo + ys, 0.0))
+        lo_cell = np.negative(ys)
+        np.divide(lo_cell, h, out=lo_cell)
+        np.floor(lo_cell, out=lo_cell)
+        tmp = lo_cell + 1.0
+        tmp -= a_lo
+        np.maximum(tmp, 0, out=tmp)
+        np.minimum(tmp, cells, out=tmp)
+        i = tmp.astype(np.int64)
+        part = s1[i]  # h * s1[i] + ys * s0[i]
+        part *= h
+        np.multiply(ys, s0[i], out=tmp)
+        part += tmp
+        part *= ws
+        total += float(_ADD(part))
+        np.add(ys, h * a_hi, out=tmp)
+        top = np.maximum(tmp, 0.0, out=tmp)  # the largest (hk + y)_+ in the window
+        np.multiply(ws, top, out=part)
+        w_top = float(_ADD(part))
+        np.add(ys, h * a_lo, out=part)
+        np.maximum(part, 0.0, out=part)
+        part *= ws
+        allowance += 2.0 * fft_err * w_top + ALPHA * float(_ADD(part))
         # above the window (step 3): (hK + y)_+ <= h (K - a_hi)_+ + (h a_hi + y)_+ on {K > a_hi}, with
         # E[(K - a)_+] <= e^{-theta a} E[e^{theta K}] / (e theta) and P[K > a] <= e^{-theta a} E[e^{theta K}]
         if a_hi < m * kv_top:  # else the window reaches the top of the support
-            log_chern = m * lam - thetas * a_hi
+            log_chern = m * lam - chern_at
             above = h * float(np.exp(np.minimum.reduce(log_chern - 1.0 - log_thetas)))
             allowance += float(_ADD(ws)) * above + w_top * float(np.exp(np.minimum.reduce(log_chern)))
         # density of hK + y at 0 (per unit), for the slack estimate
-        j = np.minimum(np.maximum(lo_cell - a_lo, 0), cells - 1).astype(np.int64)
-        density0 += _dot(ws, law[j]) / h
+        lo_cell -= a_lo
+        np.maximum(lo_cell, 0, out=lo_cell)
+        np.minimum(lo_cell, cells - 1, out=lo_cell)
+        j = lo_cell.astype(np.int64)
+        np.multiply(ws, law[j], out=part)
+        density0 += float(_ADD(part)) / h
     var_round = n * gamma_l * mean_ff * h * h
     slack = 0.5 * var_round * density0
     return PositivePartBound(total + allowance, cells, h, allowance, slack)

@@ -50,6 +50,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from .._errors import ParameterError
+from .._frozen import data_frame
 from .._numerics.search import scan
 from ..loss.distribution import (
     ETA_DELTA_EXPLANATION,
@@ -393,6 +394,15 @@ class EtaDeltaTable:
             "explanation": self.explanation,
             "kind": self.kind,
         }
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` indexed by ``epsilon``: ``delta``, ``eta``, ``delta_pbdp``.
+
+        Raises:
+            ImportError: pandas is not installed (``pip install 'sufficientdp[pandas]'``).
+        """
+        return data_frame({"epsilon": self.epsilons, "delta": self.delta, "eta": self.eta,
+                           "delta_pbdp": self.delta_pbdp}, index="epsilon")
 
     def format(self) -> str:
         """Plain-text table."""

@@ -124,6 +124,21 @@ class RoundsEvaluation:
     notes: tuple[str, ...]
     curves: tuple[DominatingCurve, ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the numbers, ``by_type`` as ``{type: eta}``, the composition's numbers (or None) and, of
+        the curves, their names and vertex counts (the vertices themselves stay on :attr:`curves`)."""
+        comp = self.composition
+        return {
+            "eta": self.eta, "delta": self.delta, "epsilon_prime": self.epsilon_prime, "worst": self.worst,
+            "by_type": dict(self.by_type),
+            "composition": None if comp is None else {
+                "eta": comp.eta, "delta": comp.delta, "epsilon_prime": comp.epsilon_prime, "grid": comp.grid,
+                "cells": comp.cells, "float_allowance": comp.float_allowance},
+            "evaluations": self.evaluations, "notes": list(self.notes),
+            "curves": [{"name": c.name, "vertices": int(c.epsilons.size), "evaluations": c.evaluations,
+                        "resolution": c.resolution} for c in self.curves],
+        }
+
 
 def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain: Domain, values: str = "fixed",
                     resolution: float = DEFAULT_RESOLUTION, points: int = DEFAULT_POINTS,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
+from .._frozen import data_frame, freeze, readonly, thaw
 from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
@@ -332,12 +333,14 @@ class ShuffledRRProfile:
         worst_direction_delta, worst_direction_eta: per epsilon, ``"add"`` or ``"remove"`` (``""`` where the value
             is 0). In a full scan only "remove" pairs are computed; the remove pair at ``m > n - 1 - m`` is reported
             as the identical "add" pair at ``n - 1 - m``, and ties keep the smallest ``m``.
-        kind: ``"exact"`` (``tail_tol = 0``), ``"bound"`` (upper bounds within ``tail_tol`` of exact; for a worst
-            profile: the upper ends of the engine's rounding brackets) or, for a worst profile over a proper subset
-            of ``m``, ``"lower bound"`` (a lower bound on the worst case).
+        kind: a :class:`~sufficientdp.loss.result.Kind`: ``"exact"`` (``tail_tol = 0``), ``"bound"`` (upper bounds
+            within ``tail_tol`` of exact; for a worst profile: the upper ends of the engine's rounding brackets) or,
+            for a worst profile over a proper subset of ``m``, ``"lower bound"`` (a lower bound on the worst case).
         tail_tol: the truncation tolerance used.
         scanned: which ``m`` were examined.
-        details: extras (JSON-ready).
+        details: extras, read-only (a :class:`~sufficientdp._frozen.FrozenDict`; ``to_dict`` gives plain JSON).
+
+    The arrays are read-only copies (results are immutable). :meth:`to_pandas` gives one row per epsilon.
     """
 
     epsilon: NDArray[np.float64]
@@ -350,10 +353,20 @@ class ShuffledRRProfile:
     worst_m_eta: NDArray[np.int64]
     worst_direction_delta: tuple[str, ...] = ()
     worst_direction_eta: tuple[str, ...] = ()
-    kind: str = "exact"
+    kind: Kind = Kind.EXACT
     tail_tol: float = 0.0
     scanned: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("epsilon", "delta", "eta"):
+            object.__setattr__(self, name, readonly(getattr(self, name), np.float64))
+        for name in ("worst_m_delta", "worst_m_eta"):
+            object.__setattr__(self, name, readonly(getattr(self, name), np.int64))
+        for name in ("worst_direction_delta", "worst_direction_eta"):
+            object.__setattr__(self, name, tuple(str(d) for d in getattr(self, name)))
+        object.__setattr__(self, "kind", _kind(self.kind))
+        object.__setattr__(self, "details", freeze(self.details))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -361,9 +374,30 @@ class ShuffledRRProfile:
             "epsilon": self.epsilon.tolist(), "delta": self.delta.tolist(), "eta": self.eta.tolist(),
             "n": self.n, "q": self.q, "m": self.m, "worst_m_delta": self.worst_m_delta.tolist(),
             "worst_m_eta": self.worst_m_eta.tolist(), "worst_direction_delta": list(self.worst_direction_delta),
-            "worst_direction_eta": list(self.worst_direction_eta), "kind": self.kind, "tail_tol": self.tail_tol,
-            "scanned": self.scanned, "details": dict(self.details),
+            "worst_direction_eta": list(self.worst_direction_eta), "kind": str(self.kind), "tail_tol": self.tail_tol,
+            "scanned": self.scanned, "details": thaw(self.details),
         }
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` indexed by ``epsilon``: ``delta``, ``eta``, ``worst_m_delta``, ``worst_m_eta`` and,
+        where recorded, ``worst_direction_delta``, ``worst_direction_eta`` (the per-epsilon fields).
+
+        Raises:
+            ImportError: pandas is not installed (``pip install 'sufficientdp[pandas]'``).
+        """
+        cols: dict[str, Any] = {"epsilon": self.epsilon, "delta": self.delta, "eta": self.eta,
+                                "worst_m_delta": self.worst_m_delta, "worst_m_eta": self.worst_m_eta}
+        for name in ("worst_direction_delta", "worst_direction_eta"):
+            if len(getattr(self, name)) == self.epsilon.size:
+                cols[name] = getattr(self, name)
+        return data_frame(cols, index="epsilon")
+
+
+def _kind(kind: Any) -> Kind:
+    """``kind`` as a :class:`Kind` (a member or its string), else ParameterError."""
+    if kind not in tuple(Kind):
+        raise ParameterError(f"kind must be one of {tuple(k.value for k in Kind)}; got {kind!r}")
+    return Kind(kind)
 
 
 def _eps_array(epsilon: ArrayLike) -> NDArray[np.float64]:
@@ -399,7 +433,7 @@ def shuffled_rr_profile(*, n: int, m: int, q: float, epsilon: ArrayLike, tail_to
     return ShuffledRRProfile(
         epsilon=eps, delta=np.maximum(deltas["add"], deltas["remove"]), eta=np.maximum(etas["add"], etas["remove"]),
         n=n, q=q, m=m, worst_m_delta=ms, worst_m_eta=ms.copy(), worst_direction_delta=d_dir,
-        worst_direction_eta=e_dir, kind="exact" if tol == 0.0 else "bound", tail_tol=tol, scanned=f"m = {m}",
+        worst_direction_eta=e_dir, kind=Kind.EXACT if tol == 0.0 else Kind.BOUND, tail_tol=tol, scanned=f"m = {m}",
         details={"per_direction": {d: {"delta": deltas[d].tolist(), "eta": etas[d].tolist()} for d in _DIRECTIONS}},
     )
 
@@ -485,9 +519,9 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
     if counters:
         details["pairs"] = counters
     if subset:
-        kind = "lower bound"
+        kind = Kind.LOWER_BOUND
     else:
-        kind = "exact" if tol == 0.0 else "bound"
+        kind = Kind.EXACT if tol == 0.0 else Kind.BOUND
     return ShuffledRRProfile(
         epsilon=eps, delta=best["delta"], eta=best["eta"], n=n, q=q, m=None, worst_m_delta=arg["delta"],
         worst_m_eta=arg["eta"], worst_direction_delta=tuple(dirs["delta"]), worst_direction_eta=tuple(dirs["eta"]),
@@ -524,7 +558,7 @@ class ShuffledRRBracket:
     Attributes:
         delta_lower, delta_upper: bracket on the worst hockey-stick ``delta(eps)`` (upper end: rigorous).
         eta_lower, eta_upper: bracket on the worst tail ``eta(eps) = P[L > eps]`` (upper end: rigorous).
-        kind: ``"exact"`` or ``"bracket"``.
+        kind: ``Kind.EXACT`` or ``Kind.BRACKET`` (a :class:`~sufficientdp.loss.result.Kind`; equal to its string).
         worst_m: the ``m`` of the largest scanned lower ``delta`` (representative: the ``"add"`` pair at ``m`` is the
             ``"remove"`` pair at ``n - 1 - m``), ``-1`` if every scanned value is 0.
         worst_direction: ``"add"``, ``"remove"`` or ``""`` for ``worst_m``.
@@ -538,15 +572,16 @@ class ShuffledRRBracket:
         unverified_source: what the unverified values come from (None when both are None).
         bound_status: per upper bound considered (``local-rr``, ``bbgn19``, ``fmt21``, ``efmrtt19``): its
             ``delta`` at ``epsilon`` (None if not applicable), ``verified`` flag and ``provenance``; empty for
-            ``kind="exact"`` (no bound used).
-        details: extras (JSON-ready): per-bound deltas, pairs evaluated, the eps' used for ``eta_upper``.
+            ``kind="exact"`` (no bound used). Read-only.
+        details: extras, read-only: per-bound deltas, pairs evaluated, the eps' used for ``eta_upper``
+            (``to_dict`` gives plain JSON).
     """
 
     delta_lower: float
     delta_upper: float
     eta_lower: float
     eta_upper: float
-    kind: str
+    kind: Kind
     worst_m: int
     worst_direction: str
     worst_m_eta: int
@@ -558,8 +593,13 @@ class ShuffledRRBracket:
     delta_upper_unverified: float | None = None
     eta_upper_unverified: float | None = None
     unverified_source: str | None = None
-    bound_status: dict[str, dict[str, Any]] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
+    bound_status: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", _kind(self.kind))
+        object.__setattr__(self, "bound_status", freeze(self.bound_status))
+        object.__setattr__(self, "details", freeze(self.details))
 
     @property
     def delta_interval(self) -> Interval:
@@ -573,9 +613,8 @@ class ShuffledRRBracket:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
-        d["bound_status"] = {k: dict(v) for k, v in self.bound_status.items()}
-        d["details"] = dict(self.details)
+        d = {f: thaw(getattr(self, f)) for f in self.__dataclass_fields__}
+        d["kind"] = str(self.kind)
         return d
 
 
@@ -781,7 +820,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
         details.update(w.details, delta_bracket=[w.delta_lower, w.delta_upper],
                        eta_bracket=[w.eta_lower, w.eta_upper], method=w.method)
         return ShuffledRRBracket(
-            delta_lower=w.delta, delta_upper=w.delta, eta_lower=w.eta, eta_upper=w.eta, kind="exact",
+            delta_lower=w.delta, delta_upper=w.delta, eta_lower=w.eta, eta_upper=w.eta, kind=Kind.EXACT,
             worst_m=w.worst_m_delta, worst_direction=w.worst_direction_delta, worst_m_eta=w.worst_m_eta,
             scanned="all m = 0..n-1, both directions",
             upper_source=("exact scan of every m" if not w.details.get("pairs_bounded") else
@@ -822,7 +861,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
                    eta_upper_unverified_eps_prime=None if e_uv is None or e_unv is None else e_unv[1],
                    epsilon0=math.log1p(-q) - math.log(q))
     return ShuffledRRBracket(
-        delta_lower=d_lo, delta_upper=d_up, eta_lower=e_lo, eta_upper=e_up, kind="bracket",
+        delta_lower=d_lo, delta_upper=d_up, eta_lower=e_lo, eta_upper=e_up, kind=Kind.BRACKET,
         worst_m=m_d, worst_direction=dir_d, worst_m_eta=m_e, scanned=scanned,
         upper_source=f"delta: {d_up_src}; eta: {e_up_src}", n=n, q=q, epsilon=eps, delta_upper_unverified=d_uv,
         eta_upper_unverified=e_uv, unverified_source=unverified_source, bound_status=status, details=details)

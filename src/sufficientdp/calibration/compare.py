@@ -35,6 +35,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._frozen import data_frame
 from .._numerics.search import Bracket, Midpoint, search
 from .._validation import (
     check_int,
@@ -113,6 +114,16 @@ class Comparison:
             d["notes"] = "; ".join(r.notes)
             out.append(d)
         return out
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` of :attr:`records`, one row per approach, indexed by ``approach``.
+
+        Raises:
+            ImportError: pandas is not installed (``pip install 'sufficientdp[pandas]'``).
+        """
+        records = self.records
+        names = list(records[0]) if records else list(ComparisonRow.__dataclass_fields__)
+        return data_frame({name: [r[name] for r in records] for name in names}, index="approach")
 
     def row(self, approach: str) -> ComparisonRow:
         """The row of ``approach``."""

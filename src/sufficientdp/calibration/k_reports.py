@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import CalibrationError, ParameterError
+from .._frozen import data_frame
 from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
 from ..parameters import local_q
@@ -178,6 +179,16 @@ class KScan:
         return [{"k": c.reports, "q": c.q, "sigma_per_sqrt_n": c.sigma_per_sqrt_n, "eta_check": c.check.eta,
                  "eta_check_upper": c.check.eta_upper if c.check.eta_upper is not None else math.nan}
                 for c in self.calibrations]
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` of :meth:`table`, one row per k, indexed by ``k``.
+
+        Raises:
+            ImportError: pandas is not installed (``pip install 'sufficientdp[pandas]'``).
+        """
+        rows = self.table()
+        names = ("k", "q", "sigma_per_sqrt_n", "eta_check", "eta_check_upper")
+        return data_frame({name: [r[name] for r in rows] for name in names}, index="k")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""

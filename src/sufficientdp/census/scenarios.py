@@ -55,6 +55,7 @@ from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..accounting.conversions import zcdp_to_approx_dp
 from ..accounting.mechanisms import GaussianPLD
+from ..loss.result import Kind
 from ..semantics.frequentist import zcdp_power_bound
 from .allocation import ATTRIBUTES, GEO_LEVELS, PRODUCTION_2020, Allocation, QueryRho
 
@@ -295,12 +296,17 @@ class DgmPower:
     upper: float
     samples: int
     confidence: float
-    kind: str = "estimate"
+    kind: Kind = Kind.ESTIMATE
+
+    def __post_init__(self) -> None:
+        if self.kind != Kind.ESTIMATE:
+            raise ParameterError(f"kind must be {Kind.ESTIMATE.value!r}; got {self.kind!r}")
+        object.__setattr__(self, "kind", Kind.ESTIMATE)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"level": self.level, "estimate": self.estimate, "lower": self.lower, "upper": self.upper,
-                "samples": self.samples, "confidence": self.confidence, "kind": self.kind}
+                "samples": self.samples, "confidence": self.confidence, "kind": str(self.kind)}
 
 
 def dgm_power(rhos: Sequence[float | Fraction], level: ArrayLike, *, rng: np.random.Generator,

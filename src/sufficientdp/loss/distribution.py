@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
+from .._frozen import freeze, readonly, thaw
 from .._numerics.logspace import logsumexp
 from .._validation import _as_float, check_int, check_open_interval, check_real_array
 from .result import TailResult
@@ -134,13 +136,14 @@ class PrivacyLossDistribution:
         log_probabilities: their logs (read-only; exact as given when built from logs).
         infinity_mass: ``P``-mass of the ``+inf`` atom (outputs with ``Q = 0``).
         neg_infinity_mass: ``Q``-mass of the ``-inf`` atom (outputs with ``P = 0``); ``P``-probability zero.
-        pmfs: the ``(p, q)`` arrays it was built from, or None (e.g. after composition).
+        pmfs: the ``(p, q)`` arrays it was built from (read-only copies), or None (e.g. after composition).
         q, bits, population: the seed-001 configuration (flip probability, L, N), or None.
         outlier_bits: ``j`` for the homogeneous configuration, else None.
         method: how it was computed (``"exact-histogram"``, ``"exact-homogeneous"``), or None.
         outputs: number of outputs enumerated (before merging equal losses), 0 if not recorded.
         merge_tol: the merging tolerance used.
-        details: configuration extras (JSON-ready).
+        details: configuration extras, read-only (a :class:`~sufficientdp._frozen.FrozenDict`; ``to_dict`` gives
+            plain JSON).
 
     Examples:
         >>> pld = PrivacyLossDistribution.from_pmfs([0.75, 0.25], [0.25, 0.75])
@@ -161,7 +164,7 @@ class PrivacyLossDistribution:
     method: str | None
     outputs: int
     merge_tol: float
-    details: dict[str, Any]
+    details: Mapping[str, Any]
     _log_sf: NDArray[np.float64] = field(repr=False, compare=False)
 
     def __init__(
@@ -181,7 +184,7 @@ class PrivacyLossDistribution:
         method: str | None = None,
         outputs: int = 0,
         merge_tol: float = MERGE_TOL,
-        details: dict[str, Any] | None = None,
+        details: Mapping[str, Any] | None = None,
     ) -> None:
         raw_losses = np.asarray(_either("losses", losses, "log_ratios", log_ratios), dtype=np.float64)
         log_domain = log_probabilities is not None
@@ -221,7 +224,7 @@ class PrivacyLossDistribution:
         setattr_(self, "log_probabilities", _ro(log_p))
         setattr_(self, "infinity_mass", float(infinity_mass))
         setattr_(self, "neg_infinity_mass", float(neg_infinity_mass))
-        setattr_(self, "pmfs", pmfs)
+        setattr_(self, "pmfs", None if pmfs is None else tuple(readonly(a, np.float64) for a in pmfs))
         setattr_(self, "q", q)
         setattr_(self, "bits", bits)
         setattr_(self, "population", population)
@@ -229,7 +232,7 @@ class PrivacyLossDistribution:
         setattr_(self, "method", method)
         setattr_(self, "outputs", int(outputs))
         setattr_(self, "merge_tol", tol)
-        setattr_(self, "details", {} if details is None else details)
+        setattr_(self, "details", freeze({} if details is None else details))
         # log P[L >= losses[k]] over the finite atoms (reverse cumulative logsumexp)
         sf = np.logaddexp.accumulate(log_p[::-1])[::-1] if log_p.size else log_p
         setattr_(self, "_log_sf", _ro(sf))
@@ -529,7 +532,7 @@ class PrivacyLossDistribution:
             "outputs": self.outputs,
             "merge_tol": self.merge_tol,
             "max_ratio": self.max_ratio,
-            "details": self.details,
+            "details": thaw(self.details),
         }
 
     # ------------------------------------------------------------------ composition

@@ -518,6 +518,12 @@ class TruncatedTail:
     value: float
     truncated: float
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``value``, ``truncated`` and the bracket ``lower`` (= value), ``upper``
+        (= value + truncated)."""
+        return {"value": self.value, "truncated": self.truncated, "lower": self.value,
+                "upper": self.value + self.truncated}
+
 
 def five_bit_tail(*, q: float, population: int, thresholds: Sequence[float],
                   delta: float = 1e-15) -> list[TruncatedTail]:

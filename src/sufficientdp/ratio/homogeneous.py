@@ -20,7 +20,8 @@ it is not a bound on eta (ERRATA 3).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from .._errors import ParameterError
 from .._numerics.logspace import log_add_exp, log_expm1
@@ -66,6 +67,10 @@ class RatioMoments:
     sd: float
     log_excess_mean: float
     log_var: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``mean``, ``sd``, ``log_excess_mean``, ``log_var``."""
+        return asdict(self)
 
 
 def ratio_moments(*, q: float, bits: int, n: float, n_outlier: int = 1, simplified: bool = False) -> RatioMoments:

@@ -529,6 +529,15 @@ class Evaluation:
     domain: Domain
     notes: tuple[str, ...]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the numbers, ``by_type`` as ``{type: eta}``, the domain (``kind``, ``bits``,
+        ``max_weight``, ``label``) and the notes."""
+        return {"eta": self.eta, "delta": self.delta, "epsilon_prime": self.epsilon_prime, "worst": self.worst,
+                "by_type": dict(self.by_type), "log_gamma": self.log_gamma,
+                "domain": {"kind": self.domain.kind, "bits": self.domain.bits, "max_weight": self.domain.max_weight,
+                           "label": self.domain.label},
+                "notes": list(self.notes)}
+
 
 def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain: Domain,
              resolution: float = DEFAULT_RESOLUTION, only: frozenset[str] | None = None, epsilon_prime: float | None = None,

@@ -215,6 +215,12 @@ class ThresholdCount:
         """Whether ``x`` lies in ``[lower, upper]``."""
         return self.lower <= x <= self.upper
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``hits``, ``hits_strict``, ``samples``, ``estimate``, ``lower``, ``upper``, ``kind``
+        (``"estimate"``; the interval is the 95% Clopper-Pearson one)."""
+        return {"hits": self.hits, "hits_strict": self.hits_strict, "samples": self.samples,
+                "estimate": self.estimate, "lower": self.lower, "upper": self.upper, "kind": "estimate"}
+
 
 def count_ratio_above(*, q: float, bits: int, population: int, thresholds: Sequence[float], samples: int,
                       rng: np.random.Generator | int | None, chunk: int | None = None) -> list[ThresholdCount]:

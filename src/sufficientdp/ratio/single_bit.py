@@ -34,7 +34,7 @@ rigorous bound are skipped; see its docstring) — and :func:`single_bit_worst_t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -43,10 +43,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
+from .._frozen import freeze, thaw
 from .._numerics.blas import one_blas_thread
 from .._numerics.logspace import log_sub_exp, logsumexp
 from .._numerics.search import Bracket, Midpoint, bisect_many, search, verdict
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
+from ..loss.result import Kind
 from .result import TailResult
 
 __all__ = [
@@ -582,9 +584,9 @@ class WorstOverCrowds:
         worst_m_eta, worst_direction_eta: the pair attaining ``eta`` (``-1`` / ``""`` when it is 0); ties keep
             the smallest ``m``.
         worst_m_delta, worst_direction_delta: likewise for ``delta``.
-        kind: ``"exact"``.
+        kind: ``Kind.EXACT`` (a :class:`~sufficientdp.loss.result.Kind`, equal to ``"exact"``).
         method: ``"tilted-contour"``.
-        details: extras (JSON-ready): the output cutoff ``s`` of each arg-max pair, pairs evaluated and pairs
+        details: extras, read-only (``to_dict`` gives plain JSON): the output cutoff ``s`` of each arg-max pair, pairs evaluated and pairs
             skipped (``pairs_bounded``: proved below the worst, their upper ends enter ``*_upper``), the largest
             relative bracket half-width of any evaluated pair, pairs recomputed by the slow exact path, node counts.
     """
@@ -604,14 +606,20 @@ class WorstOverCrowds:
     worst_direction_eta: str
     worst_m_delta: int
     worst_direction_delta: str
-    kind: str = "exact"
+    kind: Kind = Kind.EXACT
     method: str = "tilted-contour"
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind != Kind.EXACT:
+            raise ParameterError(f"kind must be {Kind.EXACT.value!r}; got {self.kind!r}")
+        object.__setattr__(self, "kind", Kind.EXACT)
+        object.__setattr__(self, "details", freeze(self.details))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
-        d["details"] = dict(self.details)
+        d = {f: thaw(getattr(self, f)) for f in self.__dataclass_fields__}
+        d["kind"] = str(self.kind)
         return d
 
 

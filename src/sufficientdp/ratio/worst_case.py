@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ParameterError
+from .._frozen import freeze, thaw
 from .._numerics.compositions import compositions
 from .._validation import check_int, check_open_interval
 from ..loss.distribution import _real_epsilon as _check_epsilon
@@ -228,7 +229,7 @@ class WorstCaseResult:
 
     Attributes:
         eta, delta: exact ``eta(epsilon)`` and ``delta(epsilon)`` of the worst pair (max eta; ties by delta).
-        original, modified: the worst pair ``D``, ``D_m`` (lists of 0/1 lists; the changed person is last).
+        original, modified: the worst pair ``D``, ``D_m`` (tuples of 0/1 tuples; the changed person is last).
         homogeneous_eta: the conjecture's reference, ``max_j eta`` of "N - 1 zeros + one outlier with j set bits",
             j = 1..L (ERRATA 5).
         homogeneous_delta: ``delta`` of that worst-weight configuration.
@@ -247,19 +248,22 @@ class WorstCaseResult:
         ranking: the top pairs, each ``{"eta", "delta", "original", "modified", "orbit_size"}``.
         epsilon, q, bits, population: the configuration.
         tol: the tolerance used in the comparisons.
-        details: extras (JSON-ready).
+        details: extras.
+
+    Immutable: the pairs are tuples, the mappings read-only (:class:`~sufficientdp._frozen.FrozenDict`);
+    :meth:`to_dict` gives plain JSON-ready lists and dicts.
     """
 
     eta: float
     delta: float
-    original: list[list[int]]
-    modified: list[list[int]]
+    original: Sequence[Sequence[int]]
+    modified: Sequence[Sequence[int]]
     homogeneous_eta: float
     homogeneous_delta: float
     homogeneous_worst_weight: int
-    homogeneous_eta_by_weight: dict[int, float]
+    homogeneous_eta_by_weight: Mapping[int, float]
     reverse_homogeneous_eta: float
-    reverse_homogeneous_eta_by_weight: dict[int, float]
+    reverse_homogeneous_eta_by_weight: Mapping[int, float]
     pairs_checked: int
     pairs_total: int
     conjecture_holds: bool
@@ -267,21 +271,26 @@ class WorstCaseResult:
     two_sided_holds: bool
     exhaustive: bool
     method: str
-    ranking: tuple[dict[str, Any], ...]
+    ranking: tuple[Mapping[str, Any], ...]
     epsilon: float
     q: float
     bits: int
     population: int
     tol: float = CONJECTURE_TOL
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("original", "modified", "homogeneous_eta_by_weight", "reverse_homogeneous_eta_by_weight",
+                     "ranking", "details"):
+            object.__setattr__(self, name, freeze(getattr(self, name)))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {
             "eta": self.eta,
             "delta": self.delta,
-            "original": self.original,
-            "modified": self.modified,
+            "original": thaw(self.original),
+            "modified": thaw(self.modified),
             "homogeneous_eta": self.homogeneous_eta,
             "homogeneous_delta": self.homogeneous_delta,
             "homogeneous_worst_weight": self.homogeneous_worst_weight,
@@ -297,13 +306,13 @@ class WorstCaseResult:
             "two_sided_holds": self.two_sided_holds,
             "exhaustive": self.exhaustive,
             "method": self.method,
-            "ranking": list(self.ranking),
+            "ranking": thaw(self.ranking),
             "epsilon": self.epsilon,
             "q": self.q,
             "bits": self.bits,
             "population": self.population,
             "tol": self.tol,
-            "details": self.details,
+            "details": thaw(self.details),
         }
 
 

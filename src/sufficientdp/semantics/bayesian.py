@@ -32,6 +32,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,10 +40,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
+from .._frozen import data_frame, freeze, thaw
 from .._validation import check_int, check_positive_finite, check_real_array
 from ..accounting.mechanisms import GaussianPLD
 from ..accounting.pbdp import pbdp_delta, pbdp_epsilon
 from ..loss.distribution import PrivacyLossDistribution, _scalar_or_array
+from ..loss.result import Kind
 
 __all__ = [
     "PosteriorBound",
@@ -138,7 +141,7 @@ class PosteriorBound:
         ratio_epsilon: the posterior-to-posterior log-ratio bound used.
         semantics: which theorem.
         tight: whether some mechanism with these parameters attains ``upper``.
-        kind: always "bound".
+        kind: always ``Kind.BOUND`` (a :class:`~sufficientdp.loss.result.Kind`, equal to ``"bound"``).
         caveat: what the statement assumes.
     """
 
@@ -149,8 +152,13 @@ class PosteriorBound:
     ratio_epsilon: float
     semantics: str
     tight: bool
-    kind: str = "bound"
+    kind: Kind = Kind.BOUND
     caveat: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind != Kind.BOUND:
+            raise ParameterError(f"kind must be {Kind.BOUND.value!r}; got {self.kind!r}")
+        object.__setattr__(self, "kind", Kind.BOUND)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -162,7 +170,7 @@ class PosteriorBound:
             "ratio_epsilon": self.ratio_epsilon if math.isfinite(self.ratio_epsilon) else None,
             "semantics": self.semantics,
             "tight": self.tight,
-            "kind": self.kind,
+            "kind": str(self.kind),
             "caveat": self.caveat,
         }
 
@@ -293,17 +301,29 @@ class PosteriorTable:
         failure_probability: probability over the output with which a non-pure bound may fail.
         columns: name -> upper bounds on the posterior, aligned with ``priors``.
         ratio_epsilon: name -> the log-ratio bound used (``posterior <= min(1, prior e^eps)`` or the odds form).
-        kind: name -> "bound".
+        kind: name -> ``Kind.BOUND``.
         notes: caveats.
+        descriptions: name -> what the column is.
+
+    Immutable: the mappings are read-only (:class:`~sufficientdp._frozen.FrozenDict`), the columns tuples.
+    :meth:`to_pandas` gives one row per prior.
     """
 
     priors: tuple[float, ...]
     failure_probability: float
-    columns: dict[str, tuple[float, ...]]
-    ratio_epsilon: dict[str, float]
-    kind: dict[str, str]
+    columns: Mapping[str, tuple[float, ...]]
+    ratio_epsilon: Mapping[str, float]
+    kind: Mapping[str, Kind]
     notes: tuple[str, ...] = ()
-    descriptions: dict[str, str] = field(default_factory=dict)
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "priors", tuple(float(v) for v in self.priors))
+        object.__setattr__(self, "columns", freeze({k: tuple(float(x) for x in v) for k, v in self.columns.items()}))
+        object.__setattr__(self, "ratio_epsilon", freeze(self.ratio_epsilon))
+        object.__setattr__(self, "kind", freeze({k: Kind(v) for k, v in self.kind.items()}))
+        object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "descriptions", freeze(self.descriptions))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -312,10 +332,18 @@ class PosteriorTable:
             "failure_probability": self.failure_probability,
             "columns": {k: list(v) for k, v in self.columns.items()},
             "ratio_epsilon": {k: (v if math.isfinite(v) else None) for k, v in self.ratio_epsilon.items()},
-            "kind": dict(self.kind),
-            "descriptions": dict(self.descriptions),
+            "kind": {k: str(v) for k, v in self.kind.items()},
+            "descriptions": thaw(self.descriptions),
             "notes": list(self.notes),
         }
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` indexed by ``prior``, one column per entry of ``columns`` (in order).
+
+        Raises:
+            ImportError: pandas is not installed (``pip install 'sufficientdp[pandas]'``).
+        """
+        return data_frame({"prior": self.priors, **self.columns}, index="prior")
 
     def format(self) -> str:
         """Plain-text table."""
@@ -402,7 +430,7 @@ def posterior_table(
         notes.append("Markov-type bounds (Thms 7.4.1, 7.4.2) overstate the risk for small eps.")
     return PosteriorTable(priors=tuple(float(v) for v in p), failure_probability=0.0 if rho is None and
                           mechanism is None else fail, columns=cols, ratio_epsilon=ratio,
-                          kind={k: "bound" for k in cols}, notes=tuple(notes), descriptions=desc)
+                          kind={k: Kind.BOUND for k in cols}, notes=tuple(notes), descriptions=desc)
 
 
 # ---------------------------------------------------------------------------------------------------- seed 003

@@ -30,6 +30,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +38,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._errors import ParameterError
+from .._frozen import data_frame, freeze, thaw
 from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._validation import check_positive_finite, check_real_array
 from ..accounting.conversions import max_power
 from ..accounting.mechanisms import GaussianPLD, binary_randomized_response
 from ..loss.distribution import PrivacyLossDistribution, _scalar_or_array
+from ..loss.result import Kind
 
 __all__ = [
     "PowerTable",
@@ -266,27 +269,45 @@ class PowerTable:
     Attributes:
         levels: the significance levels.
         columns: column name -> powers aligned with ``levels``.
-        kind: column name -> "exact" (the most powerful test of that very mechanism) or "bound" (an upper bound
-            over every mechanism with the stated guarantee).
+        kind: column name -> ``Kind.EXACT`` (the most powerful test of that very mechanism) or ``Kind.BOUND`` (an
+            upper bound over every mechanism with the stated guarantee).
         parameters: the privacy parameters used.
         notes: caveats.
+
+    Immutable: the mappings are read-only (:class:`~sufficientdp._frozen.FrozenDict`), the columns tuples.
+    :meth:`to_pandas` gives one row per level.
     """
 
     levels: tuple[float, ...]
-    columns: dict[str, tuple[float, ...]]
-    kind: dict[str, str]
-    parameters: dict[str, Any] = field(default_factory=dict)
+    columns: Mapping[str, tuple[float, ...]]
+    kind: Mapping[str, Kind]
+    parameters: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", tuple(float(v) for v in self.levels))
+        object.__setattr__(self, "columns", freeze({k: tuple(float(x) for x in v) for k, v in self.columns.items()}))
+        object.__setattr__(self, "kind", freeze({k: Kind(v) for k, v in self.kind.items()}))
+        object.__setattr__(self, "parameters", freeze(self.parameters))
+        object.__setattr__(self, "notes", tuple(self.notes))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: ``levels``, one list per column, ``kind``, ``parameters``, ``notes``."""
         d: dict[str, Any] = {"levels": list(self.levels)}
         for name, values in self.columns.items():
             d[name] = list(values)
-        d["kind"] = dict(self.kind)
-        d["parameters"] = dict(self.parameters)
+        d["kind"] = {k: str(v) for k, v in self.kind.items()}
+        d["parameters"] = thaw(self.parameters)
         d["notes"] = list(self.notes)
         return d
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame`` indexed by ``level``, one column per entry of ``columns`` (in order).
+
+        Raises:
+            ImportError: pandas is not installed (``pip install 'sufficientdp[pandas]'``).
+        """
+        return data_frame({"level": self.levels, **self.columns}, index="level")
 
     def format(self) -> str:
         """Plain-text table."""
@@ -339,11 +360,11 @@ def power_table(
     if delta is not None and epsilon is None:
         raise ParameterError("delta requires epsilon")
     cols: dict[str, tuple[float, ...]] = {}
-    kind: dict[str, str] = {}
+    kind: dict[str, Kind] = {}
     params: dict[str, Any] = {}
     notes = [_COMPOUND_NOTE]
 
-    def put(name: str, values: Any, k: str) -> None:
+    def put(name: str, values: Any, k: Kind) -> None:
         cols[name] = tuple(float(v) for v in np.atleast_1d(values))
         kind[name] = k
 
@@ -352,8 +373,8 @@ def power_table(
         params["rho"] = rho
         g = GaussianPLD.from_rho(rho)
         params["mu"] = g.mu
-        put("power_gaussian", g.power(x), "exact")
-        put("power_zcdp_bound", zcdp_power_bound(x, rho), "bound")
+        put("power_gaussian", g.power(x), Kind.EXACT)
+        put("power_zcdp_bound", zcdp_power_bound(x, rho), Kind.BOUND)
         notes.append(
             "power_zcdp_bound covers every rho-zCDP mechanism (including one spending the whole budget on one "
             "person); power_gaussian is the Gaussian mechanism with sigma^2 = 1/(2 rho) and sensitivity 1."
@@ -362,20 +383,20 @@ def power_table(
         eps = float(_check_nonneg("epsilon", epsilon))
         params["epsilon"] = eps
         if delta is None:
-            put("power_pure_dp_bound", pure_dp_power_bound(x, eps), "bound")
+            put("power_pure_dp_bound", pure_dp_power_bound(x, eps), Kind.BOUND)
             if eps > 0:
-                put("power_rr", fdp_power(binary_randomized_response(1.0 / (1.0 + math.exp(eps))), x), "exact")
+                put("power_rr", fdp_power(binary_randomized_response(1.0 / (1.0 + math.exp(eps))), x), Kind.EXACT)
         else:
             d = float(_check_nonneg("delta", delta))
             if d > 1:
                 raise ParameterError(f"delta must be in [0, 1]; got {delta!r}")
             params["delta"] = d
-            put("power_approx_dp_bound", approx_dp_power_bound(x, eps, d), "bound")
+            put("power_approx_dp_bound", approx_dp_power_bound(x, eps, d), Kind.BOUND)
     if mechanism is not None:
-        put(f"power_{mechanism_name}", fdp_power(mechanism, x), "exact")
+        put(f"power_{mechanism_name}", fdp_power(mechanism, x), Kind.EXACT)
         if isinstance(mechanism, GaussianPLD) and "power_zcdp_bound" not in cols:
             params["rho"] = mechanism.rho
             params["mu"] = mechanism.mu
-            put("power_zcdp_bound", zcdp_power_bound(x, mechanism.rho), "bound")
+            put("power_zcdp_bound", zcdp_power_bound(x, mechanism.rho), Kind.BOUND)
     return PowerTable(levels=tuple(float(v) for v in x), columns=cols, kind=kind, parameters=params,
                       notes=tuple(notes))

@@ -1,0 +1,99 @@
+"""Golden values of the all-collections bound pinned before its speed-ups (issue 10: interactive speed).
+
+Computed by the code at 742b2e5, before the bound's arithmetic was reorganised for speed (probabilities checked
+once per pair type, the positive-part kernel and the Chernoff window worked in place, e' stencils bounded in
+parallel): those changes keep every operation and its order, so every float must come out the same, bit for bit
+(``float.hex``). They cover the paths the speed-ups touch: one report on all of {0,1}^L (L = 40 at N = 1e7 with
+heavy atoms, L = 16), one-hot, k = 2 (dominating curves) and two calibrations (the search and its final check).
+
+The bits are those of the numpy that computed them (:data:`PINNED_STACK`, with its AVX-512 kernels, whose ``exp``
+differs from the scalar one in the last bit); elsewhere the search may take other steps, so every number must agree
+to :data:`OTHER_STACK_RTOL` (the calibration's own tolerance on q is 2e-4) and the worst pair type exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sufficientdp.calibration.proven import proven_q
+from sufficientdp.ratio.proven import Domain, proven_tail
+
+PINNED_STACK = "2.4"  # numpy (major.minor) that computed GOLDEN
+OTHER_STACK_RTOL = 2e-3
+
+GOLDEN: dict[str, dict[str, str | None]] = {
+    "tail_L40": {"eta": "0x1.365d701f704a8p-1", "delta_upper": "0x1.9a6dd51c8e914p-2",
+                 "epsilon_prime": "0x1.d5d55be08233cp-1", "worst_pair": "j=40"},
+    "tail_L16": {"eta": "0x1.00b22485188d4p-5", "delta_upper": "0x1.2e34c41991b32p-8",
+                 "epsilon_prime": "0x1.ae7f48a6126e3p-1", "worst_pair": "j=16"},
+    "tail_onehot": {"eta": "0x1.399c5b0b3aa80p-28", "delta_upper": "0x1.fc5158785771ep-30",
+                    "epsilon_prime": "0x1.ebfa2fde4ecf2p-2", "worst_pair": "a=1,b=1,c=0"},
+    "tail_k2": {"eta": "0x1.22a7257370dfap-27", "delta_upper": None, "epsilon_prime": "0x1.cc22ecdfdce4fp-1",
+                "worst_pair": "j=4"},
+    "q_L5": {"q": "0x1.36f5e3d252926p-2", "eta": "0x1.05c5ff7b0c919p-10", "delta_upper": "0x1.c6f2b5da656f2p-15",
+             "epsilon_prime": "0x1.464cee2534c53p-1", "worst_pair": "j=5"},
+    "q_L8_weight2": {"q": "0x1.8a822421d4132p-3", "eta": "0x1.05b537bc19395p-10",
+                     "delta_upper": "0x1.47cb98d497744p-14", "epsilon_prime": "0x1.d6436fe06a7d8p-1",
+                     "worst_pair": "a=2,b=2,c=0"},
+}
+
+
+def _fields(tail: Any) -> dict[str, str | None]:
+    d = tail.to_dict()
+    return {"eta": d["eta"].hex(), "delta_upper": None if d["delta_upper"] is None else d["delta_upper"].hex(),
+            "epsilon_prime": d["details"]["epsilon_prime"].hex(), "worst_pair": d["details"]["worst_pair"]}
+
+
+def _compute(name: str) -> dict[str, str | None]:
+    if name == "tail_L40":
+        return _fields(proven_tail(q=0.3509, bits=40, population=10_000_000, epsilon=2.0))
+    if name == "tail_L16":
+        return _fields(proven_tail(q=0.32, bits=16, population=100_000, epsilon=1.0))
+    if name == "tail_onehot":
+        return _fields(proven_tail(q=0.2, bits=6, population=3000, epsilon=1.0, domain=Domain(bits=6, kind="onehot")))
+    if name == "tail_k2":
+        return _fields(proven_tail(q=0.3, bits=4, population=2000, epsilon=1.5, reports=2))
+    if name == "q_L5":
+        q, tail, _ = proven_q(bits=5, population=1000, epsilon=0.693147, eta=0.001)
+    else:
+        q, tail, _ = proven_q(bits=8, population=5000, epsilon=1.0, eta=0.001,
+                              domain=Domain(bits=8, kind="weight", max_weight=2))
+    return {"q": q.hex(), **_fields(tail)}
+
+
+def _pinned_stack() -> bool:
+    umath = getattr(getattr(np, "_core", None), "_multiarray_umath", None)
+    features = getattr(umath, "__cpu_features__", {})  # (numpy's AVX-512 exp: see the module docstring)
+    return ".".join(np.__version__.split(".")[:2]) == PINNED_STACK and bool(features.get("AVX512F"))
+
+
+def _agree(got: dict[str, str | None], want: dict[str, str | None]) -> list[str]:
+    """Differences beyond :data:`OTHER_STACK_RTOL` (floats as hex strings), or any other difference."""
+    out = []
+    for key, w in want.items():
+        g = got.get(key)
+        if key == "worst_pair" or w is None or g is None:
+            if g != w:
+                out.append(f"{key}: {g!r} != {w!r}")
+        elif abs(float.fromhex(g) - float.fromhex(w)) > OTHER_STACK_RTOL * abs(float.fromhex(w)):
+            out.append(f"{key}: {float.fromhex(g)!r} != {float.fromhex(w)!r}")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_bound_is_the_one_before_the_speed_ups(name: str) -> None:
+    got = _compute(name)
+    if _pinned_stack():
+        assert got == GOLDEN[name]
+    else:
+        assert _agree(got, GOLDEN[name]) == []
+
+
+def test_other_stack_comparison_can_fail() -> None:
+    want = GOLDEN["q_L5"]
+    assert _agree(dict(want), want) == []
+    assert _agree({**want, "q": (float.fromhex(str(want["q"])) * (1 + 1e-2)).hex()}, want) != []
+    assert _agree({**want, "worst_pair": "j=4"}, want) != []
