@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import CalibrationError, ParameterError
+from .._numerics.search import Bracket, RegulaFalsi, search
 from .._validation import check_open_interval
 from ..accounting.rounds import (
     DEFAULT_RESOLUTION,
@@ -42,31 +43,17 @@ _PICK_POINTS = 24
 
 def _root(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float,
           rel_tol: float) -> float:
-    """Smallest passing q in ``(lo, hi]`` to ``rel_tol`` (``lo`` fails, ``hi`` passes): regula falsi on
-    ``log(eta / target)`` against ``log q``, with bisection when it stalls. Returns a q observed to pass."""
-    side = 0
-    for _ in range(60):
-        if hi - lo <= rel_tol * hi:
-            break
-        a, b = math.log(lo), math.log(hi)
-        if math.isfinite(f_hi) and math.isfinite(f_lo) and f_lo > f_hi:
-            x = b - f_hi * (b - a) / (f_hi - f_lo)
-            x = min(max(x, a + 0.05 * (b - a)), b - 0.05 * (b - a))
-        else:
-            x = 0.5 * (a + b)
-        q = math.exp(x)
+    """Smallest passing q in ``(lo, hi]`` to ``rel_tol`` (``lo`` fails, ``hi`` passes): the one search's regula
+    falsi (Illinois) on ``log(eta / target)`` against ``log q``, kept 5% of the bracket inside, bisection where the
+    scores are unusable (an infinite one: ``+inf`` is given to the search as ``nan``, which it does not
+    interpolate); 60 probes at most. Returns a q observed to pass (or ``hi``)."""
+
+    def test(q: float) -> tuple[bool, float]:
         fx = log_excess(f(q), target)
-        if fx <= 0.0:
-            hi, f_hi = q, fx
-            if side == 1:
-                f_lo *= 0.5
-            side = 1
-        else:
-            lo, f_lo = q, fx
-            if side == -1 and math.isfinite(f_hi):
-                f_hi *= 0.5
-            side = -1
-    return hi
+        return fx <= 0.0, (math.nan if fx == math.inf else fx)
+
+    return search(test, Bracket(fail=lo, ok=hi, fail_score=math.nan if f_lo == math.inf else f_lo, ok_score=f_hi),
+                  RegulaFalsi(anchor="ok", log=True, margin_frac=0.05), max_probes=60, rtol=rel_tol).ok
 
 
 def _slope(seen: list[tuple[float, float]]) -> float:
