@@ -27,7 +27,19 @@ from .._errors import ParameterError
 from .._frozen import freeze, thaw
 from .._validation import _as_float
 
-__all__ = ["DIRECTIONS", "KINDS", "SCOPES", "Direction", "Interval", "Kind", "Scope", "TailResult"]
+__all__ = [
+    "DIRECTIONS",
+    "DIRECTION_ALIASES",
+    "KINDS",
+    "SCOPES",
+    "Direction",
+    "Interval",
+    "Kind",
+    "Scope",
+    "TailResult",
+    "check_choice",
+    "check_direction",
+]
 
 
 class _Vocabulary(StrEnum):
@@ -57,17 +69,85 @@ class Scope(_Vocabulary):
 
 
 class Direction(_Vocabulary):
-    """Which neighbouring direction: the changed person's vector added to the base (the paper's) or removed."""
+    """Which collection of a neighbouring pair the output is drawn from (the numerator of the privacy loss).
+
+    Seed 001 (§1.2, eq. 1.7) writes the pair ``(D, D_m)`` and the ratio ``R(S) = P(S | D_m) / P(S | D)`` with
+    ``S ~ A(D_m)``; in the homogeneous configuration ``D`` is ``N`` identical (all-zero) vectors and the outlier is
+    the one vector that differs. ``FORWARD`` is that pair (the outlier in ``D_m``, loss ``log R``), ``REVERSE`` the
+    same two collections the other way round (the outlier in ``D``, ``D_m`` homogeneous; loss ``-log R`` under the
+    homogeneous law), ``BOTH`` the worse of the two.
+
+    The same idea under an older name, accepted as an alias wherever a direction of the homogeneous pair is asked
+    for (:data:`DIRECTION_ALIASES`, checked by :func:`check_direction`): ``outlier_in="modified"`` is ``FORWARD``,
+    ``outlier_in="original"`` is ``REVERSE`` (:func:`sufficientdp.ratio.exact.homogeneous_ratio_distribution`,
+    :func:`sufficientdp.ratio.sampling.sample_privacy_ratio`,
+    :func:`sufficientdp.accounting.shuffled.homogeneous_histogram_pld`).
+
+    Two *different* ideas keep their own words ``"add"``/``"remove"`` (both checked by :func:`check_choice`):
+
+    * shuffled binary randomized response (:mod:`sufficientdp.ratio.single_bit`,
+      :mod:`sufficientdp.accounting.shuffled`): the pair ``(A_n(m), A_n(m+1))`` of one person's bit changing while
+      the other ``n - 1`` people hold ``m`` ones, for any ``m``; ``"remove"`` draws the output where the changed
+      person holds 0, ``"add"`` where they hold 1. It names the changed bit, not the outlier: only for a crowd of
+      zeros (``m = 0``, the homogeneous configuration with L = 1) is ``"add"`` ``FORWARD`` and ``"remove"``
+      ``REVERSE``; for a crowd of ones (``m = n - 1``) it is the other way round (the mirror symmetry: ``"add"`` at
+      ``m`` is ``"remove"`` at ``n - 1 - m``); ``"both"`` is ``BOTH``.
+    * Poisson subsampling (:func:`sufficientdp.accounting.sampling.poisson_subsample`): the add/remove-one
+      neighbouring relation (the person present in one dataset and absent from the other, datasets of different
+      sizes); ``"add"`` draws from the dataset with the person, ``"remove"`` from the one without. A pair of
+      collections of the same size differing in one person's vector (``FORWARD``/``REVERSE``) is not such a pair.
+    """
 
     BOTH = "both"  #: the worse of the two
-    FORWARD = "forward"  #: S ~ A(D_m), the outlier in D_m (seed 001 §1.2)
-    REVERSE = "reverse"  #: the outlier in D, D_m homogeneous
+    FORWARD = "forward"  #: S ~ A(D_m), the outlier in D_m (seed 001 §1.2); alias outlier_in="modified"
+    REVERSE = "reverse"  #: the outlier in D, D_m homogeneous; alias outlier_in="original"
 
 
 #: The kinds a :class:`TailResult` may carry.
 KINDS = (Kind.EXACT.value, Kind.BOUND.value, Kind.ESTIMATE.value)
 SCOPES = tuple(s.value for s in Scope)
 DIRECTIONS = tuple(d.value for d in Direction)
+#: The older spellings of a homogeneous pair's direction (the ``outlier_in`` argument), accepted as aliases.
+DIRECTION_ALIASES: Mapping[str, Direction] = {"modified": Direction.FORWARD, "original": Direction.REVERSE}
+
+
+def check_choice(name: str, value: Any, allowed: tuple[str, ...],
+                 aliases: Mapping[str, str] | None = None) -> str:
+    """``value`` if it is one of ``allowed`` (or the value an alias of ``aliases`` stands for), else ParameterError.
+
+    The one check of every direction vocabulary (:class:`Direction`, and the ``"add"``/``"remove"`` words that name
+    different pairs, see :class:`Direction`). The message names the parameter, the value and the allowed values
+    (aliases included): ``"direction must be one of add, remove; got 'up'"``.
+
+    Examples:
+        >>> check_choice("direction", "add", ("add", "remove"))
+        'add'
+        >>> check_choice("outlier_in", "original", ("forward", "reverse"), {"original": "reverse"})
+        'reverse'
+    """
+    aliases = aliases or {}
+    if isinstance(value, str):
+        if value in allowed:
+            return str(allowed[allowed.index(value)])
+        if value in aliases and aliases[value] in allowed:
+            return str(aliases[value])
+    usable = [f"{a!r} = {c!r}" for a, c in aliases.items() if c in allowed]
+    alias_text = f" (or the alias{'es' if len(usable) > 1 else ''} {', '.join(usable)})" if usable else ""
+    listed = ", ".join(allowed)
+    raise ParameterError(f"{name} must be one of {listed}{alias_text}; got {value!r}")
+
+
+def check_direction(name: str, value: Any, allowed: tuple[Direction, ...] = tuple(Direction)) -> Direction:
+    """``value`` as a :class:`Direction` member among ``allowed`` (its string or an alias of
+    :data:`DIRECTION_ALIASES` accepted), else ParameterError naming the parameter, the value and the allowed values.
+
+    Examples:
+        >>> check_direction("outlier_in", "modified", (Direction.FORWARD, Direction.REVERSE))
+        'forward'
+        >>> check_direction("direction", Direction.BOTH) is Direction.BOTH
+        True
+    """
+    return Direction(check_choice(name, value, tuple(d.value for d in allowed), DIRECTION_ALIASES))
 
 
 def _real(name: str, value: Any, *, optional: bool) -> float | None:

@@ -3,8 +3,8 @@
 :func:`privacy_tail` answers "what is eta = P[R(S) > e**epsilon]?". By default (``method="proven"``) over **every**
 pair of neighbouring collections (:mod:`sufficientdp.ratio.proven`, scope ``all-collections``). The other methods
 are about the homogeneous configuration of seed 001 (§1.2, §3) only: N - 1 identical reports and one neighbour
-that differs in j bits, in both neighbouring directions (the neighbour added — the paper's direction — or
-removed; eq. 1.7 quantifies over both), with k reports per person:
+that differs in j bits, in both neighbouring directions (a :class:`~sufficientdp.loss.result.Direction`: the
+outlier in ``D_m`` — the paper's pair — or in ``D``; eq. 1.7 quantifies over both), with k reports per person:
 
 * ``"homogeneous"`` (formerly ``"certified"``) — a rigorous upper bound for that configuration
   (:mod:`sufficientdp.ratio.tail`, :mod:`sufficientdp.ratio.reverse`; for k > 1 reports
@@ -33,7 +33,7 @@ import numpy as np
 
 from .._errors import ParameterError
 from .._validation import MAX_BITS, MAX_POPULATION, check_epsilon, check_int, check_open_interval, check_reports
-from ..loss.result import DIRECTIONS, TailResult
+from ..loss.result import DIRECTIONS, TailResult, check_direction
 from .proven import proven_tail
 
 __all__ = ["DIRECTIONS", "K_NOTE", "TAIL_METHODS", "WORST_CASE_NOTE", "certified_k_direction", "privacy_tail"]
@@ -68,7 +68,9 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         outlier_bits: j in [1, L]; ``None`` for the worst over j = 1..L.
         method: ``"proven"``, ``"homogeneous"``, ``"exact"`` or ``"mc"`` (above); ``"certified"`` is the
             deprecated name of ``"homogeneous"``.
-        direction: ``"both"`` (the worse of the two), ``"forward"`` (neighbour added) or ``"reverse"``.
+        direction: a :class:`~sufficientdp.loss.result.Direction`: ``"both"`` (the worse of the two),
+            ``"forward"`` (the outlier in ``D_m``, the paper's pair) or ``"reverse"`` (the outlier in ``D``); the
+            aliases ``"modified"``/``"original"`` are accepted.
         rng: a seeded ``numpy.random.Generator`` for ``"mc"`` (default: fresh entropy).
         samples: Monte Carlo samples.
         confidence_level: confidence level of a Monte Carlo interval, in (0, 1) (split over j and directions,
@@ -98,8 +100,7 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         method = _RENAMED[method]
     if method not in TAIL_METHODS:
         raise ParameterError(f"method must be one of {', '.join(TAIL_METHODS)}; got {method!r}")
-    if direction not in DIRECTIONS:
-        raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
+    direction = check_direction("direction", direction)
     confidence = check_open_interval("confidence_level", confidence_level, 0.0, 1.0)
     if method == "proven":
         given = [name for name, value in (("outlier_bits", outlier_bits), ("rng", rng), ("samples", samples))

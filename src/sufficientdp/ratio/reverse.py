@@ -29,7 +29,7 @@ from .._errors import ParameterError
 from .._numerics.logspace import log_comb_large_n, logsumexp
 from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._validation import check_int, check_open_interval, check_rng
-from ..loss.result import DIRECTIONS, Direction, TailResult
+from ..loss.result import DIRECTIONS, Direction, TailResult, check_direction
 from ._chernoff import (
     ABS_FLOOR,
     CERT_MAX_CONFIGS,
@@ -606,7 +606,8 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
     Args:
         q, bits, population, epsilon, method, outlier_bits, reports, rng, samples, confidence: as in
             :func:`reverse_tail`.
-        direction: ``"both"`` (default), ``"forward"`` or ``"reverse"``.
+        direction: a :class:`~sufficientdp.loss.result.Direction`: ``"both"`` (default), ``"forward"`` or
+            ``"reverse"`` (aliases ``"modified"``/``"original"``).
 
     Returns:
         A :class:`TailResult` for the worst direction; ``details["worst_direction"]`` and both results in
@@ -621,8 +622,7 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
         True
     """
     method = check_method(method)
-    if direction not in DIRECTIONS:
-        raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
+    direction = check_direction("direction", direction)
     cfg = check_config(q, bits, population, epsilon, outlier_bits, reports)
     confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
     gen = check_rng(rng)

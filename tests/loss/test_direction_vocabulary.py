@@ -1,0 +1,74 @@
+"""One check for every direction vocabulary (issue 11, audit gap 5).
+
+``Direction`` (both/forward/reverse) is the vocabulary of the homogeneous pair; ``outlier_in="modified"`` /
+``"original"`` are documented aliases of ``FORWARD`` / ``REVERSE`` (the same idea: which collection holds the
+outlier, seed 001 §1.2). The ``"add"``/``"remove"`` words of shuffled randomized response and of Poisson
+subsampling name different pairs and stay, checked by the same helper. Each public function gives identical
+results for every accepted spelling.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sufficientdp._errors import ParameterError
+from sufficientdp.loss.result import DIRECTION_ALIASES, Direction, check_choice, check_direction
+from sufficientdp.ratio.analysis import privacy_tail
+from sufficientdp.ratio.reverse import two_sided_tail
+
+FWD_REV = (Direction.FORWARD, Direction.REVERSE)
+
+
+def _same(results: list[object]) -> bool:
+    """Every result equal to the first, wall-clock ``seconds`` entries aside (the only field that may differ)."""
+    def strip(x: object) -> object:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "seconds"}
+        if isinstance(x, (list, tuple)):
+            return [strip(v) for v in x]
+        return x
+    first = strip(results[0])
+    return all(strip(r) == first for r in results[1:])
+
+
+def test_check_direction_canonical_members_and_aliases() -> None:
+    for spelling, member in [("both", Direction.BOTH), ("forward", Direction.FORWARD), ("reverse", Direction.REVERSE),
+                             (Direction.REVERSE, Direction.REVERSE), ("modified", Direction.FORWARD),
+                             ("original", Direction.REVERSE)]:
+        got = check_direction("direction", spelling)
+        assert got is member and type(got) is Direction
+    assert dict(DIRECTION_ALIASES) == {"modified": "forward", "original": "reverse"}
+
+
+@pytest.mark.parametrize(("value", "allowed", "message"), [
+    ("up", tuple(Direction), "direction must be one of both, forward, reverse (or the aliases 'modified' = "
+                             "'forward', 'original' = 'reverse'); got 'up'"),
+    ("both", FWD_REV, "direction must be one of forward, reverse (or the aliases 'modified' = 'forward', "
+                      "'original' = 'reverse'); got 'both'"),
+    (None, FWD_REV, "got None"),
+    (1, FWD_REV, "got 1"),
+    ("Forward", FWD_REV, "got 'Forward'"),
+])
+def test_check_direction_rejects_with_name_value_and_allowed(value: object, allowed: tuple[Direction, ...],
+                                                             message: str) -> None:
+    with pytest.raises(ParameterError) as err:
+        check_direction("direction", value, allowed)
+    assert message in str(err.value)
+
+
+def test_check_choice_without_aliases() -> None:
+    assert check_choice("direction", "remove", ("add", "remove")) == "remove"
+    with pytest.raises(ParameterError, match=r"^direction must be one of add, remove; got 'forward'$"):
+        check_choice("direction", "forward", ("add", "remove"))
+    # an alias whose canonical value is not allowed here is not offered
+    with pytest.raises(ParameterError, match=r"^k must be one of forward \(or the alias 'modified' = 'forward'\); "
+                                             r"got 'original'$"):
+        check_choice("k", "original", ("forward",), DIRECTION_ALIASES)
+
+
+@pytest.mark.parametrize("spellings", [("forward", Direction.FORWARD, "modified"),
+                                       ("reverse", Direction.REVERSE, "original"), ("both", Direction.BOTH)])
+def test_privacy_tail_and_two_sided_tail_accept_every_spelling(spellings: tuple[str, ...]) -> None:
+    common = {"q": 0.2, "bits": 2, "population": 6, "epsilon": 1.0}
+    assert _same([privacy_tail(method="exact", direction=d, **common).to_dict() for d in spellings])
+    assert _same([two_sided_tail(method="exact", direction=d, **common).to_dict() for d in spellings])
