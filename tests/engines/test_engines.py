@@ -258,3 +258,135 @@ def test_duckdb_row_hashes_that_match_no_possible_row_go_to_the_validating_passe
         assert duckdb_engine._tally_one_pass(con, path, source, cols, "parquet", ["VARCHAR"] * 5, True) is None
     finally:
         con.close()
+
+
+# ------------------------------------------------------------------- Parquet without the full histogram (issue 10)
+def _batches(path, threads):
+    """The DuckDB engine's Arrow-batch tally of a Parquet file, with DuckDB's ``threads`` setting (the number of
+    streams it may split the row groups into)."""
+    import duckdb
+
+    from sufficientdp.engines import duckdb_engine
+
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"SET threads = {threads}")
+        schema = con.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+        return duckdb_engine._tally_parquet_batches(con, path, ['"' + r[0] + '"' for r in schema],
+                                                    [str(r[1]) for r in schema])
+    finally:
+        con.close()
+
+
+def _wide_table(rng, n, bits):
+    import pyarrow as pa
+
+    reports = (rng.random((n, bits)) < rng.random(bits)).astype(np.uint8)
+    return reports, {f"bit{j}": pa.array(reports[:, j]) for j in range(bits)}
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_duckdb_parquet_batches_at_64_bits_equal_the_in_memory_tally(tmp_path, monkeypatch, statistics, threads):
+    # Truth: the packed-word tally of the same array (brute-force pinned in tests/aggregation/test_tally.py). Row
+    # groups of 700 rows and batches of 256 rows: several streams, each with several batches, none aligned.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import sufficientdp.aggregation.columns as columns
+    import sufficientdp.engines as engines
+    from sufficientdp.aggregation.tally import tally
+
+    reports, table = _wide_table(np.random.default_rng(threads), 5_001, 64)
+    path = tmp_path / "wide.parquet"
+    pq.write_table(pa.table(table), path, row_group_size=700, write_statistics=statistics)
+    monkeypatch.setattr(engines, "CHUNK_CELLS", 64 * 256)
+    seen = []
+    kernel = columns.tally_columns
+
+    def spy(cols, full_histogram=None):
+        seen.append(len(cols[0]))
+        return kernel(cols, full_histogram=full_histogram)
+
+    monkeypatch.setattr(columns, "tally_columns", spy)
+    truth = tally(reports, full_histogram=False).to_dict(include_vector_histogram=True)
+    fast = _batches(path, threads)
+    assert fast is not None and fast.to_dict(include_vector_histogram=True) == truth
+    assert max(seen) <= 256 and sum(seen) == 5_001  # bounded batches, every row once
+    t, names = tally_file(path, engine="duckdb")
+    assert names == [f"bit{j}" for j in range(64)]
+    assert t.to_dict(include_vector_histogram=True) == truth
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+@pytest.mark.parametrize("bad", [2, None, -1, 300])
+def test_duckdb_parquet_batches_refuse_a_bad_value_at_64_bits(tmp_path, statistics, bad):
+    # One bad cell in a late row group of one column of 64: the batch tally refuses (from the column statistics,
+    # or without them from the batch check or the cast), and the validating passes name the column.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _, table = _wide_table(np.random.default_rng(5), 3_000, 63)
+    values = np.random.default_rng(6).integers(0, 2, 3_000).tolist()
+    values[2_345] = bad
+    table["bad_col"] = pa.array(values, pa.int16() if bad in (-1, 300) else pa.uint8())
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table(table), path, row_group_size=500, write_statistics=statistics)
+    for threads in (1, 2):
+        assert _batches(path, threads) is None
+    with pytest.raises(DataError, match="bad_col"):
+        tally_file(path, engine="duckdb")
+    with pytest.raises(DataError, match="bad_col"):
+        tally_file(path, engine="numpy")
+
+
+def test_duckdb_parquet_without_pyarrow_keeps_the_sql_tally(tmp_path, monkeypatch):
+    # The duckdb extra does not pull in pyarrow: without it the engine counts in SQL (GROUP BY the row weight), with
+    # the same result; with it, the batch tally is what runs.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sufficientdp.aggregation.tally import tally
+    from sufficientdp.engines import duckdb_engine
+
+    reports, table = _wide_table(np.random.default_rng(8), 2_000, 40)
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table(table), path, row_group_size=300)
+    truth = tally(reports, full_histogram=False).to_dict()
+    calls = []
+    batches = duckdb_engine._tally_parquet_batches
+    monkeypatch.setattr(duckdb_engine, "_tally_parquet_batches", lambda *a: calls.append(1) or batches(*a))
+    assert tally_file(path, engine="duckdb")[0].to_dict() == truth and calls == [1]
+    monkeypatch.setattr(duckdb_engine, "_arrow_available", lambda: False)
+    assert tally_file(path, engine="duckdb")[0].to_dict() == truth and calls == [1]
+
+
+def test_duckdb_parquet_batches_with_a_column_named_file_row_number(tmp_path):
+    # DuckDB cannot add its file_row_number column to such a file: one stream, no row ranges.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    reports, table = _wide_table(np.random.default_rng(9), 1_000, 30)
+    table["file_row_number"] = table.pop("bit0")
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table(table), path, row_group_size=100)
+    ref, _ = tally_file(path, engine="numpy")
+    assert _batches(path, 2).to_dict() == ref.to_dict()
+
+
+def test_row_ranges_split_at_row_group_boundaries():
+    # Brute force over small layouts: contiguous ranges covering [0, n], cut only where a row group ends, at most
+    # `streams` of them, and no range more than one row group above an equal share.
+    from sufficientdp.engines.duckdb_engine import _row_ranges
+
+    rng = np.random.default_rng(10)
+    for _ in range(500):
+        sizes = rng.integers(0, 5, rng.integers(0, 8)).tolist()
+        streams = int(rng.integers(1, 5))
+        bounds = _row_ranges(sizes, streams)
+        ends = set(np.cumsum([0, *sizes]).tolist())
+        n = sum(sizes)
+        assert bounds[0] == 0 and bounds[-1] == n and set(bounds) <= ends
+        assert all(a < b for a, b in zip(bounds[:-1], bounds[1:])) or bounds == [0, 0]
+        assert 2 <= len(bounds) <= streams + 1
+        assert all(b - a <= n / streams + max(sizes, default=0) for a, b in zip(bounds[:-1], bounds[1:]))

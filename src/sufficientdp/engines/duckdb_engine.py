@@ -9,8 +9,10 @@ This module is an adapter (``pip install 'sufficientdp[duckdb]'``); it holds no 
   default and L <= 20 on request.
 
 A file of plain 0/1 values is counted in one scan (:func:`_tally_one_pass`: ``GROUP BY`` a per-row key — the
-row's hash or packed bits for the full histogram, its weight otherwise — with the counts derived from the groups);
-anything unusual goes to the validating passes. Every value must be 0 or 1 and none may be missing; a
+row's hash or packed bits for the full histogram, its weight otherwise — with the counts derived from the groups;
+a Parquet file without the full histogram, when pyarrow is installed, is read by DuckDB and counted batch by batch
+by the numpy engine's kernel, :func:`_tally_parquet_batches`, as the per-row weight costs more in SQL than the
+whole numpy count); anything unusual goes to the validating passes. Every value must be 0 or 1 and none may be missing; a
 :class:`~sufficientdp._errors.DataError` names the first offending column. CSV cells are accepted exactly when
 Python's ``int()`` would give 0 or 1 (as :func:`sufficientdp.io.read_reports` does);
 Parquet columns must be integer, floating-point or boolean (as :func:`~sufficientdp.randomization.encode_bits`
@@ -27,8 +29,10 @@ the file must carry DuckDB's signature.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -187,13 +191,17 @@ def _tally_one_pass(con: Any, path: Path, source: str, cols: list[str], fmt: str
       exactly n·2L bytes after the header, the last ending in a newline, have one character per cell, and the
       only single characters DuckDB reads as 0 or 1 are ``0`` and ``1``. Anything else (`` 1``, ``+1``, ``"1"``,
       CRLF line ends, a blank) goes to the careful passes, which apply Python's int() rules.
-    * Without the full histogram: ``GROUP BY`` the row weight with per-column sums.
+    * Parquet without the full histogram, when pyarrow is installed: :func:`_tally_parquet_batches` (DuckDB reads
+      the file and hands Arrow batches to the numpy counting kernel).
+    * Otherwise without the full histogram: ``GROUP BY`` the row weight with per-column sums.
 
     All counts are derived from the groups.
     """
     bits = len(cols)
     if fmt == "parquet" and any(t in ("FLOAT", "DOUBLE") for t in types):
         return _tally_group_all(con, source, cols) if full_histogram else None
+    if fmt == "parquet" and not full_histogram and _arrow_available():
+        return _tally_parquet_batches(con, path, cols, types)
     check_rows = fmt == "csv"
     data_bytes = 0
     if fmt == "csv":
@@ -259,6 +267,137 @@ def _tally_one_pass(con: Any, path: Path, source: str, cols: list[str], fmt: str
     if fmt == "csv" and data_bytes != 2 * bits * tally.reports:
         return None
     return tally
+
+
+def _arrow_available() -> bool:
+    """pyarrow is installed (DuckDB's Arrow export needs it; the ``duckdb`` extra does not pull it in)."""
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[str]) -> Tally | None:
+    """The tally of a Parquet file of integer or boolean columns without the full histogram: DuckDB reads and
+    decodes the file and hands Arrow batches (``uint8`` columns) to the numpy engine's counting kernel
+    (:func:`~sufficientdp.aggregation.columns.tally_columns`); None when a value is missing or not 0/1, for the
+    validating passes to name the column.
+
+    Why not SQL: the weight histogram needs each row's weight ``c0 + … + c_{L-1}``, and DuckDB's L - 1 additions
+    per row cost more than the plain per-column sums (docs/benchmarks.md, "Aggregation engines"), while numpy adds
+    a batch's columns at a small fraction of the cost of decoding them.
+
+    * Validation: the ``count``/``min``/``max`` query of every column (answered from the column statistics when
+      every row group has them; skipped otherwise, as it would be a scan of its own), and in every batch no null
+      and a largest value of at most 1 per column (which also catches statistics that do not match the data).
+      Non-``UTINYINT`` columns are cast to ``UTINYINT`` in SQL (a negative or too large value fails the cast).
+    * Parallel and bounded: DuckDB streams one query's result on one thread, so the row groups are split into up
+      to ``threads`` (DuckDB's setting, the number of cores by default) contiguous ranges of ``file_row_number``,
+      each read by its own cursor on its own thread (row groups outside a range are skipped from their
+      statistics); every stream holds one batch of at most :data:`~sufficientdp.engines.CHUNK_ROWS` rows and
+      :data:`~sufficientdp.engines.CHUNK_CELLS` values at a time.
+    """
+    from ..aggregation.columns import tally_columns
+    from . import CHUNK_CELLS, CHUNK_ROWS  # this package imports this module: imported when first needed
+
+    duckdb = _duckdb()
+    bits = len(cols)
+    file = _literal(str(path))
+    groups, with_stats = con.execute(
+        "SELECT list(n ORDER BY g), coalesce(bool_and(s), true) FROM (SELECT row_group_id AS g, "
+        "any_value(row_group_num_rows) AS n, bool_and(stats_min_value IS NOT NULL AND stats_max_value IS NOT NULL "
+        f"AND stats_null_count IS NOT NULL) AS s FROM parquet_metadata({file}) GROUP BY g)").fetchone()
+    sizes = [int(x) for x in groups or []]
+    if with_stats:
+        row = con.execute("SELECT count(*), " + ", ".join(f"count({c}), min({c}), max({c})" for c in cols)
+                          + f" FROM read_parquet({file})").fetchone()
+        n = int(row[0])
+        for j in range(bits):
+            count, lo, hi = row[1 + 3 * j: 4 + 3 * j]
+            if int(count) != n or (n and (int(lo) < 0 or int(hi) > 1)):
+                return None
+    xs = ", ".join(c if t == "UTINYINT" else f"CAST({c} AS UTINYINT) AS {c}" for c, t in zip(cols, types, strict=True))
+    threads = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
+    bounds = _row_ranges(sizes, 1 if '"file_row_number"' in cols else threads)
+    if len(bounds) <= 2:
+        queries = [f"SELECT {xs} FROM read_parquet({file})"]
+    else:
+        queries = [f"SELECT {xs} FROM read_parquet({file}, file_row_number = true) "
+                   f"WHERE file_row_number >= {lo} AND file_row_number < {hi}" for lo, hi in zip(bounds, bounds[1:])]
+    rows = max(1, min(CHUNK_ROWS, max(256, CHUNK_CELLS // bits)))
+    con.execute("SET threads = 1")  # one DuckDB thread per stream; the streams are the parallelism
+    parts: list[Tally | None] = [None] * len(queries)
+    failed: list[BaseException] = []
+    invalid = threading.Event()
+
+    def stream(k: int) -> None:
+        cur = con.cursor()
+        try:
+            result = cur.execute(queries[k])
+            reader = (result.to_arrow_reader(rows) if hasattr(result, "to_arrow_reader")
+                      else result.fetch_record_batch(rows))
+            for batch in reader:
+                if invalid.is_set() or failed:
+                    return
+                columns = _batch_bits(batch)
+                if columns is None:
+                    invalid.set()
+                    return
+                part = tally_columns(columns, full_histogram=False)
+                done = parts[k]
+                parts[k] = part if done is None else done.merge(part)
+        except duckdb.Error:
+            invalid.set()  # e.g. CAST(-1 AS UTINYINT): the validating passes name the column
+        except BaseException as exc:  # noqa: BLE001 - raised in the calling thread below
+            failed.append(exc)
+        finally:
+            cur.close()
+
+    workers = [threading.Thread(target=stream, args=(k,), name=f"sufficientdp-duckdb-{k}", daemon=True)
+               for k in range(1, len(queries))]
+    for w in workers:
+        w.start()
+    try:
+        stream(0)
+    finally:
+        for w in workers:
+            w.join()
+    if failed:
+        raise failed[0]
+    if invalid.is_set():
+        return None
+    total = tally_columns([np.zeros(0, dtype=np.uint8)] * bits, full_histogram=False)
+    for part in parts:
+        if part is not None:
+            total = total.merge(part)
+    return total
+
+
+def _row_ranges(sizes: list[int], streams: int) -> list[int]:
+    """Boundaries ``0 = b_0 < … < b_k = n`` splitting row groups of ``sizes`` rows into at most ``streams``
+    contiguous ranges of about equal rows, at row group boundaries (``[0, n]`` for a single range)."""
+    n = sum(sizes)
+    bounds = [0]
+    done = 0
+    for size in sizes[:-1]:
+        done += size
+        if len(bounds) < streams and done * streams >= n * len(bounds) and done > bounds[-1]:
+            bounds.append(done)
+    if n > bounds[-1] or len(bounds) == 1:
+        bounds.append(n)
+    return bounds
+
+
+def _batch_bits(batch: Any) -> list[np.ndarray] | None:
+    """The columns of an Arrow batch of ``uint8`` columns as numpy views, or None when one holds a null or a
+    value above 1."""
+    columns = []
+    for j in range(batch.num_columns):
+        col = batch.column(j)
+        if col.null_count or str(col.type) != "uint8":
+            return None
+        values = np.frombuffer(col.buffers()[1], dtype=np.uint8, count=len(col), offset=col.offset)
+        if values.shape[0] and int(values.max()) > 1:
+            return None
+        columns.append(values)
+    return columns
 
 
 def _from_codes(bits: int, code: np.ndarray, count: np.ndarray) -> Tally:
