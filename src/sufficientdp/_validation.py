@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +26,11 @@ __all__ = [
     "check_rng",
     "check_open_interval",
     "check_positive_finite",
+    "renamed",
+    "renamed_fields",
 ]
+
+_T = TypeVar("_T")
 
 
 #: Largest privacy level the sufficient-DP analyses accept: lambda = e**50 ~ 5e21, far beyond any meaningful
@@ -107,6 +113,54 @@ def check_confidence_level(confidence_level: Any, level: Any = None, *, default:
         return check_open_interval("level", level, 0.0, 1.0)
     return check_open_interval("confidence_level", default if confidence_level is None else confidence_level,
                                0.0, 1.0)
+
+
+def renamed(name: str, value: Any, old_name: str, old_value: Any, *, default: Any = None) -> Any:
+    """The value of parameter ``name``, also accepted under its former name ``old_name`` (DeprecationWarning).
+
+    One name per idea (issue 11: ``population``, ``confidence_level``); the former name keeps working for a while.
+    Giving both is a :class:`ParameterError`; giving neither returns ``default``. The value is not checked here.
+    """
+    if old_value is None:
+        return default if value is None else value
+    if value is not None:
+        raise ParameterError(f"give {name} or its former name {old_name}, not both; got {_describe(value)} and "
+                             f"{_describe(old_value)}")
+    warnings.warn(f"{old_name}= is deprecated; use {name}=", DeprecationWarning, stacklevel=3)
+    return old_value
+
+
+def renamed_fields(renames: Mapping[str, str]) -> Callable[[type[_T]], type[_T]]:
+    """Class decorator (above ``@dataclass``): former field names, ``{old: new}``, still work, with a warning.
+
+    The constructor (and :func:`dataclasses.replace`) accepts ``old=`` for ``new=`` with a DeprecationWarning (both
+    is a :class:`ParameterError`); ``obj.old`` is a read-only property that warns and returns ``obj.new``.
+    """
+    def decorate(cls: type[_T]) -> type[_T]:
+        init = cls.__init__
+
+        @functools.wraps(init)
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise ParameterError(f"give {new} or its former name {old}, not both")
+                    warnings.warn(f"{cls.__name__}({old}=...) is deprecated; use {new}=", DeprecationWarning,
+                                  stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            init(self, *args, **kwargs)
+
+        cls.__init__ = __init__  # type: ignore[method-assign]
+        for old, new in renames.items():
+            def getter(self: Any, old: str = old, new: str = new) -> Any:
+                warnings.warn(f"{type(self).__name__}.{old} is deprecated; use .{new}", DeprecationWarning,
+                              stacklevel=2)
+                return getattr(self, new)
+
+            setattr(cls, old, property(getter, doc=f"Deprecated: the former name of :attr:`{new}`."))
+        return cls
+
+    return decorate
 
 
 def check_positive_finite(name: str, value: Any) -> float:

@@ -100,8 +100,8 @@ class DemoResult:
                          f"{'[' + f'{e.lower[j]:.1f}, {e.upper[j]:.1f}' + ']':>25} "
                          f"{'yes' if self.covered[j] else 'NO':>6}")
         lines.append("")
-        lines.append(f"{int(self.covered.sum())} of {e.bits} true counts inside their {100 * e.level:g}% "
-                     f"intervals (expected about {e.level * e.bits:.1f}); standard error {e.std_error[0]:.1f}")
+        lines.append(f"{int(self.covered.sum())} of {e.bits} true counts inside their {100 * e.confidence_level:g}% "
+                     f"intervals (expected about {e.confidence_level * e.bits:.1f}); standard error {e.std_error[0]:.1f}")
         if self.ledger is not None:
             g, b = self.ledger, self.ledger["budget"]
             joined = [x["campaign"] for x in g["campaigns"] if x["allowed"]]

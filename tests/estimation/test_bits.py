@@ -163,8 +163,11 @@ def test_confidence_level_is_the_name_and_level_its_former_alias():
     new = estimate_bits([300, 700], q=0.25, population=1000, confidence_level=0.9)
     with pytest.warns(DeprecationWarning, match="level= is deprecated; use confidence_level="):
         old = estimate_bits([300, 700], q=0.25, population=1000, level=0.9)
-    assert new.level == old.level == 0.9 and new.lower.tolist() == old.lower.tolist()
-    assert estimate_bits([300, 700], q=0.25, population=1000).level == 0.95  # the default
+    assert new.confidence_level == old.confidence_level == 0.9 and new.lower.tolist() == old.lower.tolist()
+    assert estimate_bits([300, 700], q=0.25, population=1000).confidence_level == 0.95  # the default
+    with pytest.warns(DeprecationWarning, match=r"BitEstimates.level is deprecated; use .confidence_level"):
+        assert new.level == 0.9  # the former attribute name still reads
+    assert new.to_dict()["level"] == 0.9  # the JSON key is unchanged (CLI --json format)
     with pytest.raises(ParameterError, match="^give confidence_level or its former name level, not both"):
         estimate_bits([300, 700], q=0.25, population=1000, confidence_level=0.9, level=0.9)
     with pytest.raises(ParameterError, match="^confidence_level must be in"):

@@ -592,7 +592,7 @@ def test_bootstrap_counts_unconverged_refits() -> None:
 def test_result_object() -> None:
     est = joint_frequencies(np.array([3, 4, 1, 2]), q=0.25, confidence_level=0.9)
     assert isinstance(est, JointEstimate)
-    settings_ = (est.method, est.bits, est.population, est.reports, est.q, est.level)
+    settings_ = (est.method, est.bits, est.population, est.reports, est.q, est.confidence_level)
     assert settings_ == ("inverse", 2, 10, 1, 0.25, 0.9)
     assert est.iterations is None and est.converged is None
     # Worked by hand: (C^-1)⊗(C^-1) h with C^-1 = [[1.5, -0.5], [-0.5, 1.5]] for q = 1/4.

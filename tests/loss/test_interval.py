@@ -98,11 +98,11 @@ def test_tail_result_intervals_equal_its_fields(method, reports, direction):
     kw = {"rng": np.random.default_rng(7), "samples": 2000} if method == "mc" else {}
     r = privacy_tail(q=0.25, bits=3, population=20, epsilon=1.0, reports=reports, method=method,
                      direction=direction, **kw)
-    _same(r.eta_interval, r.eta_lower, r.eta, r.eta_upper, r.confidence, r.kind)
+    _same(r.eta_interval, r.eta_lower, r.eta, r.eta_upper, r.confidence_level, r.kind)
     if r.delta is None:
         assert r.delta_interval is None
     else:
-        _same(r.delta_interval, r.delta_lower, r.delta, r.delta_upper, r.confidence, r.kind)
+        _same(r.delta_interval, r.delta_lower, r.delta, r.delta_upper, r.confidence_level, r.kind)
 
 
 def test_rounds_tail_result_intervals_equal_its_fields():
@@ -158,7 +158,7 @@ def test_joint_estimate_cell_intervals():
         iv = inv.cell_interval(i)
         assert iv.estimate == inv.estimate[i]
         assert iv.lower == min(inv.lower[i], inv.estimate[i]) and iv.upper == max(inv.upper[i], inv.estimate[i])
-        assert iv.confidence_level == inv.level and iv.kind == "estimate"
+        assert iv.confidence_level == inv.confidence_level and iv.kind == "estimate"
     em = joint_frequencies(h, q=0.25, method="em")  # no bootstrap: the interval is unknown (NaN), so None
     assert np.isnan(em.lower).all()
     iv = em.cell_interval(0)

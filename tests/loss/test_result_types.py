@@ -276,3 +276,35 @@ def test_to_dict_of_truncated_tail_and_evaluations():
                             "curves": []}
     json.dumps(ev.to_dict())
     json.dumps(re.to_dict())
+
+
+# ---------------------------------------------------------------------------------------------------- former names
+
+
+def test_tail_result_confidence_level_and_its_former_name():
+    from sufficientdp import ParameterError
+    from sufficientdp.loss.result import TailResult
+
+    kw = dict(eta=0.1, eta_lower=0.05, eta_upper=0.2, method="mc", kind="estimate", epsilon=1.0, q=0.2, bits=1,
+              population=10)
+    new = TailResult(confidence_level=0.9, **kw)
+    with pytest.warns(DeprecationWarning, match=r"TailResult\(confidence=\.\.\.\) is deprecated"):
+        old = TailResult(confidence=0.9, **kw)
+    assert old == new and new.confidence_level == 0.9 and new.eta_interval.confidence_level == 0.9
+    with pytest.warns(DeprecationWarning, match=r"TailResult.confidence is deprecated; use .confidence_level"):
+        assert new.confidence == 0.9
+    with pytest.raises((AttributeError, TypeError)):  # read-only (TypeError: CPython 3.11's frozen+slots setattr)
+        new.confidence = 0.5  # type: ignore[misc]
+    with pytest.raises(ParameterError, match="^give confidence_level or its former name confidence, not both"):
+        TailResult(confidence=0.9, confidence_level=0.9, **kw)
+    assert new.to_dict()["confidence"] == 0.9  # the JSON key is unchanged (CLI --json format)
+    assert dataclasses.replace(new, confidence_level=0.8).confidence_level == 0.8
+
+
+def test_joint_estimate_confidence_level_and_its_former_name():
+    from sufficientdp.estimation import joint_frequencies
+
+    est = joint_frequencies(np.array([30, 20, 25, 25]), q=0.25, confidence_level=0.9)
+    assert est.confidence_level == 0.9 and est.to_dict()["level"] == 0.9
+    with pytest.warns(DeprecationWarning, match=r"JointEstimate.level is deprecated"):
+        assert est.level == 0.9

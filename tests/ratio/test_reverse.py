@@ -138,7 +138,7 @@ def test_mc_interval_covers_exact_k1() -> None:
         oracle = homogeneous_ratio_distribution(q, bits, n, outlier_bits=j, outlier_in="original").eta(eps)
         mc = reverse_tail(q=q, bits=bits, population=n, epsilon=eps, outlier_bits=j, method="mc", rng=seed,
                           samples=20_000)
-        assert mc.kind == "estimate" and mc.confidence == 0.95
+        assert mc.kind == "estimate" and mc.confidence_level == 0.95
         assert _lo(mc) <= oracle <= _hi(mc)
 
 

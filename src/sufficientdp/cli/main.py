@@ -319,7 +319,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
             if joint.interval == "none":
                 print("no intervals for the EM estimate (add --bootstrap B for parametric-bootstrap intervals)")
             else:
-                print(f"{100 * joint.level:g}% intervals: parametric bootstrap, {joint.bootstrap} replicates "
+                print(f"{100 * joint.confidence_level:g}% intervals: parametric bootstrap, {joint.bootstrap} replicates "
                       "(union of percentile and basic intervals; seed "
                       f"{'none' if args.seed is None else args.seed})")
         print(f"most frequent vectors (bit 0 first; {args.joint}):")
@@ -328,7 +328,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
             print(f"  {r['vector']}  {r['estimate']:12.1f}{ci}")
     k_text = f"{est.reports} (default)" if reports_from == "default" else f"{est.reports}"
     print(f"N = {est.population} people, k = {k_text}, q = {est.q:.10g} (from the {source}), "
-          f"{100 * est.level:g}% intervals (std error: {est.std_error_method})")
+          f"{100 * est.confidence_level:g}% intervals (std error: {est.std_error_method})")
     width = max(8, max(len(n) for n in names))
     print(f"  {'column':<{width}}  {'estimate':>12}  {'lower':>12}  {'upper':>12}  {'std_error':>10}")
     for r in d["estimates"]:
@@ -381,7 +381,7 @@ def _cmd_tail(args: argparse.Namespace) -> int:
     lo = "-" if res.eta_lower is None else f"{res.eta_lower:.6g}"
     hi = "-" if res.eta_upper is None else f"{res.eta_upper:.6g}"
     print(f"eta = P[R > e^{res.epsilon:g}] = {res.eta:.6g}  ({kind_text}; method {res.method}); "
-          f"interval [{lo}, {hi}]" + (f" at {100 * res.confidence:g}%" if res.confidence else ""))
+          f"interval [{lo}, {hi}]" + (f" at {100 * res.confidence_level:g}%" if res.confidence_level else ""))
     if res.delta is not None:
         print(f"delta(epsilon) = E[(1 - e^epsilon/R)+] = {res.delta:.6g}")
     crowds = res.details.get("crowds")

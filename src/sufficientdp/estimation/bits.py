@@ -30,7 +30,7 @@ from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
 from .._frozen import readonly
-from .._validation import check_confidence_level, check_int, check_open_interval, check_reports
+from .._validation import check_confidence_level, check_int, check_open_interval, check_reports, renamed_fields
 from ..aggregation.tally import Tally
 from ..loss.result import Interval, Kind
 
@@ -39,22 +39,26 @@ __all__ = ["STD_ERROR_METHODS", "BitEstimates", "estimate_bits"]
 STD_ERROR_METHODS = ("exact", "plugin")
 
 
+@renamed_fields({"level": "confidence_level"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BitEstimates:
     """Estimated number of people with each bit set.
 
     Attributes:
         estimate: unbiased estimates d_hat_j (float array, may be negative or exceed N).
-        lower, upper: confidence interval at ``level``: the normal interval ``estimate ± z std_error`` intersected
+        lower, upper: confidence interval at ``confidence_level``: the normal interval ``estimate ± z std_error`` intersected
             with [0, N], then widened to contain ``estimate``. So ``lower < 0`` exactly where the estimate is
             negative (then ``lower == estimate``), ``upper > N`` exactly where it exceeds N; otherwise the interval
             lies in [0, N]. :meth:`interval`, :meth:`to_records` and :meth:`to_dict` report these same ends.
         std_error: standard error of each estimate.
-        population: N (people), reports: k, q: flip probability used, level: confidence level,
+        population: N (people), reports: k, q: flip probability used, confidence_level: of the intervals (as
+        scipy names it; ``level``, its former name, still reads with a DeprecationWarning),
         std_error_method: ``"exact"`` or ``"plugin"``; counts: the observed M_j.
         outside: bool array, True where the whole unclipped interval ``estimate ± z std_error`` lies outside
             [0, N]. The clipped interval is still a valid confidence interval, but such a bit is a sign the
-            reports do not fit (q, k): a wrong ``reports`` or ``q``, or a rare draw (probability <= (1-level)/2).
+            reports do not fit (q, k): a wrong ``reports`` or ``q``, or a rare draw (probability <= (1-confidence_level)/2).
+
+    ``to_dict`` keeps the key ``"level"`` for the confidence level (the CLI's ``--json`` format is unchanged).
 
     Every array is a read-only copy (results are immutable). :meth:`interval` gives bit j as an
     :class:`~sufficientdp.loss.result.Interval`, :attr:`intervals` every bit.
@@ -68,7 +72,7 @@ class BitEstimates:
     population: int
     reports: int
     q: float
-    level: float
+    confidence_level: float
     std_error_method: str
     outside: np.ndarray | None = None
 
@@ -81,7 +85,7 @@ class BitEstimates:
         object.__setattr__(self, "upper", readonly(np.where(hi < est, est, hi), np.float64))
         object.__setattr__(self, "counts", readonly(self.counts, np.int64))
         if self.outside is None:
-            z = float(norm.ppf(0.5 + self.level / 2.0))
+            z = float(norm.ppf(0.5 + self.confidence_level / 2.0))
             out = (self.estimate + z * self.std_error < 0.0) | (self.estimate - z * self.std_error > self.population)
         else:
             out = self.outside
@@ -92,7 +96,7 @@ class BitEstimates:
         """One line per bit whose whole interval lies outside [0, N] (see ``outside``)."""
         assert self.outside is not None
         return tuple(
-            f"bit {j}: estimate {self.estimate[j]:.6g} with its whole {self.level:g} interval outside "
+            f"bit {j}: estimate {self.estimate[j]:.6g} with its whole {self.confidence_level:g} interval outside "
             f"[0, {self.population}]; check q = {self.q:g} and reports = {self.reports} are what the reports were "
             "randomized with" for j in np.flatnonzero(self.outside))
 
@@ -104,12 +108,13 @@ class BitEstimates:
     def interval(self, j: int) -> Interval:
         """Bit ``j``'s estimate with its confidence interval, an :class:`~sufficientdp.loss.result.Interval`.
 
-        ``Interval(lower[j], estimate[j], upper[j], confidence_level=level, kind="estimate")``: the same ends as
+        ``Interval(lower[j], estimate[j], upper[j], confidence_level=confidence_level, kind="estimate")``: the same ends as
         ``lower``/``upper`` and :meth:`to_records` (a negative estimate -300 gives ``Interval(-300, -300, 0)`` here
         and ``lower = -300``, ``upper = 0`` there; never a clipped [0, 0] that hides it).
         """
         j = check_int("j", j, minimum=0, maximum=self.bits - 1)
-        return _interval(float(self.lower[j]), float(self.estimate[j]), float(self.upper[j]), self.level)
+        return _interval(float(self.lower[j]), float(self.estimate[j]), float(self.upper[j]),
+                         self.confidence_level)
 
     @property
     def intervals(self) -> tuple[Interval, ...]:
@@ -141,7 +146,7 @@ class BitEstimates:
             "population": self.population,
             "reports": self.reports,
             "q": self.q,
-            "level": self.level,
+            "level": self.confidence_level,
             "std_error_method": self.std_error_method,
             "estimates": self.to_records(),
             "warnings": list(self.warnings),
@@ -180,7 +185,7 @@ def estimate_bits(
         q: the flip probability that was used, in (0, 0.5) (use the randomizer's effective dyadic value).
         reports: k, reports per person.
         population: N; by default the tally's report count divided by k.
-        confidence_level: of the intervals, in (0, 1); default 0.95 (the result's ``level``).
+        confidence_level: of the intervals, in (0, 1); default 0.95 (the result's ``confidence_level``).
         std_error: ``"exact"`` (sqrt(N p q / k)/(p - q)) or ``"plugin"`` (from the observed rate).
         level: the former name of ``confidence_level`` (deprecated; give one of the two).
 
@@ -246,5 +251,6 @@ def estimate_bits(
     upper = np.clip(est + z * se, 0.0, n)
     outside = (est + z * se < 0.0) | (est - z * se > n)
     return BitEstimates(estimate=est, lower=lower, upper=upper, std_error=se, counts=counts,
-                        population=population, reports=reports, q=q, level=level, std_error_method=std_error,
+                        population=population, reports=reports, q=q, confidence_level=level,
+                        std_error_method=std_error,
                         outside=outside)

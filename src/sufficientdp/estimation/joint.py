@@ -39,7 +39,13 @@ from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
-from .._validation import check_confidence_level, check_int, check_open_interval, check_positive_finite
+from .._validation import (
+    check_confidence_level,
+    check_int,
+    check_open_interval,
+    check_positive_finite,
+    renamed_fields,
+)
 from ..loss.result import Interval
 from .bits import _interval
 
@@ -197,6 +203,7 @@ def _json_floats(a: np.ndarray) -> list[float | None]:
     return [None if math.isnan(x) else x for x in a.tolist()]
 
 
+@renamed_fields({"level": "confidence_level"})
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class JointEstimate:
     """Estimated number of people holding each of the 2**L bit vectors.
@@ -216,7 +223,8 @@ class JointEstimate:
         population: N = number of reports / k.
         reports: k, reports per person.
         q: flip probability used.
-        level: confidence level.
+        confidence_level: of the intervals (as scipy names it; ``level``, its former name, still reads with a
+            DeprecationWarning; ``to_dict`` keeps the key ``"level"``).
         interval: how ``lower``/``upper`` were made: ``"normal"``, ``"parametric-bootstrap"`` or ``"none"``.
         iterations: solver iterations of the fit (``None`` for ``"inverse"``; 0 when the closed form applies).
         converged: whether the fit met its stopping rule (``None`` for ``"inverse"``). ``False`` means it
@@ -242,7 +250,7 @@ class JointEstimate:
     population: int
     reports: int
     q: float
-    level: float
+    confidence_level: float
     interval: str = "normal"
     iterations: int | None = None
     converged: bool | None = None
@@ -292,14 +300,14 @@ class JointEstimate:
     def cell_interval(self, index: int) -> Interval:
         """Cell ``index``'s estimate with its confidence interval, an :class:`~sufficientdp.loss.result.Interval`.
 
-        ``Interval(lower[index], estimate[index], upper[index], confidence_level=level, kind="estimate")``; an
+        ``Interval(lower[index], estimate[index], upper[index], confidence_level=confidence_level, kind="estimate")``; an
         unknown end (NaN: ``"em"`` without bootstrap) is None, and where the unbiased ``"inverse"`` estimate lies
         outside the clipped interval, the interval extends to it (as :meth:`BitEstimates.interval`). (The field
         ``interval`` names how the intervals were made.)
         """
         index = check_int("index", index, minimum=0, maximum=(1 << self.bits) - 1)
         return _interval(float(self.lower[index]), float(self.estimate[index]), float(self.upper[index]),
-                         self.level)
+                         self.confidence_level)
 
     def label(self, index: int) -> str:
         """The vector with integer ``index`` as a 0/1 string, bit 0 first (``label(1) == "10"`` for L = 2)."""
@@ -323,7 +331,7 @@ class JointEstimate:
             "population": self.population,
             "reports": self.reports,
             "q": self.q,
-            "level": self.level,
+            "level": self.confidence_level,
             "interval": self.interval,
             "status": self.status,
             "iterations": self.iterations,
@@ -818,7 +826,7 @@ def joint_frequencies(
         upper = np.clip(est + z * se, 0.0, n)
         return JointEstimate(
             estimate=est, lower=lower, upper=upper, std_error=se, method=method, bits=bits,
-            population=population, reports=reports, q=q, level=level,
+            population=population, reports=reports, q=q, confidence_level=level,
         )
 
     fit = _fit(h, q, bits, population, solver, None, max_iter, tol, progress)
@@ -834,7 +842,7 @@ def joint_frequencies(
         interval, n_unconverged = "none", None
     return JointEstimate(
         estimate=fit.f, lower=lower, upper=upper, std_error=se, method=method, bits=bits,
-        population=population, reports=reports, q=q, level=level, interval=interval,
+        population=population, reports=reports, q=q, confidence_level=level, interval=interval,
         iterations=fit.iterations, converged=fit.converged, solver=fit.solver, tol=tol, max_iter=max_iter,
         criterion=fit.criterion,
         log_likelihood=fit.log_likelihood, gap_bound=fit.gap_bound, bootstrap=bootstrap,

@@ -9,7 +9,7 @@ A :class:`TailResult` is one of three kinds (the product's honesty rule):
 * ``"exact"`` — computed exactly (up to floating-point rounding, bracketed by ``lower``/``upper`` where the method
   tracks it);
 * ``"bound"`` — a rigorous upper bound (never understates risk); ``eta_lower`` may be None;
-* ``"estimate"`` — a Monte Carlo estimate with a confidence interval ``[eta_lower, eta_upper]`` at ``confidence``.
+* ``"estimate"`` — a Monte Carlo estimate with a confidence interval ``[eta_lower, eta_upper]`` at ``confidence_level``.
 
 A range around a value — a bracket, a one-sided bound, a confidence interval — is an :class:`Interval`
 ``(lower, estimate, upper)`` (``TailResult.eta_interval``, ``BitEstimates.interval(j)``, ...).
@@ -25,7 +25,7 @@ from typing import Any
 
 from .._errors import ParameterError
 from .._frozen import freeze, thaw
-from .._validation import _as_float
+from .._validation import _as_float, renamed_fields
 
 __all__ = [
     "DIRECTIONS",
@@ -230,6 +230,7 @@ def _num(x: float | None) -> float | None:
     return None if math.isnan(x) else float(x)  # +-inf stays a float (the CLI's JSON writes it as "inf")
 
 
+@renamed_fields({"confidence": "confidence_level"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TailResult:
     """The tail ``eta = P[R(S) > e**epsilon]`` of the privacy ratio under ``S ~ A(D_m)`` (seed 001 eq. 1.7).
@@ -243,7 +244,9 @@ class TailResult:
         kind: a :class:`Kind`: ``"exact"``, ``"bound"`` or ``"estimate"``.
         scope: a :class:`Scope`: ``"all-collections"``, ``"homogeneous"`` or ``"per-report"``.
         epsilon, q, bits, population, reports, outlier_bits: the configuration.
-        confidence: confidence level of an estimate's interval (None otherwise).
+        confidence_level: confidence level of an estimate's interval (None otherwise), as scipy names it;
+            ``confidence``, its former name, still works (constructor and attribute) with a
+            DeprecationWarning. ``to_dict`` keeps the key ``"confidence"`` (the CLI's ``--json`` format).
         details: method-specific extras (samples, terms, time, notes, ...), read-only (a :class:`FrozenDict`
             of tuples); ``to_dict`` returns a plain JSON-ready copy.
     """
@@ -262,7 +265,7 @@ class TailResult:
     delta: float | None = None
     delta_lower: float | None = None
     delta_upper: float | None = None
-    confidence: float | None = None
+    confidence_level: float | None = None
     scope: str = "homogeneous"
     details: Mapping[str, Any] = field(default_factory=dict)
 
@@ -277,16 +280,16 @@ class TailResult:
 
     @property
     def eta_interval(self) -> Interval:
-        """``Interval(eta_lower, eta, eta_upper)`` with this result's ``confidence`` and ``kind``."""
-        return Interval(self.eta_lower, self.eta, self.eta_upper, confidence_level=self.confidence,
+        """``Interval(eta_lower, eta, eta_upper)`` with this result's ``confidence_level`` and ``kind``."""
+        return Interval(self.eta_lower, self.eta, self.eta_upper, confidence_level=self.confidence_level,
                         kind=Kind(self.kind))
 
     @property
     def delta_interval(self) -> Interval | None:
-        """``Interval(delta_lower, delta, delta_upper)`` with ``confidence`` and ``kind``; None where ``delta`` is."""
+        """``Interval(delta_lower, delta, delta_upper)`` with ``confidence_level`` and ``kind``; None where ``delta`` is."""
         if self.delta is None:
             return None
-        return Interval(self.delta_lower, self.delta, self.delta_upper, confidence_level=self.confidence,
+        return Interval(self.delta_lower, self.delta, self.delta_upper, confidence_level=self.confidence_level,
                         kind=Kind(self.kind))
 
     def to_dict(self) -> dict[str, Any]:
@@ -307,6 +310,6 @@ class TailResult:
             "population": self.population,
             "reports": self.reports,
             "outlier_bits": self.outlier_bits,
-            "confidence": self.confidence,
+            "confidence": self.confidence_level,
             "details": thaw(self.details),
         }

@@ -146,7 +146,8 @@ def tail_result(cfg: Config, *, eta: float, lo: float | None, hi: float | None, 
     """The :class:`TailResult` of one homogeneous pair ``cfg`` (either direction)."""
     return TailResult(eta=eta, eta_lower=lo, eta_upper=hi, method=method, kind=kind, epsilon=cfg.epsilon, q=cfg.q,
                       bits=cfg.bits, population=cfg.population, reports=cfg.k, outlier_bits=cfg.j, delta=delta,
-                      delta_lower=d_lo, delta_upper=d_hi, confidence=confidence, details=details or {})
+                      delta_lower=d_lo, delta_upper=d_hi, confidence_level=confidence,
+                      details=details or {})
 
 
 def check_method(method: Any) -> str:

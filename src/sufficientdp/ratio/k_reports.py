@@ -266,7 +266,7 @@ def _tail_from_log_values(cfg: Config, log_vals: NDArray[np.float64], threshold_
     return TailResult(eta=hits / samples, eta_lower=lo, eta_upper=hi, method=method, kind="estimate",
                       epsilon=cfg.epsilon, q=cfg.q, bits=cfg.bits, population=cfg.population,
                       reports=cfg.k, outlier_bits=cfg.j, delta=delta, delta_lower=dlo, delta_upper=dhi,
-                      confidence=confidence, details=details)
+                      confidence_level=confidence, details=details)
 
 
 def _norm_ppf(x: float) -> float:

@@ -764,4 +764,4 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
     return TailResult(eta=w.eta, eta_lower=lo, eta_upper=hi, method=method, kind=w.kind, epsilon=epsilon, q=q,
                       bits=bits, population=population, outlier_bits=jw, delta=w.delta,
                       delta_lower=w.delta_lower, delta_upper=w.delta_upper,
-                      confidence=confidence if method == "mc" else None, details=details)
+                      confidence_level=confidence if method == "mc" else None, details=details)
