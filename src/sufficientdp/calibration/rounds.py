@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import CalibrationError, ParameterError
-from .._numerics.search import Bracket, RegulaFalsi, search
+from .._numerics.search import Bracket, RegulaFalsi, search, walk
 from .._validation import check_open_interval
 from ..accounting.rounds import (
     DEFAULT_RESOLUTION,
@@ -67,34 +67,34 @@ def _slope(seen: list[tuple[float, float]]) -> float:
 
 
 def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: float, q_max: float) -> float:
-    """The root of the fine-lattice bound near the coarse root ``q0``: Newton-like steps in log q with the coarse
-    slope (aiming 0.1% past the predicted root) until the root is bracketed, then regula falsi. Returns a q whose
-    fine bound was seen to pass."""
+    """The root of the fine-lattice bound near the coarse root ``q0``: the one search's expanding walk by
+    Newton-like steps in log q with the coarse slope (aiming 0.1% past the predicted root, at most 4% a step,
+    capped at ``q_max``; the slope re-estimated from each step) until the root is bracketed, then regula falsi
+    (:func:`_root`). Returns a q whose fine bound was seen to pass."""
+    at = [q0, log_excess(fast(q0, DEFAULT_RESOLUTION), target), slope]  # the walk's end, its excess, the slope
 
-    q, f = q0, log_excess(fast(q0, DEFAULT_RESOLUTION), target)
-    passing: tuple[float, float] | None = (q, f) if f <= 0.0 else None
-    failing: tuple[float, float] | None = None if f <= 0.0 else (q, f)
-    for _ in range(12):
-        if passing is not None and failing is not None:
-            break
-        step = min(max(-f / slope, -_POLISH), _POLISH)  # log q step to the predicted root, at most 4%
-        nxt = min(q_max, math.exp(math.log(q) + step) * (1.001 if f > 0.0 else 0.999))
-        fn = log_excess(fast(nxt), target)
-        if fn != f and nxt != q:
-            s = (fn - f) / (math.log(nxt) - math.log(q))
-            slope = s if s < 0.0 else slope
-        q, f = nxt, fn
-        if f <= 0.0:
-            passing = (q, f)
-        else:
-            failing = (q, f)
-        if q >= q_max and f > 0.0:
-            break
-    if passing is None:
-        raise CalibrationError("the fine bound fails up to local DP's q")  # pragma: no cover - eta = 0 there
-    if failing is None:
-        return passing[0]
-    return _root(fast, failing[0], passing[0], failing[1], passing[1], target, _REL_TOL)
+    def test(x: float) -> tuple[bool, float]:
+        q, f, s = at
+        fx = log_excess(fast(x), target)
+        if fx != f and x != q:
+            s_new = (fx - f) / (math.log(x) - math.log(q))
+            s = s_new if s_new < 0.0 else s
+        at[:] = [x, fx, s]
+        return fx <= 0.0, fx
+
+    def step(q: float, k: int) -> tuple[float, bool]:
+        f, s = at[1], at[2]
+        d = min(max(-f / s, -_POLISH), _POLISH)  # log q step to the predicted root, at most 4%
+        nxt = min(q_max, math.exp(math.log(q) + d) * (1.001 if f > 0.0 else 0.999))
+        return nxt, f > 0.0 and nxt >= q_max  # failing at q_max: nothing above to try
+
+    w = walk(test, q0, passes=at[1] <= 0.0, step=step, max_steps=12, start_score=at[1])
+    b = w.bracket()
+    if b is None:
+        if not w.passes:
+            raise CalibrationError("the fine bound fails up to local DP's q")  # pragma: no cover - eta = 0 there
+        return w.last
+    return _root(fast, b.fail, b.ok, b.fail_score, b.ok_score, target, _REL_TOL)
 
 
 def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: int, reports: int = 1,
