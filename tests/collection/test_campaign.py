@@ -90,7 +90,13 @@ def test_given_q_above_target_is_refused_with_the_numbers() -> None:
 def test_local_dp_q_has_zero_eta() -> None:
     # At q >= 1/(1 + e^(eps/(kL))) every ratio is <= (p/q)^(kL) <= e^eps (seed 001 eq. 4.2): eta = 0 surely.
     q = local_q(3, 1.0, 2) + 1e-6
-    assert proven_eta(q=q, bits=3, crowd_size=20, epsilon=1.0, reports_per_person=2) == 0.0
+    assert proven_eta(q=q, bits=3, population=20, epsilon=1.0, reports=2) == 0.0
+    with pytest.warns(DeprecationWarning, match="crowd_size= is deprecated; use population="):
+        assert proven_eta(q=q, bits=3, crowd_size=20, epsilon=1.0, reports=2) == 0.0
+    with pytest.warns(DeprecationWarning, match="reports_per_person= is deprecated; use reports="):
+        assert proven_eta(q=q, bits=3, population=20, epsilon=1.0, reports_per_person=2) == 0.0
+    with pytest.raises(ParameterError, match="^give population or its former name crowd_size, not both"):
+        proven_eta(q=q, bits=3, population=20, crowd_size=20, epsilon=1.0)
 
 
 @pytest.mark.slow
@@ -116,11 +122,13 @@ def test_q_rounding_to_one_half_is_a_parameter_error() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"q": 0.0}, {"q": 0.5}, {"bits": 0}, {"crowd_size": 0}, {"epsilon": -1.0}, {"reports_per_person": 0}],
+    [{"q": 0.0}, {"q": 0.5}, {"bits": 0}, {"population": 0}, {"population": None}, {"epsilon": -1.0},
+     {"reports": 0}],
 )
 def test_proven_eta_invalid_inputs(kwargs: dict[str, float]) -> None:
-    args = {"q": 0.3, "bits": 2, "crowd_size": 50, "epsilon": 1.0, "reports_per_person": 1, **kwargs}
-    with pytest.raises(ParameterError):
+    args = {"q": 0.3, "bits": 2, "population": 50, "epsilon": 1.0, "reports": 1, **kwargs}
+    name = next(iter(kwargs))
+    with pytest.raises(ParameterError, match=f"^{name} must"):
         proven_eta(**args)  # type: ignore[arg-type]
 
 
@@ -132,7 +140,12 @@ def test_estimate_release_matches_hand_computation() -> None:
     assert [e["estimate"] for e in r.estimates] == [(7 - 2) / 0.5, (3 - 2) / 0.5]
     se = math.sqrt(8 * 0.75 * 0.25) / 0.5
     assert all(math.isclose(e["std_error"], se) for e in r.estimates)
-    assert r.reports == 8 and r.people == 8.0 and r.level == 0.95
+    assert r.reports == 8 and r.population == 8.0 and r.confidence_level == 0.95
+    assert r.to_dict()["people"] == 8.0 and r.to_dict()["level"] == 0.95  # the stored format is unchanged
+    with pytest.warns(DeprecationWarning, match=r"ReleaseEstimates.people is deprecated; use .population"):
+        assert r.people == 8.0
+    with pytest.warns(DeprecationWarning, match=r"ReleaseEstimates.level is deprecated; use .confidence_level"):
+        assert r.level == 0.95
     # Joint histogram (L <= 12): the inverse estimator preserves the total (columns of C^-1 sum to 1).
     assert r.histogram is not None and r.histogram["counts"] == [0, 5, 1, 2]
     assert math.isclose(sum(r.histogram["estimate"]), 8.0)
@@ -147,7 +160,7 @@ def test_estimate_release_with_incomplete_k() -> None:
     assert math.isclose(e["std_error"], math.sqrt(5 * 0.75 * 0.25) / (2 * 0.5))
     # The estimate is unbiased and unclipped (2.75 > 2.5 here); the interval, clipped to [0, n / k], is widened to
     # hold it (BitEstimates: one interval everywhere, an estimate outside [0, N] is not hidden).
-    assert r.people == 2.5 and 0.0 <= e["lower"] <= 2.5 < e["upper"] == e["estimate"]
+    assert r.population == 2.5 and 0.0 <= e["lower"] <= 2.5 < e["upper"] == e["estimate"]
     assert r.histogram is not None and math.isclose(sum(r.histogram["estimate"]), 2.5)
 
 

@@ -66,7 +66,7 @@ def test_default_calibration_at_l1_is_for_exactly_n_and_larger_crowds_fixes_it()
 def test_collector_certifies_every_release_of_at_least_n_min() -> None:
     plan = plan_campaign(Campaign(name="one-bit", bits=1, epsilon=1.0, crowd_size=30, eta=5e-3))
     assert _sup_exact(plan.q_release, 30, 1.0) <= plan.eta_at_q <= 5e-3
-    assert proven_eta(q=0.25, bits=1, crowd_size=61, epsilon=1.0) >= _sup_exact(0.25, 61, 1.0)
+    assert proven_eta(q=0.25, bits=1, population=61, epsilon=1.0) >= _sup_exact(0.25, 61, 1.0)
 
 
 def test_l1_above_the_exact_scan_limit_uses_the_blanket_bound() -> None:

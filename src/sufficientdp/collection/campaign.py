@@ -32,7 +32,14 @@ import numpy as np
 
 from .._errors import CalibrationError, DataError, ParameterError
 from .._numerics.dyadic import DyadicProbability
-from .._validation import check_confidence_level, check_int, check_open_interval, check_positive_finite
+from .._validation import (
+    check_confidence_level,
+    check_int,
+    check_open_interval,
+    check_positive_finite,
+    renamed,
+    renamed_fields,
+)
 from ..accounting.memoization import LIFETIME_STATEMENT
 from ..accounting.rounds import rounds_tail
 from ..aggregation.tally import Tally
@@ -193,7 +200,8 @@ class Campaign:
         return asdict(self)
 
 
-def proven_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int = 1) -> float:
+def proven_eta(*, q: float, bits: int, population: int | None = None, epsilon: float, reports: int | None = None,
+               crowd_size: int | None = None, reports_per_person: int | None = None) -> float:
     """Upper bound on ``eta = P[R > e**epsilon]`` at flip probability q for **every** pair of neighbouring
     collections of N_min **or more** people (a release covers at least N_min).
 
@@ -205,9 +213,11 @@ def proven_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_
     Args:
         q: flip probability in (0, 0.5).
         bits: L >= 1.
-        crowd_size: N_min >= 1 people.
+        population: N_min >= 1 people (required).
         epsilon: > 0.
-        reports_per_person: k >= 1.
+        reports: k >= 1 reports per person (default 1).
+        crowd_size, reports_per_person: the former names of ``population`` and ``reports`` (deprecated: a
+            DeprecationWarning; give one name of each).
 
     Returns:
         The bound, in [0, 1].
@@ -216,23 +226,26 @@ def proven_eta(*, q: float, bits: int, crowd_size: int, epsilon: float, reports_
         ParameterError: a parameter out of range.
 
     Examples:
-        >>> b = proven_eta(q=0.3, bits=4, crowd_size=300, epsilon=1.0)
+        >>> b = proven_eta(q=0.3, bits=4, population=300, epsilon=1.0)
         >>> 0.0 < b <= 1e-3
         True
     """
     q = check_open_interval("q", q, 0.0, 0.5)
     bits = check_int("bits", bits, minimum=1, maximum=100_000)
-    crowd_size = check_int("crowd_size", crowd_size, minimum=1)
+    population = renamed("population", population, "crowd_size", crowd_size)
+    if population is None:
+        raise ParameterError("population must be given (an integer >= 1); got None")
+    population = check_int("population", population, minimum=1)
     epsilon = check_positive_finite("epsilon", epsilon)
-    reports_per_person = check_int("reports_per_person", reports_per_person, minimum=1)
-    return _proven_eta(q, bits, crowd_size, epsilon, reports_per_person)
+    reports = check_int("reports", renamed("reports", reports, "reports_per_person", reports_per_person, default=1),
+                        minimum=1)
+    return _proven_eta(q, bits, population, epsilon, reports)
 
 
 @functools.lru_cache(maxsize=256)
-def _proven_eta(q: float, bits: int, crowd_size: int, epsilon: float, reports_per_person: int) -> float:
+def _proven_eta(q: float, bits: int, population: int, epsilon: float, reports: int) -> float:
     """Cached: the bound is a pure function of its (validated) arguments and costs seconds to minutes."""
-    res = proven_tail(q=q, bits=bits, population=crowd_size, epsilon=epsilon, reports=reports_per_person,
-                      larger_crowds=True)
+    res = proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, larger_crowds=True)
     return float(res.eta)
 
 
@@ -337,8 +350,8 @@ def plan_campaign(campaign: Campaign, *, progress: Any = None) -> CampaignPlan:
         q_release = float(exact)
         if Fraction(q_release) > exact:  # never check at more noise than the reports carry
             q_release = math.nextafter(q_release, 0.0)
-    eta_at_q = proven_eta(q=q_release, bits=c.bits, crowd_size=c.crowd_size, epsilon=c.epsilon,
-                          reports_per_person=c.reports_per_person)
+    eta_at_q = proven_eta(q=q_release, bits=c.bits, population=c.crowd_size, epsilon=c.epsilon,
+                          reports=c.reports_per_person)
     if not eta_at_q <= c.eta:
         how = "the calibrated" if c.q is None else "the given"
         raise TargetNotMetError(
@@ -372,14 +385,15 @@ def _lifetime(c: Campaign, q1: float) -> dict[str, Any]:
             "rounds": "any", "eta": None, "statement": LIFETIME_STATEMENT}
 
 
+@renamed_fields({"people": "population", "level": "confidence_level"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReleaseEstimates:
     """Estimates from one released batch of reports.
 
     Attributes:
         reports: number of reports n in the batch.
-        people: ``n / k`` (people-equivalents; a fraction if some people sent fewer than k reports).
-        level: confidence level of the intervals.
+        population: ``n / k`` (people-equivalents; a fraction if some people sent fewer than k reports).
+        confidence_level: of the intervals (as scipy names it).
         estimates: one dict per bit: ``bit``, ``count`` (raw ones), ``estimate``, ``lower``, ``upper``,
             ``std_error`` (people with the bit set).
         histogram: for L <= 12, the joint estimate over the 2**L vectors (index bit j = vector bit j):
@@ -387,18 +401,22 @@ class ReleaseEstimates:
         joint: when asked for (``estimate_release(joint=...)``), the joint estimate over the chosen bits only:
             ``bits`` (the chosen bit indices), ``vectors`` (their values, chosen bit 0 first) and the same columns
             as ``histogram``; else None.
+
+    ``people`` and ``level``, the former names of ``population`` and ``confidence_level``, still work (constructor
+    and read-only attributes) with a DeprecationWarning. ``to_dict`` keeps the keys ``"people"`` and ``"level"``:
+    it is the format the collector stores and serves for every release.
     """
 
     reports: int
-    people: float
-    level: float
+    population: float
+    confidence_level: float
     estimates: tuple[dict[str, Any], ...]
     histogram: dict[str, Any] | None
     joint: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
-        return {"reports": self.reports, "people": self.people, "level": self.level,
+        return {"reports": self.reports, "people": self.population, "level": self.confidence_level,
                 "estimates": [dict(e) for e in self.estimates], "histogram": self.histogram, "joint": self.joint}
 
 
@@ -477,7 +495,8 @@ def estimate_release(tally: Tally, *, q: float, reports_per_person: int = 1,
                    "vectors": ["".join("1" if (i >> t) & 1 else "0" for t in range(len(chosen)))
                                for i in range(marginal.size)],
                    **_joint_columns(marginal, q=q, reports=k if divisible else 1, level=level, scale=scale)}
-    return ReleaseEstimates(reports=n, people=n / k, level=level, estimates=records, histogram=histogram, joint=sub)
+    return ReleaseEstimates(reports=n, population=n / k, confidence_level=level, estimates=records, histogram=histogram,
+                            joint=sub)
 
 
 #: Largest number of bits :func:`estimate_release` estimates jointly on request (2**6 = 64 cells).
