@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,9 +58,11 @@ from .._errors import ParameterError
 from .._numerics.logspace import log_comb, logsumexp
 from .._numerics.positive_part import CheckedProbs, checked_probs, compound_positive_part_upper
 from .._validation import check_epsilon, check_int, check_open_interval
-from ..loss.profile import DominatingCurve, compose_curve, curve_from_bounds
 from ..parameters import local_q
 from .result import TailResult
+
+if TYPE_CHECKING:  # (k > 1 only: loaded when used, not on every one-report command's start-up)
+    from ..loss.profile import DominatingCurve
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW", "Domain", "Evaluation",
            "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate", "is_exact_single_bit", "pair_types",
@@ -278,6 +280,8 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
         focus: an interval of epsilons where 24 points are placed first (k reports: around the per-report share
             of the target epsilon, where the composition is decided).
     """
+    from ..loss.profile import curve_from_bounds
+
     top = float(np.max(np.abs(pair.log_p - pair.log_q))) + _ENDPOINT_PAD
     prep = _prepare(pair)
     return curve_from_bounds(lambda e: _blanket_delta(prep, log_gamma=log_gamma, others=others, epsilon_prime=e,
@@ -290,6 +294,8 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
                        progress: Callable[[int, int], Any] | None) -> Evaluation:
     """k > 1: each type's dominating pair (:func:`dominating_curve`) composed k times
     (:func:`sufficientdp.loss.profile.compose_curve`); per type ``min_e' delta_k(e') / (1 - e**(e' - e))``."""
+    from ..loss.profile import compose_curve
+
     def one(pt: PairType, res: float) -> tuple[str, float, float, float]:
         curve = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=res,
                                  focus=(-epsilon, 1.5 * epsilon), points=DEFAULT_POINTS + 24)
@@ -598,11 +604,16 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
         return cache[key]
 
     with ThreadPoolExecutor(max_workers=_THREADS) as pool:  # numpy's FFTs and ufuncs release the GIL
-        def prefetch(pt: PairType, eps_qs: list[float], res: float) -> None:
-            """``eta_of`` at several e' at once (the same numbers as one by one: each is a pure function)."""
-            todo = list(dict.fromkeys(e for e in eps_qs if (pt.name, e, res) not in cache))
+        def prefetch_keys(keys: list[tuple[PairType, float, float]]) -> None:
+            """``eta_of`` at several (type, e', tier) at once (the same numbers as one by one: each is a pure
+            function of its key)."""
+            todo = list({(pt.name, e, res): (pt, e, res) for pt, e, res in keys
+                         if (pt.name, e, res) not in cache}.values())
             if len(todo) > 1:
-                list(pool.map(lambda e: eta_of(pt, e, res), todo))
+                list(pool.map(lambda key: eta_of(*key), todo))
+
+        def prefetch(pt: PairType, eps_qs: list[float], res: float) -> None:
+            prefetch_keys([(pt, e, res) for e in eps_qs])
 
         fixed = epsilon_prime is not None
         if epsilon_prime is not None and not epsilon_prime < epsilon:
@@ -644,6 +655,7 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
                                              start=eps_p if epsilon_prime_hint is None else None,
                                              hint=eps_p if epsilon_prime_hint is not None else None,
                                              prefetch=prefetch)
+        prefetch_keys([(lead, eps_p, res) for res in tiers])  # (the last tier and the shrink below)
         record(lead, eps_p, len(tiers) - 1)
         floor = best[lead_name][0]  # a valid final bound: types at or below it need no refinement
         # How much each tier tightens the leading type's bound: a type is sent through an intermediate tier only
