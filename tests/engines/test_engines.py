@@ -341,8 +341,8 @@ def test_duckdb_parquet_batches_refuse_a_bad_value_at_64_bits(tmp_path, statisti
 
 
 def test_duckdb_parquet_without_pyarrow_keeps_the_sql_tally(tmp_path, monkeypatch):
-    # The duckdb extra does not pull in pyarrow: without it the engine counts in SQL (GROUP BY the row weight), with
-    # the same result; with it, the batch tally is what runs.
+    # The duckdb extra does not pull in pyarrow: without it the engine counts in SQL (GROUP BY the row weight),
+    # with the same result; with it, the batch tally is what runs.
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -389,4 +389,5 @@ def test_row_ranges_split_at_row_group_boundaries():
         assert bounds[0] == 0 and bounds[-1] == n and set(bounds) <= ends
         assert all(a < b for a, b in zip(bounds[:-1], bounds[1:])) or bounds == [0, 0]
         assert 2 <= len(bounds) <= streams + 1
-        assert all(b - a <= n / streams + max(sizes, default=0) for a, b in zip(bounds[:-1], bounds[1:]))
+        largest = max(sizes, default=0)
+        assert all(b - a <= n / streams + largest for a, b in zip(bounds[:-1], bounds[1:]))

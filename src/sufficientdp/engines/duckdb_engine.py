@@ -12,9 +12,9 @@ A file of plain 0/1 values is counted in one scan (:func:`_tally_one_pass`: ``GR
 row's hash or packed bits for the full histogram, its weight otherwise — with the counts derived from the groups;
 a Parquet file without the full histogram, when pyarrow is installed, is read by DuckDB and counted batch by batch
 by the numpy engine's kernel, :func:`_tally_parquet_batches`, as the per-row weight costs more in SQL than the
-whole numpy count); anything unusual goes to the validating passes. Every value must be 0 or 1 and none may be missing; a
-:class:`~sufficientdp._errors.DataError` names the first offending column. CSV cells are accepted exactly when
-Python's ``int()`` would give 0 or 1 (as :func:`sufficientdp.io.read_reports` does);
+whole numpy count); anything unusual goes to the validating passes. Every value must be 0 or 1 and none may be
+missing; a :class:`~sufficientdp._errors.DataError` names the first offending column. CSV cells are accepted
+exactly when Python's ``int()`` would give 0 or 1 (as :func:`sufficientdp.io.read_reports` does);
 Parquet columns must be integer, floating-point or boolean (as :func:`~sufficientdp.randomization.encode_bits`
 requires).
 
@@ -313,19 +313,21 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
             count, lo, hi = row[1 + 3 * j: 4 + 3 * j]
             if int(count) != n or (n and (int(lo) < 0 or int(hi) > 1)):
                 return None
-    xs = ", ".join(c if t == "UTINYINT" else f"CAST({c} AS UTINYINT) AS {c}" for c, t in zip(cols, types, strict=True))
+    xs = ", ".join(c if t == "UTINYINT" else f"CAST({c} AS UTINYINT) AS {c}"
+                   for c, t in zip(cols, types, strict=True))
     threads = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
     bounds = _row_ranges(sizes, 1 if '"file_row_number"' in cols else threads)
     if len(bounds) <= 2:
         queries = [f"SELECT {xs} FROM read_parquet({file})"]
     else:
         queries = [f"SELECT {xs} FROM read_parquet({file}, file_row_number = true) "
-                   f"WHERE file_row_number >= {lo} AND file_row_number < {hi}" for lo, hi in zip(bounds, bounds[1:])]
+                   f"WHERE file_row_number >= {lo} AND file_row_number < {hi}"
+                   for lo, hi in zip(bounds, bounds[1:], strict=False)]
     rows = max(1, min(CHUNK_ROWS, max(256, CHUNK_CELLS // bits)))
-    con.execute("SET threads = 1")  # one DuckDB thread per stream; the streams are the parallelism
     parts: list[Tally | None] = [None] * len(queries)
     failed: list[BaseException] = []
     invalid = threading.Event()
+    stop = threading.Event()  # set when any stream ends early: the others stop at their next batch
 
     def stream(k: int) -> None:
         cur = con.cursor()
@@ -334,31 +336,40 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
             reader = (result.to_arrow_reader(rows) if hasattr(result, "to_arrow_reader")
                       else result.fetch_record_batch(rows))
             for batch in reader:
-                if invalid.is_set() or failed:
+                if stop.is_set():
                     return
                 columns = _batch_bits(batch)
                 if columns is None:
                     invalid.set()
+                    stop.set()
                     return
                 part = tally_columns(columns, full_histogram=False)
                 done = parts[k]
                 parts[k] = part if done is None else done.merge(part)
         except duckdb.Error:
             invalid.set()  # e.g. CAST(-1 AS UTINYINT): the validating passes name the column
+            stop.set()
         except BaseException as exc:  # noqa: BLE001 - raised in the calling thread below
             failed.append(exc)
+            stop.set()
         finally:
             cur.close()
 
+    con.execute("SET threads = 1")  # one DuckDB thread per stream; the streams are the parallelism
     workers = [threading.Thread(target=stream, args=(k,), name=f"sufficientdp-duckdb-{k}", daemon=True)
                for k in range(1, len(queries))]
-    for w in workers:
-        w.start()
     try:
+        for w in workers:
+            w.start()
         stream(0)
+    except BaseException:
+        stop.set()
+        raise
     finally:
         for w in workers:
-            w.join()
+            if w.ident is not None:  # started
+                w.join()
+        con.execute(f"SET threads = {threads}")  # as before, for the validating passes if they run
     if failed:
         raise failed[0]
     if invalid.is_set():
