@@ -183,3 +183,32 @@ def test_results_round_trip() -> None:
     again = pb.results_from_json(pb.results_to_json(state))
     assert pb.render(again) == pb.render(state)
     assert "Rendered from the saved results by `y`" in pb.render(again, rendered_by="y")[0]
+
+
+def test_saved_results_are_strict_json_and_keep_infinities() -> None:
+    """--save writes strict JSON (issue 11: it wrote the non-standard token Infinity, which other parsers reject):
+    an infinite value is the string "inf" and is infinite again after --render reads it; NaN is null."""
+    import json
+
+    Out = pb.Outcome
+    row = pb.PaperRow(5, 1000, math.log(2))
+    row.cal["local"] = Out(_cal(0.46), 1.0, "ok", 1.0)
+    row.proven_at["local"] = Out({"eta": 0.0, "worst_pair": "j=1", "epsilon_prime": math.inf}, 1.0, "ok", 1.0)
+    card = [pb.CardRow("onehot", 64, None, 10**4, Out(_cal(0.05, eta_at_q=-math.inf), 1.0, "ok", 1.0), None,
+                       Out({"eta": math.inf, "eta_library": math.nan}, 1.0, "ok", 1.0), None)]
+    meta = {"eta": 1e-3, "card_epsilon": 1.0, "budget": None, "command": "x", "quick": True,
+            "started": "2026-01-01 00:00 UTC", "minutes": 1.0, "version": "0", "commit": "abc", "python": "3"}
+    state = {"meta": meta, "paper_rows": [row], "card_rows": card}
+    text = pb.results_to_json(state)
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"non-standard JSON token {token}")
+
+    raw = json.loads(text, parse_constant=refuse)  # Infinity, -Infinity and NaN all go through parse_constant
+    assert raw["paper_rows"][0]["proven_at"]["local"]["value"]["epsilon_prime"] == "inf"
+    assert raw["card_rows"][0]["at_ref"]["value"] == {"eta": "inf", "eta_library": None}
+    again = pb.results_from_json(text)
+    assert again["paper_rows"][0].proven_at["local"].value["epsilon_prime"] == math.inf
+    assert again["card_rows"][0].at_ref.value == {"eta": math.inf, "eta_library": None}
+    assert again["card_rows"][0].dom.value["eta_at_q"] == -math.inf
+    assert again["card_rows"][0].dom.value["q"] == 0.05

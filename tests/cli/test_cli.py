@@ -302,21 +302,25 @@ def test_internal_errors_are_one_line_exit_1_and_debug_shows_the_traceback(capsy
         main(["calibrate", "--bits", "2", "--population", "10", "--epsilon", "1", "--debug"])
 
 
-def test_json_writes_infinity_as_a_string_and_nan_as_null():
-    # Issue 11: "infinite epsilon" must not read like "not computed".
+def test_json_writes_infinity_as_a_string_and_nan_as_null(capsys):
+    # Issue 11: "infinite epsilon" must not read like "not computed". One rule for every JSON writer
+    # (sufficientdp._json); the command line's --json prints it on one line.
     import json
     import math
 
-    from sufficientdp.cli._common import finite
+    from sufficientdp._json import jsonable
+    from sufficientdp.cli._common import emit
     from sufficientdp.ratio.result import TailResult
 
-    out = finite({"a": math.inf, "b": math.nan, "c": [-math.inf, 1.5], "d": np.float64(np.inf)})
+    out = jsonable({"a": math.inf, "b": math.nan, "c": [-math.inf, 1.5], "d": np.float64(np.inf)})
     assert out == {"a": "inf", "b": None, "c": ["-inf", 1.5], "d": "inf"}
     json.dumps(out, allow_nan=False)
     res = TailResult(eta=1.0, eta_lower=None, eta_upper=math.inf, method="x", kind="bound", epsilon=1.0, q=0.2,
                      bits=1, population=2, delta=math.nan)
-    d = finite(res.to_dict())
+    d = jsonable(res.to_dict())
     assert d["eta_upper"] == "inf" and d["delta"] is None and d["eta_lower"] is None
+    emit({"a": math.inf, "b": math.nan, "c": (np.int64(3), np.float32(0.5), np.array([1.0, -np.inf])), "n": None})
+    assert capsys.readouterr().out == '{"a": "inf", "b": null, "c": [3, 0.5, [1.0, "-inf"]], "n": null}\n'
 
 
 def test_output_that_is_the_input_is_refused(tmp_path):

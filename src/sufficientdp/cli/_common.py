@@ -9,19 +9,17 @@ and the calibration methods' names only): it is imported on every start.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
-import numpy as np
-
+from .._json import dumps
 from ..calibration.methods import METHODS
 
 __all__ = ["BAR_AFTER", "FLOAT_DOMAINS", "INT_LIMITS", "Parser", "StepProgress", "UsageError",
-           "calibration_options", "emit", "finite", "method_choice", "positive_int", "progress_bar", "real",
+           "calibration_options", "emit", "method_choice", "positive_int", "progress_bar", "real",
            "step_progress"]
 
 
@@ -37,35 +35,11 @@ class Parser(argparse.ArgumentParser):
 
 
 # ---------------------------------------------------------------------------------------------------- output
-def finite(obj: Any) -> Any:
-    """JSON has no NaN or infinity: an infinite float (anywhere in nested containers) becomes the string ``"inf"``
-    or ``"-inf"`` (an infinite epsilon is a result, not a missing one), NaN becomes null ("not computed")."""
-    if isinstance(obj, (float, np.floating)):
-        if math.isnan(obj):
-            return None
-        return float(obj) if math.isfinite(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, Mapping):  # dicts and read-only result mappings
-        return {k: finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [finite(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return finite(obj.tolist())
-    return obj
-
-
 def emit(obj: dict[str, Any]) -> None:
-    """Print ``obj`` as one line of JSON on stdout (what every command's ``--json`` prints)."""
-    sys.stdout.write(json.dumps(finite(obj), allow_nan=False, default=_json_default) + "\n")
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(type(o).__name__)
+    """Print ``obj`` as one line of strict JSON on stdout (what every command's ``--json`` prints): ``±inf`` as
+    ``"inf"``/``"-inf"`` (an infinite epsilon is a result, not a missing one), NaN as null ("not computed"); see
+    :mod:`sufficientdp._json`."""
+    sys.stdout.write(dumps(obj) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------------- progress

@@ -9,7 +9,6 @@ embedded in the page as ``<script type="application/json" id="numbers">``).
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 
 from .. import __version__
 from .._errors import SufficientDPError
+from .._json import jsonable
 
 __all__ = ["COMPARED_METHODS", "DesignReport", "design_numbers", "design_report", "format_number", "render_design",
            "render_page", "write_html"]
@@ -55,23 +55,6 @@ class DesignReport:
     def to_dict(self) -> dict[str, Any]:
         """The numbers shown on the page (the JSON embedded in it)."""
         return self.numbers
-
-
-def _jsonable(obj: Any) -> Any:
-    """Plain JSON types: NaN -> None, +-inf -> "inf"/"-inf", tuples -> lists, numpy scalars -> Python."""
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
-        return obj
-    if hasattr(obj, "item"):  # numpy scalar
-        return _jsonable(obj.item())
-    if isinstance(obj, float):
-        if math.isnan(obj):
-            return None
-        return obj if math.isfinite(obj) else ("inf" if obj > 0 else "-inf")
-    return str(obj)
 
 
 def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 3.0, max_weight: int | None = None,
@@ -208,12 +191,12 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
     inputs = {"bits": bits, "population": population, "epsilon": epsilon, "beta": beta, "max_weight": max_weight,
               "one_hot": one_hot, "reports": reports, "method": method, "eta": eta, "samples": samples,
               "seed": seed, "rounds": rounds}
-    return _jsonable({
+    return jsonable({
         "report": "design", "version": __version__, "command": command, "inputs": inputs, "chosen": method,
         "target_eta": target, "level": LEVEL, "power": POWER, "methods": rows, "eta_vs_q": eta_curve,
         "comparison": comparison, "attacker": attacker, "k_tradeoff": {"ks": list(K_GRID), "rows": k_rows},
         "ratio_distribution": ratio,
-    })
+    }, fallback=str)
 
 
 def _ratio_sample(r: Mapping[str, Any]) -> Any:

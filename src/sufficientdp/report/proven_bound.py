@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from .._json import dumps, restore_infinities
 from ..calibration import calibrate
 from ..calibration.proven_grid import BISECT_REL, best_bound, certified_q
 from ..parameters import local_q
@@ -628,17 +629,6 @@ def _git_commit(root: Path) -> str:
         return "unknown"
 
 
-def _plain(o: Any) -> Any:
-    """JSON fallback for the values the computations return (numpy scalars, tuples, read-only mappings)."""
-    if hasattr(o, "item"):
-        return o.item()
-    if isinstance(o, (tuple, set, frozenset)):
-        return list(o)
-    if hasattr(o, "items"):
-        return dict(o.items())
-    return str(o)
-
-
 def _out_to(o: Outcome | None) -> dict[str, Any] | None:
     return None if o is None else {"value": o.value, "seconds": o.seconds, "status": o.status, "cpu": o.cpu}
 
@@ -655,11 +645,14 @@ def results_to_json(state: dict[str, Any]) -> str:
     card = [{"kind": r.kind, "bits": r.bits, "max_weight": r.max_weight, "population": r.population,
              "dom": _out_to(r.dom), "ref": _out_to(r.ref), "at_ref": _out_to(r.at_ref),
              "refined": _out_to(r.refined)} for r in state["card_rows"]]
-    return json.dumps({"meta": state["meta"], "paper_rows": paper, "card_rows": card}, default=_plain, indent=1)
+    # Strict JSON (sufficientdp._json): an infinite bound is written "inf" (read back by results_from_json), NaN
+    # null; numpy scalars as numbers, other objects as their str.
+    return dumps({"meta": state["meta"], "paper_rows": paper, "card_rows": card}, fallback=str, indent=1)
 
 
 def results_from_json(text: str) -> dict[str, Any]:
-    raw = json.loads(text)
+    """The results saved by :func:`results_to_json` (its ``"inf"`` strings are infinite floats again)."""
+    raw = restore_infinities(json.loads(text))
     paper = []
     for d in raw["paper_rows"]:
         row = PaperRow(d["bits"], d["population"], d["epsilon"])

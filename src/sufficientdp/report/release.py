@@ -16,7 +16,8 @@ from typing import Any
 
 from .. import __version__
 from .._errors import DataError
-from .design import _jsonable, render_page
+from .._json import jsonable
+from .design import render_page
 
 __all__ = ["SERVED_DATABASE", "TOP_VECTORS", "ReleaseReport", "release_command", "release_numbers", "release_page",
            "release_report"]
@@ -79,11 +80,11 @@ def release_numbers(*, database: str, campaign: str, release: str | None = None,
             top.append({"vector": "".join("1" if (i >> j) & 1 else "0" for j in range(int(hist["bits"]))),
                         "count": hist["counts"][i], "estimate": hist["estimate"][i], "lower": hist["lower"][i],
                         "upper": hist["upper"][i], "std_error": hist["std_error"][i]})
-    return _jsonable({
+    return jsonable({
         "report": "release", "version": __version__, "command": command, "campaign": campaign,
         "release": release, "engine": engine, "spec": {k: spec.get(k) for k in _SPEC_FIELDS},
         "estimates": est, "top_vectors": top,
-    })
+    }, fallback=str)
 
 
 def _figures(numbers: Mapping[str, Any]) -> dict[str, str]:
