@@ -208,7 +208,7 @@ def test_dgm_contains_exact_power_small_case():
     # The interval is a simultaneous DKW band at 1 - 1e-6: a correct implementation fails with prob <= 1e-6.
     rhos = [F(1, 2), F(1, 3)]
     res = dgm_power(rhos, [0.01, 0.05, 0.1, 0.3], rng=np.random.default_rng(11), samples=100_000,
-                    confidence=1 - 1e-6)
+                    confidence_level=1 - 1e-6)
     for row in res:
         exact = _exact_dgm_power([1 / 2, 1 / 3], row.level)
         assert row.lower <= exact <= row.upper
@@ -223,7 +223,7 @@ def test_dgm_column_tables_2_and_6(name, printed):
     # value's rounding interval must meet our interval (simultaneous, 1 - 1e-6; failure prob <= 1e-6).
     rep = analyze_scenario(name)
     strict = dgm_power([m.rho_star for m in rep.queries], LEVELS, rng=np.random.default_rng(7), samples=100_000,
-                       confidence=1 - 1e-6)
+                       confidence_level=1 - 1e-6)
     for row, d in zip(rep.powers, strict, strict=True):
         paper = float(printed[round(row.level, 2)][1])
         assert d.lower <= paper + 0.005 and paper - 0.005 <= d.upper
@@ -235,7 +235,7 @@ def test_dgm_column_tables_2_and_6(name, printed):
 def test_analyze_with_dgm_column():
     rep = analyze_scenario("A", [0.1], dgm_samples=20_000, rng=np.random.default_rng(1))
     d = rep.powers[0].dgm
-    assert d is not None and d.samples == 20_000 and d.confidence == 0.999
+    assert d is not None and d.samples == 20_000 and d.confidence_level == 0.999 and d.to_dict()["confidence"] == 0.999
     assert rep.to_dict()["powers"][0]["dgm"]["kind"] == "estimate"
 
 
@@ -459,7 +459,7 @@ def test_invalid_math_inputs(func, args, match):
 @pytest.mark.parametrize("kw, match", [
     (dict(rhos=[0.1], level=0.05, rng=None), "rng"),
     (dict(rhos=[0.1], level=0.05, samples=10), "samples"),
-    (dict(rhos=[0.1], level=0.05, confidence=1.0), "confidence"),
+    (dict(rhos=[0.1], level=0.05, confidence_level=1.0), "confidence_level"),
     (dict(rhos=[], level=0.05), "rhos"),
     (dict(rhos=[0.0], level=0.05), "rhos"),
     (dict(rhos=[0.1], level=1.0), "level"),

@@ -150,7 +150,7 @@ def test_kinds_other_than_the_one_allowed_are_refused():
     b = pure_dp_posterior_bound(0.5, 1.0)
     with pytest.raises(ParameterError, match="^kind must"):
         dataclasses.replace(b, kind="exact")
-    d = DgmPower(level=0.05, estimate=0.1, lower=0.09, upper=0.11, samples=10, confidence=0.99)
+    d = DgmPower(level=0.05, estimate=0.1, lower=0.09, upper=0.11, samples=10, confidence_level=0.99)
     assert d.kind is Kind.ESTIMATE and d.to_dict()["kind"] == "estimate"
     with pytest.raises(ParameterError, match="^kind must"):
         dataclasses.replace(d, kind="bound")

@@ -124,7 +124,7 @@ def test_mc_agrees_with_exact_single_bit():
     """Outlier differing in one bit: exact law A_kN(k). 99.9% interval; a correct implementation fails w.p. ~1e-3."""
     exact = k_tail_exact_single_bit(q=0.2, population=30, reports=3, epsilon=0.3)
     mc = k_tail_mc(q=0.2, bits=1, population=30, reports=3, epsilon=0.3, samples=20_000, rng=11,
-                   confidence=0.999)
+                   confidence_level=0.999)
     assert mc.kind == "estimate" and exact.kind == "exact"
     assert mc.eta_lower <= exact.eta <= mc.eta_upper
     assert mc.delta_lower <= exact.delta <= mc.delta_upper
@@ -145,10 +145,10 @@ def test_paper_6_3_misses_its_target_small_case():
     """
     q1 = calibrate(bits=5, population=1000, epsilon=2.0, method="paper-sigma").q
     base = k_tail_mc(q=q1, bits=5, population=1000, reports=1, epsilon=2.0, samples=20_000, rng=21,
-                     confidence=0.999)
+                     confidence_level=0.999)
     q4 = paper_eq_6_3_q(bits=5, population=1000, epsilon=2.0, reports=4)
     r4 = k_tail_mc(q=q4, bits=5, population=1000, reports=4, epsilon=2.0, samples=20_000, rng=22,
-                   confidence=0.999)
+                   confidence_level=0.999)
     assert 0.002 < base.eta < 0.006  # the paper's 0.0037 (seed 001 §3.3, lambda = e^2, N = 1000)
     assert r4.eta_lower > base.eta_upper + 0.1
 

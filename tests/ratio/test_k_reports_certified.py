@@ -3,7 +3,7 @@
 Truth comes from (a) exact rational enumeration of every count vector on tiny configurations (no code of the
 package involved: e_k by polynomial multiplication in Fractions) and (b) plain Monte Carlo simulation of the count
 vectors with Clopper-Pearson intervals. Every Monte Carlo interval below (ours and the product's, via
-``confidence=1 - ALPHA``) is at failure probability ``ALPHA = 5e-8``; the file uses fewer than 20 such intervals,
+``confidence_level=1 - ALPHA``) is at failure probability ``ALPHA = 5e-8``; the file uses fewer than 20 such intervals,
 so a correct implementation fails any of them with probability below 1e-6. The seeds are fixed.
 """
 
@@ -249,7 +249,7 @@ def test_mc_calibration_k1_agrees_with_exact_and_never_reports_above_target():
     assert at_exact <= eta
     for seed in (1, 2):
         q, at_q, notes = calibrate_tail(method="mc", bits=bits, population=population, epsilon=eps, eta=eta,
-                                        rng=np.random.default_rng(seed), samples=20_000, confidence=1 - ALPHA)
+                                        rng=np.random.default_rng(seed), samples=20_000, confidence_level=1 - ALPHA)
         assert at_q <= eta
         truth = privacy_tail(q=q, bits=bits, population=population, epsilon=eps, method="exact")
         assert truth.eta_lower <= eta

@@ -232,7 +232,7 @@ def test_worst_two_sided_takes_the_max_over_j() -> None:
     ({"q": 0.7}, "q"), ({"q": 0.0}, "q"), ({"bits": 0}, "bits"), ({"population": 0}, "population"),
     ({"epsilon": -1.0}, "epsilon"), ({"epsilon": math.inf}, "epsilon"), ({"reports": 0}, "reports"),
     ({"outlier_bits": 4}, "outlier_bits"), ({"method": "magic"}, "method"),
-    ({"method": "mc", "samples": 5}, "samples"), ({"method": "mc", "confidence": 1.5}, "confidence"),
+    ({"method": "mc", "samples": 5}, "samples"), ({"method": "mc", "confidence_level": 1.5}, "confidence_level"),
     ({"method": "mc", "rng": "seed"}, "rng"),
 ])
 def test_bad_input_names_the_parameter(kwargs: dict[str, Any], name: str) -> None:

@@ -181,7 +181,7 @@ def test_mc_interval_covers_exact_values():
     for n, q, eps in [(1000, 0.169199, 2.0), (1000, 0.244552, 0.693), (40, 0.2, 1.0)]:
         e = exact_tail(q=q, bits=5 if n > 40 else 3, population=n, epsilon=eps)
         m = mc_tail(q=q, bits=5 if n > 40 else 3, population=n, epsilon=eps, rng=np.random.default_rng(2024),
-                    samples=20_000, confidence=0.999)
+                    samples=20_000, confidence_level=0.999)
         assert m.kind == "estimate"
         assert m.eta_lower <= e.eta_upper and e.eta_lower <= m.eta_upper
         assert m.delta_lower <= e.delta_upper and e.delta_lower <= m.delta_upper
@@ -228,7 +228,7 @@ def test_binomial_pmf_accuracy_claim():
     ({"outlier_bits": 6}, "outlier_bits"),
     ({"method": "bogus"}, "method"),
     ({"method": "mc", "samples": 10}, "samples"),
-    ({"method": "mc", "confidence": 1.5}, "confidence"),
+    ({"method": "mc", "confidence_level": 1.5}, "confidence_level"),
     ({"method": "mc", "rng": "seed"}, "rng"),
 ])
 def test_bad_input_names_the_parameter(kwargs, name):
@@ -266,6 +266,6 @@ def test_mc_against_brute_force(q, j, n, eps):
     # 99.9% empirical-Bernstein intervals (valid at every sample size): a miss has probability <= 1e-3 per case.
     gt, ge, delta = brute_force(q, j, n, eps)
     m = mc_tail(q=q, bits=j, population=n, epsilon=eps, rng=np.random.default_rng(11), samples=2000,
-                confidence=0.999)
+                confidence_level=0.999)
     assert m.eta_lower <= float(ge) * (1 + 1e-9) + 1e-300 and float(gt) * (1 - 1e-9) <= m.eta_upper
     assert m.delta_lower <= float(delta) * (1 + 1e-9) + 1e-300 and float(delta) * (1 - 1e-9) <= m.delta_upper

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import CalibrationError, ParameterError
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_int, check_open_interval, check_positive_finite, renamed
 from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q
 from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, privacy_tail
@@ -131,7 +131,8 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
 
 def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
                    rng: Any = None, samples: int | None = None, progress: Any = None,
-                   confidence: float = 0.95) -> tuple[float, float | None, list[str]]:
+                   confidence_level: float | None = None,
+                   confidence: float | None = None) -> tuple[float, float | None, list[str]]:
     """Smallest q with ``P[R > e**epsilon] <= eta`` by ``method``; returns ``(q, eta_at_q, notes)``.
 
     ``"homogeneous"`` (also ``"certified"``, its old name): the worst-over-j, two-sided certified bound (k = 1: :func:`~sufficientdp.ratio.reverse.
@@ -141,6 +142,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
     at ``confidence`` must be <= eta, and ``eta_at_q`` is that limit from an independent re-check — an estimate,
     not a bound.
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     notes: list[str] = []
     q_loc = local_q(bits, epsilon, reports)
     if method in ("homogeneous", "certified"):
@@ -250,7 +252,7 @@ def _mc_q(*, bits: int, population: int, epsilon: float, eta: float, reports: in
     returned eta is the accepted re-check's upper confidence limit, so it never exceeds the target."""
     if population < 2:
         raise ParameterError(f"population must be an integer >= 2 for method 'mc'; got {population}")
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     n_samples = samples if samples is not None else (20_000 if reports == 1 else 50_000)
     seed = int(gen.integers(0, 2**63 - 1))
@@ -272,7 +274,7 @@ def _mc_q(*, bits: int, population: int, epsilon: float, eta: float, reports: in
             try:
                 r = two_sided_tail(q=qq, bits=bits, population=population, epsilon=epsilon, method="mc",
                                    outlier_bits=j, reports=reports, rng=gen_s, samples=n_samples,
-                                   confidence=per_j)
+                                   confidence_level=per_j)
                 up = r.eta_upper if r.eta_upper is not None else 1.0
             except ValueError:
                 # tail.mc_tail cannot draw when every live configuration's weight underflows (an astronomically

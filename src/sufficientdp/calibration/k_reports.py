@@ -18,7 +18,7 @@ import numpy as np
 from .._errors import CalibrationError, ParameterError
 from .._frozen import data_frame
 from .._numerics.search import Bracket, Midpoint, search, verdict
-from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
+from .._validation import check_int, check_open_interval, check_positive_finite, check_rng, renamed
 from ..parameters import local_q
 from ..ratio.k_reports import k_maclaurin_bound_tail, k_tail_mc, sigma_per_sqrt_n_k
 from ..ratio.result import TailResult
@@ -88,12 +88,13 @@ def _target(bits: Any, population: Any, reports: Any, epsilon: Any, outlier_bits
 def _tail_at(q: float, cfg: _Target, method: str, samples: int, seed: int, confidence: float) -> TailResult:
     fn = k_tail_mc if method == "mc" else k_maclaurin_bound_tail
     return fn(q=q, bits=cfg.bits, population=cfg.population, reports=cfg.reports, epsilon=cfg.epsilon,
-              samples=samples, rng=np.random.default_rng(seed), outlier_bits=cfg.j, confidence=confidence)
+              samples=samples, rng=np.random.default_rng(seed), outlier_bits=cfg.j, confidence_level=confidence)
 
 
 def calibrate_k(*, bits: int, population: int, reports: int, epsilon: float, eta: float, method: str = "mc",
                 rng: np.random.Generator | int | None = None, samples: int = 20_000,
-                outlier_bits: int | None = None, criterion: str = "upper", confidence: float = 0.95,
+                outlier_bits: int | None = None, criterion: str = "upper", confidence_level: float | None = None,
+                confidence: float | None = None,
                 iterations: int = 16) -> KCalibration:
     """Flip probability q(k) meeting ``P[R(S^k) > e**epsilon] <= eta`` — a Monte Carlo *estimate*.
 
@@ -114,7 +115,7 @@ def calibrate_k(*, bits: int, population: int, reports: int, epsilon: float, eta
         outlier_bits: j (default L).
         criterion: ``"upper"`` (default; the Clopper-Pearson upper limit must be <= eta, the safe side) or
             ``"estimate"`` (the point estimate must be <= eta).
-        confidence: level of the intervals.
+        confidence_level: level of the intervals.
         iterations: bisection steps.
 
     Returns:
@@ -127,6 +128,7 @@ def calibrate_k(*, bits: int, population: int, reports: int, epsilon: float, eta
     References:
         ERRATA 4; seed 001 §3.2 (calibration), §6 (k-randomization), eq. (4.2) (local DP).
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     cfg = _target(bits, population, reports, epsilon, outlier_bits)
     eta = check_open_interval("eta", eta, 0.0, 1.0)
     if method not in _CALIBRATION_METHODS:
@@ -134,7 +136,7 @@ def calibrate_k(*, bits: int, population: int, reports: int, epsilon: float, eta
     if criterion not in ("upper", "estimate"):
         raise ParameterError(f"criterion must be one of upper, estimate; got {criterion!r}")
     samples = check_int("samples", samples, minimum=1)
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     iterations = check_int("iterations", iterations, minimum=1, maximum=60)
     gen = check_rng(rng)
     seed = int(gen.integers(0, 2**63 - 1))

@@ -52,7 +52,7 @@ from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, ndtri
 
 from .._errors import ParameterError
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_int, check_open_interval, check_positive_finite, renamed, renamed_fields
 from ..accounting.conversions import zcdp_to_approx_dp
 from ..accounting.mechanisms import GaussianPLD
 from ..loss.result import Kind
@@ -281,11 +281,12 @@ def _discrete_gaussian_difference(sigma2: float) -> tuple[np.ndarray, np.ndarray
     return np.arange(-2 * kmax, 2 * kmax + 1, dtype=np.float64), cdf
 
 
+@renamed_fields({"confidence": "confidence_level"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DgmPower:
     """Monte-Carlo power of the likelihood-ratio test on the discrete-Gaussian measurements (an **estimate**).
 
-    ``lower``/``upper`` hold simultaneously for all levels with probability ``>= confidence`` (one DKW band,
+    ``lower``/``upper`` hold simultaneously for all levels with probability ``>= confidence_level`` (one DKW band,
     Massart's constant, on the sampled log-likelihood ratio; the level-``l`` Neyman–Pearson power is bracketed
     by the empirical CDFs shifted by the band half-width).
     """
@@ -295,7 +296,7 @@ class DgmPower:
     lower: float
     upper: float
     samples: int
-    confidence: float
+    confidence_level: float
     kind: Kind = Kind.ESTIMATE
 
     def __post_init__(self) -> None:
@@ -306,11 +307,13 @@ class DgmPower:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"level": self.level, "estimate": self.estimate, "lower": self.lower, "upper": self.upper,
-                "samples": self.samples, "confidence": self.confidence, "kind": str(self.kind)}
+                "samples": self.samples, "confidence": self.confidence_level,
+                "kind": str(self.kind)}
 
 
 def dgm_power(rhos: Sequence[float | Fraction], level: ArrayLike, *, rng: np.random.Generator,
-              samples: int = 200_000, confidence: float = 0.999) -> tuple[DgmPower, ...]:
+              samples: int = 200_000, confidence_level: float | None = None,
+              confidence: float | None = None) -> tuple[DgmPower, ...]:
     """Estimate the level/power trade-off of the LRT on discrete-Gaussian noisy queries (004 §6.3, Table 2 "DGM").
 
     Model (digest §3.3): the neighbours differ in every listed query by moving one record between two cells, each
@@ -324,7 +327,8 @@ def dgm_power(rhos: Sequence[float | Fraction], level: ArrayLike, *, rng: np.ran
         level: significance level(s) in (0, 1).
         rng: seeded generator (required: results are reproducible).
         samples: Monte-Carlo sample size (>= 1000).
-        confidence: coverage of the simultaneous interval, in (0, 1).
+        confidence_level: coverage of the simultaneous interval, in (0, 1); default 0.999.
+        confidence: the former name of ``confidence_level`` (deprecated).
 
     Returns:
         One :class:`DgmPower` per level.
@@ -332,7 +336,8 @@ def dgm_power(rhos: Sequence[float | Fraction], level: ArrayLike, *, rng: np.ran
     if not isinstance(rng, np.random.Generator):
         raise ParameterError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
     n = check_int("samples", samples, minimum=1000)
-    conf = check_open_interval("confidence", confidence, 0.0, 1.0)
+    conf = check_open_interval("confidence_level", renamed("confidence_level", confidence_level, "confidence",
+                                                           confidence, default=0.999), 0.0, 1.0)
     if isinstance(rhos, (str, bytes)) or not isinstance(rhos, Sequence) or len(rhos) == 0:
         raise ParameterError(f"rhos must be a non-empty sequence of positive numbers; got {rhos!r}")
     rvals = [check_positive_finite("rhos[i]", float(r) if isinstance(r, Fraction) else r) for r in rhos]
@@ -368,7 +373,7 @@ def dgm_power(rhos: Sequence[float | Fraction], level: ArrayLike, *, rng: np.ran
         kl = math.ceil((lv - eps) * n) - 1
         lower = max(lv, g_lt(float(s[kl])) - eps) if kl >= 0 and lv - eps > 0 else lv
         out.append(DgmPower(level=lv, estimate=est, lower=min(lower, upper), upper=upper, samples=n,
-                            confidence=conf))
+                            confidence_level=conf))
     return tuple(out)
 
 

@@ -124,7 +124,7 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         res = _certified_k_worst(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports,
                                  outlier_bits=outlier_bits, direction=direction, progress=progress)
     elif outlier_bits is not None:
-        res = two_sided_tail(outlier_bits=outlier_bits, confidence=confidence, direction=direction, **common)
+        res = two_sided_tail(outlier_bits=outlier_bits, confidence_level=confidence, direction=direction, **common)
         if progress is not None:
             progress(1, 1)
     else:
@@ -132,7 +132,7 @@ def privacy_tail(*, q: float, bits: int, population: int, epsilon: float, report
         per_j = 1.0 - (1.0 - confidence) / bits
         results = []
         for j in range(1, bits + 1):
-            results.append(two_sided_tail(outlier_bits=j, confidence=per_j, direction=direction, **common))
+            results.append(two_sided_tail(outlier_bits=j, confidence_level=per_j, direction=direction, **common))
             if progress is not None:
                 progress(j, bits)
         res = max(results, key=lambda r: (r.eta_upper if r.eta_upper is not None else r.eta))

@@ -55,7 +55,7 @@ from .._numerics.compositions import compositions
 from .._numerics.logspace import log_comb_large_n, log_falling_factorials, logsumexp
 from .._numerics.search import bisect_many
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval, check_rng
+from .._validation import check_int, check_open_interval, check_rng, renamed
 from ..parameters import sigma_per_sqrt_n
 from ._chernoff import Config, check_config
 from .result import TailResult
@@ -243,7 +243,7 @@ def _clopper_pearson(x: int, n: int, confidence: float) -> tuple[float, float]:
 
 def _check_samples_conf(samples: Any, confidence: Any) -> tuple[int, float]:
     samples = check_int("samples", samples, minimum=1)
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     return samples, confidence
 
 
@@ -280,7 +280,8 @@ def _norm_ppf(x: float) -> float:
 
 def k_tail_mc(*, q: float, bits: int, population: int, reports: int, epsilon: float, samples: int = 20_000,
               rng: np.random.Generator | int | None = None, outlier_bits: int | None = None,
-              confidence: float = 0.95) -> TailResult:
+              confidence_level: float | None = None,
+              confidence: float | None = None) -> TailResult:
     """Monte Carlo estimate of ``eta = P[R(S^k) > e**epsilon]`` under ``S ~ A(D_m^k)`` with the correct ratio.
 
     Draws the set-bit counts ``T = MN(kN - k, Bin(j, q)) + MN(k, Bin(j, p))`` and evaluates
@@ -297,7 +298,7 @@ def k_tail_mc(*, q: float, bits: int, population: int, reports: int, epsilon: fl
         rng: seeded ``numpy.random.Generator`` (or int seed) for reproducibility.
         outlier_bits: j, the bits in which the outlier differs from zero (default L, the paper's all-ones case;
             ERRATA 5 asks for the worst over j — see :func:`k_tail_mc_worst_outlier_bits`).
-        confidence: level of the Clopper-Pearson interval for eta.
+        confidence_level: level of the Clopper-Pearson interval for eta.
 
     Returns:
         A :class:`TailResult` with ``kind="estimate"``, ``method="mc"``.
@@ -310,6 +311,7 @@ def k_tail_mc(*, q: float, bits: int, population: int, reports: int, epsilon: fl
         >>> r.kind, r.eta_lower <= r.eta <= r.eta_upper
         ('estimate', True)
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     cfg = check_config(q, bits, population, epsilon, outlier_bits, reports, min_population=2)
     samples, confidence = _check_samples_conf(samples, confidence)
     gen = check_rng(rng)
@@ -322,17 +324,19 @@ def k_tail_mc(*, q: float, bits: int, population: int, reports: int, epsilon: fl
 
 def k_tail_mc_worst_outlier_bits(*, q: float, bits: int, population: int, reports: int, epsilon: float,
                                  samples: int = 20_000, rng: np.random.Generator | int | None = None,
-                                 confidence: float = 0.95) -> TailResult:
+                                 confidence_level: float | None = None,
+                                 confidence: float | None = None) -> TailResult:
     """Worst of :func:`k_tail_mc` over outlier weights j = 1..L (ERRATA 5), by the upper confidence limit.
 
     Each j uses its own samples; the returned result is the j with the largest ``eta_upper``, and
     ``details["per_j"]`` lists every j's ``(eta, eta_lower, eta_upper)``. A Monte Carlo estimate over a family:
     the reported interval is per-j, not simultaneous.
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     cfg = check_config(q, bits, population, epsilon, None, reports, min_population=2)
     gen = check_rng(rng)
     results = [k_tail_mc(q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.k,
-                         epsilon=cfg.epsilon, samples=samples, rng=gen, outlier_bits=j, confidence=confidence)
+                         epsilon=cfg.epsilon, samples=samples, rng=gen, outlier_bits=j, confidence_level=confidence)
                for j in range(1, cfg.bits + 1)]
     worst = max(results, key=lambda r: (r.eta_upper or 0.0, r.eta))
     per_j = {str(r.outlier_bits): [r.eta, r.eta_lower, r.eta_upper] for r in results}
@@ -341,7 +345,8 @@ def k_tail_mc_worst_outlier_bits(*, q: float, bits: int, population: int, report
 
 def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int, epsilon: float,
                            samples: int = 20_000, rng: np.random.Generator | int | None = None,
-                           outlier_bits: int | None = None, confidence: float = 0.95) -> TailResult:
+                           outlier_bits: int | None = None, confidence_level: float | None = None,
+                           confidence: float | None = None) -> TailResult:
     """Monte Carlo of the rigorous reduction ``eta <= P[mean w > e**(epsilon/k)]`` (Maclaurin's inequality).
 
     Maclaurin: ``(e_k(w) / C(n, k))**(1/k) <= e_1(w) / n`` for non-negative w, hence ``R(S^k) <= (mean w)**k`` and
@@ -352,7 +357,7 @@ def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int
     (``kind="estimate"``, ``method="maclaurin-mc"``), with a Clopper-Pearson interval.
 
     Args:
-        q, bits, population, reports, epsilon, samples, rng, outlier_bits, confidence: as in :func:`k_tail_mc`.
+        q, bits, population, reports, epsilon, samples, rng, outlier_bits, confidence_level: as in :func:`k_tail_mc`.
             (The rigorous k-report bound is :func:`k_tail_certified`, or over every collection
             :func:`sufficientdp.ratio.proven.proven_tail`.)
 
@@ -367,6 +372,7 @@ def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int
         >>> b.method, b.details["bound_of"]
         ('maclaurin-mc', 'eta')
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     cfg = check_config(q, bits, population, epsilon, outlier_bits, reports, min_population=2)
     samples, confidence = _check_samples_conf(samples, confidence)
     gen = check_rng(rng)

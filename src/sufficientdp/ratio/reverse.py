@@ -28,7 +28,7 @@ import numpy as np
 from .._errors import ParameterError
 from .._numerics.logspace import log_comb_large_n, logsumexp
 from .._numerics.search import Bracket, Midpoint, scan, search, verdict
-from .._validation import check_int, check_open_interval, check_rng
+from .._validation import check_int, check_open_interval, check_rng, renamed
 from ..loss.result import DIRECTIONS, Direction, TailResult, check_direction
 from ._chernoff import (
     ABS_FLOOR,
@@ -409,7 +409,8 @@ def _reverse_mc(cfg: Config, rng: np.random.Generator, samples: int, confidence:
 
 def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
                  outlier_bits: int | None = None, reports: int = 1, rng: np.random.Generator | int | None = None,
-                 samples: int | None = None, confidence: float = 0.95) -> TailResult:
+                 samples: int | None = None, confidence_level: float | None = None,
+                 confidence: float | None = None) -> TailResult:
     """``eta_rev = P_{S~A(zeros)}[R_rev(S) > e**epsilon]`` for the reverse homogeneous pair (outlier in D).
 
     ``R_rev = C(n, k) / e_k(w)`` with all ``n = kN`` reports from zero vectors (k = 1: ``N / sum w``). See the
@@ -424,7 +425,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
             CDF; k > 1: every count vector, C(kN + j, j) <= 1e6) or ``"mc"`` (tilted Monte Carlo estimate).
         outlier_bits: j in [1, L] (default L); use :func:`worst_two_sided` for the worst j (ERRATA 5).
         reports: k >= 1 reports per person (ERRATA 4).
-        rng, samples, confidence: Monte Carlo only.
+        rng, samples, confidence_level: Monte Carlo only.
 
     Returns:
         A :class:`TailResult` with ``details["direction"] == "reverse"``.
@@ -437,6 +438,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
         >>> r.kind, r.details["direction"], 0.0 < r.eta <= 1.0
         ('bound', 'reverse', True)
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     method = check_method(method)
     cfg = check_config(q, bits, population, epsilon, outlier_bits, reports)
     if method == "certified":
@@ -444,7 +446,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
     if method == "exact":
         return _reverse_exact(cfg)
     n_samp = _MC_DEFAULT_SAMPLES if samples is None else check_int("samples", samples, minimum=100)
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     return _reverse_mc(cfg, check_rng(rng), n_samp, confidence)
 
 
@@ -555,7 +557,7 @@ def _forward(cfg: Config, method: str, rng: np.random.Generator, samples: int | 
     if cfg.k == 1:
         r = homogeneous_tail(q=cfg.q, bits=cfg.bits, population=cfg.population, epsilon=cfg.epsilon,
                                    method=method, outlier_bits=cfg.j, rng=rng, samples=samples,
-                                   confidence=confidence)
+                                   confidence_level=confidence)
         return replace(r, details={**r.details, "direction": "forward"})
     if method == "certified":
         return _forward_k(cfg)
@@ -568,7 +570,7 @@ def _forward(cfg: Config, method: str, rng: np.random.Generator, samples: int | 
     if cfg.population < 2:
         raise ParameterError("population must be an integer >= 2 for the forward k-report Monte Carlo; got 1")
     r = k_tail_mc(q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.k, epsilon=cfg.epsilon,
-                  samples=samples or _MC_DEFAULT_SAMPLES, rng=rng, outlier_bits=cfg.j, confidence=confidence)
+                  samples=samples or _MC_DEFAULT_SAMPLES, rng=rng, outlier_bits=cfg.j, confidence_level=confidence)
     return replace(r, details={**r.details, "direction": "forward"})
 
 
@@ -595,7 +597,8 @@ def _combine(cfg: Config, fwd: TailResult | None, rev: TailResult | None, method
 
 def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
                    outlier_bits: int | None = None, reports: int = 1, rng: np.random.Generator | int | None = None,
-                   samples: int | None = None, confidence: float = 0.95, direction: str = "both") -> TailResult:
+                   samples: int | None = None, confidence_level: float | None = None,
+                   confidence: float | None = None, direction: str = "both") -> TailResult:
     """``max(eta_fwd, eta_rev)`` for one outlier weight j: both homogeneous pairs (seed 001 eq. 1.7 is symmetric).
 
     Forward: :func:`tail.homogeneous_tail` for k = 1; for k > 1 ``certified`` = Maclaurin bound (C4),
@@ -604,7 +607,7 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
     ``[max lowers, max uppers]`` covers the max with probability >= ``confidence``.
 
     Args:
-        q, bits, population, epsilon, method, outlier_bits, reports, rng, samples, confidence: as in
+        q, bits, population, epsilon, method, outlier_bits, reports, rng, samples, confidence_level: as in
             :func:`reverse_tail`.
         direction: a :class:`~sufficientdp.loss.result.Direction`: ``"both"`` (default), ``"forward"`` or
             ``"reverse"`` (aliases ``"modified"``/``"original"``).
@@ -621,10 +624,11 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
         >>> r.details["worst_direction"] in ("forward", "reverse")
         True
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     method = check_method(method)
     direction = check_direction("direction", direction)
     cfg = check_config(q, bits, population, epsilon, outlier_bits, reports)
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     gen = check_rng(rng)
     conf_each = 1.0 - (1.0 - confidence) / 2.0 if (method == "mc" and direction == "both") else confidence
     fwd = rev = None
@@ -632,13 +636,14 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
         fwd = _forward(cfg, method, gen, samples, conf_each)
     if direction in ("both", "reverse"):
         rev = reverse_tail(q=cfg.q, bits=cfg.bits, population=cfg.population, epsilon=cfg.epsilon, method=method,
-                           outlier_bits=cfg.j, reports=cfg.k, rng=gen, samples=samples, confidence=conf_each)
+                           outlier_bits=cfg.j, reports=cfg.k, rng=gen, samples=samples, confidence_level=conf_each)
     return _combine(cfg, fwd, rev, method, confidence if method == "mc" else None, {})
 
 
 def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
                     reports: int = 1, rng: np.random.Generator | int | None = None, samples: int | None = None,
-                    confidence: float = 0.95) -> TailResult:
+                    confidence_level: float | None = None,
+                    confidence: float | None = None) -> TailResult:
     """``max_{j=1..L} max(eta_fwd(j), eta_rev(j))`` (ERRATA 5: never assume j = L).
 
     Certified: the max of rigorous bounds. Exact: the max of brackets. Monte Carlo: each (j, direction) at
@@ -656,9 +661,10 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
         >>> r.outlier_bits in (1, 2) and r.kind == "bound"
         True
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     method = check_method(method)
     cfg = check_config(q, bits, population, epsilon, None, reports)
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     gen = check_rng(rng)
     t0 = time.perf_counter()
     conf_j = 1.0 - (1.0 - confidence) / cfg.bits if method == "mc" else confidence
@@ -666,7 +672,7 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
     results: list[TailResult] = []
     for j in range(1, cfg.bits + 1):
         r = two_sided_tail(q=cfg.q, bits=cfg.bits, population=cfg.population, epsilon=cfg.epsilon, method=method,
-                           outlier_bits=j, reports=cfg.k, rng=gen, samples=samples, confidence=conf_j)
+                           outlier_bits=j, reports=cfg.k, rng=gen, samples=samples, confidence_level=conf_j)
         results.append(r)
         per[str(j)] = {"forward": r.details["forward"]["eta"], "reverse": r.details["reverse"]["eta"],
                        "worst_direction": r.details["worst_direction"]}

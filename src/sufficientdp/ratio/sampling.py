@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from .._errors import ParameterError
 from .._frozen import readonly
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval, check_positive_finite, check_rng
+from .._validation import check_int, check_open_interval, check_positive_finite, check_rng, renamed
 from ._chernoff import Config, check_config, levels
 from .k_reports import (
     _log_r_and_log_mean,
@@ -108,12 +108,14 @@ class RatioSample:
             raise ParameterError(f"level must be a number in [0, 1]; got {level!r}")
         return float(np.quantile(self._sorted, float(level)))
 
-    def tail(self, epsilon: float, *, confidence: float = 0.95) -> TailResult:
+    def tail(self, epsilon: float, *, confidence_level: float | None = None,
+             confidence: float | None = None) -> TailResult:
         """``eta = P[R > e**epsilon]`` estimated from the draws, with a Clopper-Pearson interval and the
         approximate-DP ``delta(epsilon)`` (normal interval): a :class:`TailResult` with ``kind="estimate"``."""
+        confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
         cfg = Config(q=self.q, bits=self.bits, j=int(self.outlier_bits or self.bits), population=self.population,
                      k=self.reports, epsilon=check_positive_finite("epsilon", epsilon))
-        confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+        confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
         return _tail_from_log_values(cfg, self.log_ratios, cfg.epsilon, method="mc", confidence=confidence,
                                      details={"statistic": "R(S^k) = e_k(w)/C(kN,k)", "outlier_in": self.outlier_in,
                                               "source": "sample_privacy_ratio", "seed": self.seed},

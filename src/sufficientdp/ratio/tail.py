@@ -27,7 +27,7 @@ import numpy as np
 
 from .._errors import ParameterError
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval
+from .._validation import check_int, check_open_interval, renamed
 from ..loss.result import TailResult
 from ._chernoff import (
     ABS_FLOOR,
@@ -512,7 +512,8 @@ def _collapsed_all(model: Problem, strata: list[_Stratum]) -> tuple[float, float
 
 def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bits: int | None = None,
             rng: np.random.Generator | None = None, samples: int | None = None,
-            confidence: float = 0.95) -> TailResult:
+            confidence_level: float | None = None,
+            confidence: float | None = None) -> TailResult:
     """Monte Carlo estimate of ``eta`` and ``delta``: importance sampling on top of the exact conditioning.
 
     Write ``eta = sum_{l1} P[l1] (certain_{l1} + sum_c P[c] P[Light_{m_c} > t_c] + dropped part)`` as in
@@ -536,7 +537,7 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
         q, bits, population, epsilon, outlier_bits: as in :func:`certified_tail`.
         rng: a seeded ``numpy.random.Generator`` (a fresh unseeded one if None).
         samples: number of draws (default 200,000; at least 1,000).
-        confidence: level of the interval, in (0, 1).
+        confidence_level: level of the interval, in (0, 1).
 
     Returns:
         A :class:`TailResult` with ``kind="estimate"``; ``details`` has ``U_tot``, the exact part, the
@@ -554,10 +555,11 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
         >>> r.eta_lower <= 0.0037063002 <= r.eta_upper  # exact_tail: 0.00370630022 (reproduction.md: 0.003706)
         True
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     cfg = check_config(q, bits, population, epsilon, outlier_bits)
     q, bits, population, epsilon, j = cfg.q, cfg.bits, cfg.population, cfg.epsilon, cfg.j
     samples = _MC_DEFAULT_SAMPLES if samples is None else check_int("samples", samples, minimum=1000)
-    confidence = check_open_interval("confidence", confidence, 0.0, 1.0)
+    confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     if rng is None:
         rng = np.random.default_rng()
     elif not isinstance(rng, np.random.Generator):
@@ -640,7 +642,8 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
 # ---------------------------------------------------------------------------------------------------------------
 def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
                      outlier_bits: int | None = None, rng: np.random.Generator | None = None,
-                     samples: int | None = None, confidence: float = 0.95) -> TailResult:
+                     samples: int | None = None, confidence_level: float | None = None,
+                     confidence: float | None = None) -> TailResult:
     """``eta = P[R(S) > e**epsilon]`` (seed 001 eq. 1.7) for the homogeneous configuration, by ``method``.
 
     Args:
@@ -652,7 +655,7 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
             ``"mc"`` (estimate with a confidence interval).
         outlier_bits: j in [1, L] (default L). The conjectured worst case is not proven (ERRATA 5): use
             :func:`worst_over_outlier_bits` for a statement about every j.
-        rng, samples, confidence: Monte Carlo only (ignored otherwise).
+        rng, samples, confidence_level: Monte Carlo only (ignored otherwise).
 
     Returns:
         A :class:`TailResult` (``kind`` says whether it is a bound, exact, or an estimate).
@@ -668,13 +671,14 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
         >>> r.kind, r.eta >= 0.00124
         ('bound', True)
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     method = check_method(method)
     if method == "certified":
         return certified_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits)
     if method == "exact":
         return exact_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits)
     return mc_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits, rng=rng,
-                   samples=samples, confidence=confidence)
+                   samples=samples, confidence_level=confidence)
 
 
 def worst_certified_forward(q: float, bits: int, population: int, epsilon: float, *,
@@ -707,7 +711,8 @@ def worst_certified_forward(q: float, bits: int, population: int, epsilon: float
 
 def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
                             rng: np.random.Generator | None = None, samples: int | None = None,
-                            confidence: float = 0.95) -> TailResult:
+                            confidence_level: float | None = None,
+                            confidence: float | None = None) -> TailResult:
     """``max_{j = 1..L} eta_j``: the tail for the worst outlier weight (ERRATA 5: never assume j = L).
 
     * ``"certified"``: the max of rigorous bounds is a rigorous bound on ``max_j eta_j``. A j whose bound drops
@@ -720,7 +725,7 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
 
     Args:
         q, bits, population, epsilon: as in :func:`homogeneous_tail`.
-        method, rng, samples, confidence: as in :func:`homogeneous_tail`.
+        method, rng, samples, confidence_level: as in :func:`homogeneous_tail`.
 
     Returns:
         A :class:`TailResult` for the worst j (``outlier_bits``), with the per-j values in
@@ -737,6 +742,7 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
         >>> r.outlier_bits, r.eta >= 0.003706
         (5, True)
     """
+    confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     method = check_method(method)
     cfg = check_config(q, bits, population, epsilon, None)
     q, bits, population, epsilon = cfg.q, cfg.bits, cfg.population, cfg.epsilon
@@ -752,7 +758,7 @@ def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: fl
     conf_j = 1.0 - (1.0 - confidence) / bits if method == "mc" else confidence
     for j in range(1, bits + 1):
         results[j] = homogeneous_tail(q=q, bits=bits, population=population, epsilon=epsilon, method=method,
-                                      outlier_bits=j, rng=rng, samples=samples, confidence=conf_j)
+                                      outlier_bits=j, rng=rng, samples=samples, confidence_level=conf_j)
     jw = max(results, key=lambda k: results[k].eta)
     w = results[jw]
     lo = max(float(r.eta_lower or 0.0) for r in results.values())

@@ -216,7 +216,7 @@ def _ratio_numbers(q: float, *, bits: int, population: int, epsilon: float, repo
     r: dict[str, Any] = {"q": q, "bits": bits, "population": population, "reports": reports, "outlier_bits": j,
                          "samples": max(5000, RATIO_SAMPLES // reports**2),
                          "seed": RATIO_SEED if seed is None else seed, "epsilon": epsilon, "note": ""}
-    t = _ratio_sample(r).tail(epsilon, confidence=LEVEL)
+    t = _ratio_sample(r).tail(epsilon, confidence_level=LEVEL)
     r.update({"eta": t.eta, "eta_lower": t.eta_lower, "eta_upper": t.eta_upper, "kind": t.kind,
               "scope": t.scope})
     return r
