@@ -9,12 +9,18 @@ results for every accepted spelling.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from sufficientdp._errors import ParameterError
+from sufficientdp.accounting.mechanisms import binary_randomized_response
+from sufficientdp.accounting.sampling import poisson_subsample
+from sufficientdp.accounting.shuffled import shuffled_rr_pld
 from sufficientdp.loss.result import DIRECTION_ALIASES, Direction, check_choice, check_direction
 from sufficientdp.ratio.analysis import privacy_tail
 from sufficientdp.ratio.reverse import two_sided_tail
+from sufficientdp.ratio.sampling import RatioSample, sample_privacy_ratio
+from sufficientdp.ratio.single_bit import single_bit_tail
 
 FWD_REV = (Direction.FORWARD, Direction.REVERSE)
 
@@ -72,3 +78,32 @@ def test_privacy_tail_and_two_sided_tail_accept_every_spelling(spellings: tuple[
     common = {"q": 0.2, "bits": 2, "population": 6, "epsilon": 1.0}
     assert _same([privacy_tail(method="exact", direction=d, **common).to_dict() for d in spellings])
     assert _same([two_sided_tail(method="exact", direction=d, **common).to_dict() for d in spellings])
+
+
+@pytest.mark.parametrize("spellings", [(Direction.FORWARD, "forward", "modified"),
+                                       (Direction.REVERSE, "reverse", "original")])
+def test_sample_privacy_ratio_accepts_every_spelling(spellings: tuple[str, ...]) -> None:
+    draws = [sample_privacy_ratio(q=0.2, bits=3, population=7, samples=500, reports=2, outlier_in=d, rng=5)
+             for d in spellings]
+    for s in draws:
+        assert s.outlier_in is spellings[0] and type(s.outlier_in) is Direction
+        np.testing.assert_array_equal(s.log_ratios, draws[0].log_ratios)
+        assert s.to_dict() == draws[0].to_dict() and s.to_dict()["outlier_in"] == spellings[0].value
+        assert s.tail(1.0).to_dict() == draws[0].tail(1.0).to_dict()
+    # a sample built directly is normalized by the same check
+    assert RatioSample(log_ratios=[0.0], q=0.2, bits=1, population=2, outlier_in="original").outlier_in \
+        is Direction.REVERSE
+    with pytest.raises(ParameterError, match=r"^outlier_in must be one of forward, reverse \(or the aliases "
+                                             r"'modified' = 'forward', 'original' = 'reverse'\); got 'both'$"):
+        sample_privacy_ratio(q=0.2, bits=3, population=7, samples=5, outlier_in="both", rng=5)
+
+
+def test_the_add_remove_vocabularies_are_checked_by_the_same_helper() -> None:
+    with pytest.raises(ParameterError, match=r"^direction must be one of add, remove, both; got 'forward'$"):
+        single_bit_tail(n=5, m=1, q=0.2, epsilon=1.0, direction="forward")
+    with pytest.raises(ParameterError, match=r"^direction must be one of add, remove; got 'both'$"):
+        shuffled_rr_pld(n=5, m=1, q=0.2, direction="both")
+    with pytest.raises(ParameterError, match=r"^direction must be one of add, remove; got 'reverse'$"):
+        poisson_subsample(binary_randomized_response(0.25), 0.1, direction="reverse")
+    # the words are unchanged: the same values as before the shared check
+    assert single_bit_tail(n=5, m=1, q=0.2, epsilon=0.5, direction="add").details["direction"] == "add"

@@ -30,9 +30,12 @@ import numpy as np
 
 from .._errors import ParameterError
 from ..loss.distribution import PrivacyLossDistribution
+from ..loss.result import check_choice
 
 __all__ = ["SUBSAMPLING_DIRECTIONS", "poisson_subsample"]
 
+#: The add/remove-one neighbouring relation: the output drawn from the dataset with the person ("add") or without
+#: ("remove"). Not :class:`~sufficientdp.loss.result.Direction` (pairs of equal size; see its docstring).
 SUBSAMPLING_DIRECTIONS = ("add", "remove")
 
 
@@ -75,8 +78,7 @@ def poisson_subsample(pld: PrivacyLossDistribution, rate: float, direction: str 
     if not isinstance(pld, PrivacyLossDistribution):
         raise ParameterError(f"pld must be a PrivacyLossDistribution; got {type(pld).__name__}")
     gamma = _check_rate(rate)
-    if direction not in SUBSAMPLING_DIRECTIONS:
-        raise ParameterError(f"direction must be one of {SUBSAMPLING_DIRECTIONS}; got {direction!r}")
+    direction = check_choice("direction", direction, SUBSAMPLING_DIRECTIONS)
     ls = pld.losses
     log_p = np.log(pld.probabilities)
     log_g = math.log(gamma)

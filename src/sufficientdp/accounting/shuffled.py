@@ -50,8 +50,8 @@ from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
 from ..loss.distribution import PrivacyLossDistribution
-from ..loss.result import Interval, Kind
-from ..ratio.single_bit import _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
+from ..loss.result import Interval, Kind, check_choice
+from ..ratio.single_bit import DIRECTIONS, _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
 from .amplification import _up as _round_up
 
 __all__ = [
@@ -67,7 +67,7 @@ __all__ = [
 
 #: Largest number of weight profiles ``C(N + j, j)`` that :func:`homogeneous_histogram_pld` enumerates.
 MAX_PROFILE_ATOMS = 1_000_000
-_DIRECTIONS = ("add", "remove")
+_DIRECTIONS = tuple(d for d in DIRECTIONS if d != "both")  # ("add", "remove"): one pair, not the worse of two
 _NEG_INF = -math.inf
 
 
@@ -78,9 +78,7 @@ def _check_tail_tol(tail_tol: Any) -> float:
 
 
 def _check_direction(direction: Any) -> str:
-    if direction not in _DIRECTIONS:
-        raise ParameterError(f"direction must be one of {_DIRECTIONS}; got {direction!r}")
-    return str(direction)
+    return check_choice("direction", direction, _DIRECTIONS)
 
 
 # ---------------------------------------------------------------------------------------------------------------

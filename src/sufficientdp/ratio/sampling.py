@@ -13,7 +13,8 @@ that :func:`sufficientdp.ratio.k_reports.k_tail_mc` already uses (the same count
 evaluation of ``e_k``); it returns the draws themselves, so that a figure can show the whole distribution with the
 threshold ``e**epsilon``, and not only the tail.
 
-``outlier_in="original"`` samples the reverse pair (the outlier is in ``D``, ``D_m`` is homogeneous): then
+``outlier_in=Direction.REVERSE`` (alias ``"original"``) samples the reverse pair (the outlier is in ``D``, ``D_m`` is
+homogeneous): then
 ``T ~ MN(kN, Bin(j, q))`` and the ratio is ``1 / R`` (as in
 :func:`sufficientdp.ratio.exact.homogeneous_ratio_distribution`).
 
@@ -35,19 +36,20 @@ from .._errors import ParameterError
 from .._frozen import readonly
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng, renamed
+from ..loss.result import Direction, TailResult, check_direction
 from ._chernoff import Config, check_config, levels
 from .k_reports import (
     _log_r_and_log_mean,
     _sample_counts,
     _tail_from_log_values,
 )
-from .result import TailResult
 
 __all__ = ["MAX_SAMPLES", "RatioSample", "ThresholdCount", "count_ratio_above", "sample_privacy_ratio"]
 
 #: Largest number of draws one call returns (8 bytes each).
 MAX_SAMPLES = 20_000_000
 _CHUNK = 250_000  # draws per batch (bounds the temporary count arrays)
+_PAIRS = (Direction.FORWARD, Direction.REVERSE)  # the directions of one pair (not BOTH)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,7 +59,8 @@ class RatioSample:
     Attributes:
         log_ratios: the draws of the privacy loss ``ln R(S)``, in draw order (read-only float64 array).
         q, bits, population, reports, outlier_bits: the configuration (``outlier_bits`` is j).
-        outlier_in: ``"modified"`` (the paper's pair) or ``"original"`` (the reverse pair).
+        outlier_in: a :class:`~sufficientdp.loss.result.Direction`: ``FORWARD`` (the paper's pair, the outlier in
+            ``D_m``) or ``REVERSE`` (the reverse pair); the aliases ``"modified"``/``"original"`` are accepted.
         seed: the int seed given, if any (None for a Generator or no seed).
         kind: always ``"estimate"``; scope: always ``"homogeneous"``; method: always ``"mc"``.
     """
@@ -68,7 +71,7 @@ class RatioSample:
     population: int
     reports: int = 1
     outlier_bits: int | None = None
-    outlier_in: str = "modified"
+    outlier_in: Direction = Direction.FORWARD
     seed: int | None = None
     kind: str = "estimate"
     scope: str = "homogeneous"
@@ -76,6 +79,7 @@ class RatioSample:
     _sorted: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "outlier_in", check_direction("outlier_in", self.outlier_in, _PAIRS))
         arr = readonly(np.array(self.log_ratios, dtype=np.float64))
         object.__setattr__(self, "log_ratios", arr)
         object.__setattr__(self, "_sorted", readonly(np.sort(arr)))
@@ -117,7 +121,7 @@ class RatioSample:
                      k=self.reports, epsilon=check_positive_finite("epsilon", epsilon))
         confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
         return _tail_from_log_values(cfg, self.log_ratios, cfg.epsilon, method="mc", confidence=confidence,
-                                     details={"statistic": "R(S^k) = e_k(w)/C(kN,k)", "outlier_in": self.outlier_in,
+                                     details={"statistic": "R(S^k) = e_k(w)/C(kN,k)", "outlier_in": str(self.outlier_in),
                                               "source": "sample_privacy_ratio", "seed": self.seed},
                                      log_r_for_delta=self.log_ratios)
 
@@ -125,14 +129,14 @@ class RatioSample:
         """A JSON-ready summary (not the draws): configuration, kind, scope and a few quantiles of ``ln R``."""
         qs = (0.01, 0.5, 0.99, 0.999)
         return {"q": self.q, "bits": self.bits, "population": self.population, "reports": self.reports,
-                "outlier_bits": self.outlier_bits, "outlier_in": self.outlier_in, "samples": self.samples,
+                "outlier_bits": self.outlier_bits, "outlier_in": str(self.outlier_in), "samples": self.samples,
                 "seed": self.seed, "kind": self.kind, "scope": self.scope, "method": self.method,
                 "mean_ratio": float(np.mean(self.ratios)),
                 "log_ratio_quantiles": {str(x): float(np.quantile(self._sorted, x)) for x in qs}}
 
 
 def sample_privacy_ratio(*, q: float, bits: int, population: int, samples: int = 100_000, reports: int = 1,
-                         outlier_bits: int | None = None, outlier_in: str = "modified",
+                         outlier_bits: int | None = None, outlier_in: Direction | str = Direction.FORWARD,
                          rng: np.random.Generator | int | None = None) -> RatioSample:
     """Draw ``R(S)`` (and the privacy loss ``ln R(S)``) under ``S ~ A(D_m)``, homogeneous configuration, any N.
 
@@ -143,7 +147,9 @@ def sample_privacy_ratio(*, q: float, bits: int, population: int, samples: int =
         samples: number of draws, 1 to :data:`MAX_SAMPLES`.
         reports: k >= 1 reports per person (the correct U-statistic ratio, ERRATA 4).
         outlier_bits: j in [1, L], the bits in which the outlier differs (default L).
-        outlier_in: ``"modified"`` (seed 001's pair) or ``"original"`` (the reverse pair, ratio ``1/R``).
+        outlier_in: a :class:`~sufficientdp.loss.result.Direction`: ``FORWARD`` (seed 001's pair, the outlier in
+            ``D_m``) or ``REVERSE`` (the reverse pair, ratio ``1/R``); the aliases ``"modified"``/``"original"``
+            are accepted.
         rng: a seeded ``numpy.random.Generator`` or an int seed (None: fresh entropy, not reproducible).
 
     Returns:
@@ -165,18 +171,17 @@ def sample_privacy_ratio(*, q: float, bits: int, population: int, samples: int =
     """
     cfg = check_config(q, bits, population, 1.0, outlier_bits, reports, min_population=2)
     samples = check_int("samples", samples, minimum=1, maximum=MAX_SAMPLES)
-    if outlier_in not in ("modified", "original"):
-        raise ParameterError(f"outlier_in must be one of ('modified', 'original'); got {outlier_in!r}")
+    outlier_in = check_direction("outlier_in", outlier_in, _PAIRS)
     seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
     gen = check_rng(rng)
     out = np.empty(samples, dtype=np.float64)
     for start in range(0, samples, _CHUNK):
         size = min(_CHUNK, samples - start)
         # the reverse pair: T ~ MN(kN, Bin(j, q)), every report from an all-zeros vector
-        t = _sample_counts(cfg, size, gen) if outlier_in == "modified" else _sample_reverse(cfg, size, gen)
+        t = _sample_counts(cfg, size, gen) if outlier_in is Direction.FORWARD else _sample_reverse(cfg, size, gen)
         log_r, _ = _log_r_and_log_mean(cfg, t)
         assert log_r is not None
-        out[start:start + size] = log_r if outlier_in == "modified" else -log_r
+        out[start:start + size] = log_r if outlier_in is Direction.FORWARD else -log_r
     return RatioSample(log_ratios=out, q=cfg.q, bits=cfg.bits, population=cfg.population, reports=cfg.k,
                        outlier_bits=cfg.j, outlier_in=outlier_in, seed=seed)
 

@@ -48,8 +48,7 @@ from .._numerics.blas import one_blas_thread
 from .._numerics.logspace import log_sub_exp, logsumexp
 from .._numerics.search import Bracket, Midpoint, bisect_many, search, verdict
 from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
-from ..loss.result import Kind
-from .result import TailResult
+from ..loss.result import Kind, TailResult, check_choice
 
 __all__ = [
     "DIRECTIONS",
@@ -70,6 +69,9 @@ __all__ = [
     "worst_over_crowds",
 ]
 
+#: The directions of the pair (A_n(m), A_n(m+1)): the changed person holds 1 ("add") or 0 ("remove") in the
+#: collection the output is drawn from, or the worse of the two ("both"). Not the outlier's side of
+#: :class:`~sufficientdp.loss.result.Direction` (the two agree only at m = 0; see its docstring).
 DIRECTIONS = ("add", "remove", "both")
 _NEG_INF = -math.inf
 _CHUNK_ELEMS = 4_000_000
@@ -472,8 +474,7 @@ def single_bit_tail(*, n: int, m: int, q: float, epsilon: float, direction: str 
     m = check_int("m", m, minimum=0, maximum=n - 1)
     q = check_open_interval("q", q, 0.0, 0.5)
     epsilon = check_positive_finite("epsilon", epsilon)
-    if direction not in DIRECTIONS:
-        raise ParameterError(f"direction must be one of {', '.join(DIRECTIONS)}; got {direction!r}")
+    direction = check_choice("direction", direction, DIRECTIONS)
     dirs = ("add", "remove") if direction == "both" else (direction,)
     parts = {d: _tail_direction(n, m, q, epsilon, d) for d in dirs}
     log_eta = max(t.log_eta for t in parts.values())
