@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..loss.profile import Composition, DominatingCurve, compose_curve, envelope, is_below, lattice_power
+from ..loss.result import TailResult
 from ..ratio.proven import (
     DEFAULT_POINTS,
     Domain,
@@ -51,7 +52,6 @@ from ..ratio.proven import (
     local_distance,
     pair_types,
 )
-from ..ratio.result import TailResult
 from .shuffled import homogeneous_histogram_pld
 
 __all__ = [

@@ -19,9 +19,9 @@ from .._errors import CalibrationError, ParameterError
 from .._frozen import data_frame
 from .._numerics.search import Bracket, Midpoint, search, verdict
 from .._validation import check_int, check_open_interval, check_positive_finite, check_rng, renamed
+from ..loss.result import TailResult
 from ..parameters import local_q
 from ..ratio.k_reports import k_maclaurin_bound_tail, k_tail_mc, sigma_per_sqrt_n_k
-from ..ratio.result import TailResult
 
 __all__ = ["KCalibration", "KScan", "best_k", "calibrate_k"]
 
