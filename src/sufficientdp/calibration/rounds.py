@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import CalibrationError, ParameterError
-from .._numerics.search import Bracket, RegulaFalsi, search, walk
+from .._numerics.search import Bracket, RegulaFalsi, geometric, search, walk
 from .._validation import check_open_interval
 from ..accounting.rounds import (
     DEFAULT_RESOLUTION,
@@ -97,6 +97,26 @@ def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: floa
     return _root(fast, b.fail, b.ok, b.fail_score, b.ok_score, target, _REL_TOL)
 
 
+def _step_up(full: Callable[[float], TailResult], hi: float, res: TailResult, eta: float,
+             q_loc: float) -> tuple[float, TailResult]:
+    """From ``hi``, where the full bound ``res`` fails, up by factors ``1 + 1e-3 2**k`` (k = 0, 1, ...; capped at
+    local DP's q) until it passes: the one search's expanding walk. Returns the last q probed and its bound (``hi``
+    and ``res`` if ``hi`` is already local DP's q). From any ``hi >= 1e-15`` the steps reach ``q_loc`` within 60
+    of the 64 allowed (the searches never go below 1e-14: the step-down stops at 1e-12, each of the at most 8
+    fine walks goes at most 40% lower); were it lower, the walk would stop failing and rounds_q raise."""
+    last = [res]
+
+    def test(x: float) -> tuple[bool, float]:
+        last[0] = full(x)
+        return last[0].eta <= eta, math.nan
+
+    def step(x: float, k: int) -> tuple[float, bool] | None:
+        return None if not x < q_loc else (min(q_loc, x * (1.0 + 1e-3 * 2.0**k)), False)
+
+    w = walk(test, hi, passes=False, step=step, max_steps=64)
+    return (w.last if w.hit is None else w.hit), last[0]
+
+
 def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: int, reports: int = 1,
              domain: Domain | None = None, values: str = "changing",
              progress: Callable[[int, int], Any] | None = None) -> tuple[float, TailResult, list[str]]:
@@ -161,18 +181,15 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
             seen.append((math.log(q), log_excess(ev.eta, eta)))
         return ev.eta
 
-    hi, f_hi, lo, f_lo = q_loc, -math.inf, 0.0, math.inf
-    x = q_loc
-    for _ in range(60):  # step down until the fast bound fails
-        x *= 0.8
-        if x < 1e-12:
-            break
+    def fast_test(x: float) -> tuple[bool, float]:
         fx = fast(x)
-        if fx <= eta:
-            hi, f_hi = x, log_excess(fx, eta)
-        else:
-            lo, f_lo = x, log_excess(fx, eta)
-            break
+        return fx <= eta, log_excess(fx, eta)
+
+    # step down from local DP's q by factors 0.8 until the fast bound fails (not below 1e-12)
+    down = walk(fast_test, q_loc, passes=True, step=geometric(0.8, floor=1e-12), max_steps=60,
+                start_score=-math.inf)
+    hi, f_hi = down.last, down.last_score
+    lo, f_lo = (0.0, math.inf) if down.hit is None else (down.hit, down.hit_score)
     for _ in range(8):
         if lo > 0.0:
             hi = _root(fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL)
@@ -184,11 +201,7 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
         # the full bound (every pair type, every direction of values) fails: take its worst type into the search
         worst = str(res.details.get("worst_pair"))
         if worst in lead or worst.startswith("envelope"):
-            step = 1e-3
-            while res.eta > eta and hi < q_loc:
-                hi = min(q_loc, hi * (1.0 + step))
-                res = full(hi)
-                step *= 2.0
+            hi, res = _step_up(full, hi, res, eta, q_loc)
             break
         lead.add(worst)
         stage[0] = SEARCH_RESOLUTION
