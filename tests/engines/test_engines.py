@@ -391,3 +391,34 @@ def test_row_ranges_split_at_row_group_boundaries():
         assert 2 <= len(bounds) <= streams + 1
         largest = max(sizes, default=0)
         assert all(b - a <= n / streams + largest for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def test_duckdb_parquet_batches_raise_an_unexpected_error_of_any_stream(tmp_path, monkeypatch):
+    # An error that is not about the data (here from the batch check of the third batch, in whichever stream reads
+    # it) is raised to the caller, not taken for a bad value, and the other stream stops.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import sufficientdp.engines as engines
+    from sufficientdp.engines import duckdb_engine
+
+    _, table = _wide_table(np.random.default_rng(11), 4_000, 64)
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.table(table), path, row_group_size=500)
+    check = duckdb_engine._batch_bits
+    calls = []
+
+    def flaky(batch):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("disk on fire")
+        return check(batch)
+
+    monkeypatch.setattr(duckdb_engine, "_batch_bits", flaky)
+    monkeypatch.setattr(engines, "CHUNK_CELLS", 64 * 256)  # 8 batches per stream
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        _batches(path, 2)
+    assert len(calls) < 16  # the streams stopped early
+    calls.clear()
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        tally_file(path, engine="duckdb")
