@@ -636,7 +636,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         "writes; required for files without it)")
     p.add_argument("--input", required=True, help="CSV or Parquet file of randomized reports")
     p.add_argument("--reports", type=positive_int("reports"), default=None,
-                   help="k, reports per person (default: the file's metadata, else 1)")
+                   help="k, reports per person (default: the file's metadata; for a file without it 1, which "
+                        "the output marks as a default)")
     p.add_argument("--confidence-level", "--level", dest="level", type=real("confidence-level"), default=0.95,
                    help="confidence level of the intervals, in (0, 1) (--level: its former name)")
     p.add_argument("--std-error", choices=("exact", "plugin"), default="exact")
