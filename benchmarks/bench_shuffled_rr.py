@@ -92,7 +92,7 @@ def old_scan(n: int, q: float, eps: float, ms: Any) -> tuple[float, float]:
     """Baseline: the previous full scan, one exact PLD per m (remove direction; add = mirrored remove)."""
     best_d = best_e = 0.0
     for m in ms:
-        pld = shuffled_rr_pld(n=n, m=int(m), q=q, direction="remove")
+        pld = shuffled_rr_pld(population=n, m=int(m), q=q, direction="remove")
         best_d, best_e = max(best_d, float(pld.delta(eps))), max(best_e, float(pld.eta(eps)))
     return best_d, best_e
 
@@ -143,7 +143,7 @@ def main() -> str:
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     i5 = int(np.argmin(np.abs(EPS - 0.005)))
     for m in MS:
-        prof, t_ours, c_ours = _timed(lambda: shuffled_rr_profile(n=N, m=m, q=Q, epsilon=EPS))
+        prof, t_ours, c_ours = _timed(lambda: shuffled_rr_profile(population=N, m=m, q=Q, epsilon=EPS))
         nv, t_naive, c_naive = _timed(lambda: naive_delta(N, m, Q, EPS), clear=False)
         big = prof.delta > 1e-12
         dev = float(np.max(np.abs(nv[big] - prof.delta[big]) / prof.delta[big])) if np.any(big) else float("nan")

@@ -115,18 +115,19 @@ def check_confidence_level(confidence_level: Any, level: Any = None, *, default:
                                0.0, 1.0)
 
 
-def renamed(name: str, value: Any, old_name: str, old_value: Any, *, default: Any = None) -> Any:
+def renamed(name: str, value: Any, old_name: str, old_value: Any, *, default: Any = None, stacklevel: int = 3) -> Any:
     """The value of parameter ``name``, also accepted under its former name ``old_name`` (DeprecationWarning).
 
     One name per idea (issue 11: ``population``, ``confidence_level``); the former name keeps working for a while.
     Giving both is a :class:`ParameterError`; giving neither returns ``default``. The value is not checked here.
+    ``stacklevel`` is the warning's (3: the caller of the function that calls this one; one more per wrapper).
     """
     if old_value is None:
         return default if value is None else value
     if value is not None:
         raise ParameterError(f"give {name} or its former name {old_name}, not both; got {_describe(value)} and "
                              f"{_describe(old_value)}")
-    warnings.warn(f"{old_name}= is deprecated; use {name}=", DeprecationWarning, stacklevel=3)
+    warnings.warn(f"{old_name}= is deprecated; use {name}=", DeprecationWarning, stacklevel=stacklevel)
     return old_value
 
 

@@ -47,7 +47,7 @@ def test_pld_matches_brute_force_enumeration(n: int, q: Fraction) -> None:
         p_m = _count_pmf(base + [0], q)  # A_n(m)
         p_m1 = _count_pmf(base + [1], q)  # A_n(m+1)
         for direction, (pp, qq) in {"remove": (p_m, p_m1), "add": (p_m1, p_m)}.items():
-            pld = shuffled_rr_pld(n=n, m=m, q=float(q), direction=direction, tail_tol=0.0)
+            pld = shuffled_rr_pld(population=n, m=m, q=float(q), direction=direction, tail_tol=0.0)
             assert pld.infinity_mass == 0.0
             for r in (Fraction(1), Fraction(6, 5), Fraction(2), Fraction(7, 2)):
                 hockey = sum((max(Fraction(0), a - r * b) for a, b in zip(pp, qq, strict=True)), Fraction(0))
@@ -68,7 +68,7 @@ def test_pld_matches_brute_force_enumeration(n: int, q: Fraction) -> None:
 )
 def test_profile_matches_single_bit_tail(n: int, m: int, q: float) -> None:
     eps = [0.01, 0.05, 0.2, 1.0]
-    prof = shuffled_rr_profile(n=n, m=m, q=q, epsilon=eps)
+    prof = shuffled_rr_profile(population=n, m=m, q=q, epsilon=eps)
     assert prof.kind == "bound" and prof.tail_tol == 1e-30
     for i, e in enumerate(eps):
         ref = single_bit_tail(n=n, m=m, q=q, epsilon=e)
@@ -89,13 +89,13 @@ def test_fast_linear_convolution_matches_exact_log_domain_pmf(n: int, m: int) ->
     # min(m, n-1-m) > 50 with tail_tol > 0 selects the linear-domain convolution; check its losses and masses
     # against single_bit.log_pmf (exact log-domain) on the same support
     q = 0.3
-    pld = shuffled_rr_pld(n=n, m=m, q=q, direction="remove")
+    pld = shuffled_rr_pld(population=n, m=m, q=q, direction="remove")
     s = np.arange(n + 1)
     exact_losses = np.sort(log_pmf(s, n=n, m=m, q=q) - log_pmf(s, n=n, m=m + 1, q=q))  # exact, log domain
     idx = np.clip(np.searchsorted(exact_losses, pld.losses), 1, n)
     nearest = np.minimum(np.abs(exact_losses[idx] - pld.losses), np.abs(exact_losses[idx - 1] - pld.losses))
     assert np.max(nearest) < 1e-10  # every kept atom sits at an exact loss
-    full = shuffled_rr_pld(n=n, m=m, q=q, direction="remove", tail_tol=0.0)  # log-domain path, whole support
+    full = shuffled_rr_pld(population=n, m=m, q=q, direction="remove", tail_tol=0.0)  # log-domain path, whole support
     for e in (0.0, 0.01, 0.03, 0.1):
         assert float(pld.delta(e)) == pytest.approx(float(full.delta(e)), rel=1e-10, abs=1e-29)
         assert float(pld.delta(e)) >= float(full.delta(e)) * (1 - 1e-10)  # upper bound up to rounding
@@ -104,8 +104,8 @@ def test_fast_linear_convolution_matches_exact_log_domain_pmf(n: int, m: int) ->
 
 def test_truncation_is_an_upper_bound_within_tail_tol() -> None:
     n, m, q = 3_000, 2, 0.2
-    exact = shuffled_rr_pld(n=n, m=m, q=q, tail_tol=0.0)
-    cut = shuffled_rr_pld(n=n, m=m, q=q, tail_tol=1e-10)
+    exact = shuffled_rr_pld(population=n, m=m, q=q, tail_tol=0.0)
+    cut = shuffled_rr_pld(population=n, m=m, q=q, tail_tol=1e-10)
     assert 0 < cut.infinity_mass <= 1e-10 and cut.losses.size < exact.losses.size
     for e in np.linspace(0.0, 0.3, 13):
         d_exact, d_cut = float(exact.delta(e)), float(cut.delta(e))
@@ -119,8 +119,8 @@ def test_truncation_is_an_upper_bound_within_tail_tol() -> None:
 def test_mirror_symmetry_add_at_m_is_remove_at_n_minus_1_minus_m() -> None:
     n, q = 40, 0.15
     for m in (0, 3, 17):
-        add = shuffled_rr_pld(n=n, m=m, q=q, direction="add", tail_tol=0.0)
-        rem = shuffled_rr_pld(n=n, m=n - 1 - m, q=q, direction="remove", tail_tol=0.0)
+        add = shuffled_rr_pld(population=n, m=m, q=q, direction="add", tail_tol=0.0)
+        rem = shuffled_rr_pld(population=n, m=n - 1 - m, q=q, direction="remove", tail_tol=0.0)
         np.testing.assert_allclose(add.losses, rem.losses, atol=1e-11)
         np.testing.assert_allclose(add.probabilities, rem.probabilities, rtol=1e-10, atol=1e-300)
 
@@ -129,7 +129,7 @@ def test_mirror_symmetry_add_at_m_is_remove_at_n_minus_1_minus_m() -> None:
 @pytest.mark.parametrize("n,q", [(20, 0.2), (35, 0.1), (40, 0.3)])
 def test_worst_profile_matches_single_bit_worst_tail(n: int, q: float) -> None:
     eps = [0.1, 0.5, 1.0]  # at q = 0.3, eps = 1 > log(p/q): delta = eta = 0 exactly
-    worst = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps)
+    worst = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps)
     for i, e in enumerate(eps):
         ref = single_bit_worst_tail(n=n, q=q, epsilon=e)
         assert float(worst.delta[i]) == pytest.approx(ref.delta, rel=1e-9, abs=1e-300)
@@ -139,41 +139,41 @@ def test_worst_profile_matches_single_bit_worst_tail(n: int, q: float) -> None:
             continue
         # the reported (m, direction) attains the worst value
         m, d = int(worst.worst_m_delta[i]), worst.worst_direction_delta[i]
-        pld = shuffled_rr_pld(n=n, m=m, q=q, direction=d)
+        pld = shuffled_rr_pld(population=n, m=m, q=q, direction=d)
         assert float(pld.delta(e)) == pytest.approx(float(worst.delta[i]), rel=1e-12)
 
 
 def test_worst_m_is_not_an_end_point() -> None:
     # n = 20, q = 0.2, eps = 0.5: the worst delta is at m = 1, not m = 0 (single_bit docstring / docs/single_bit.md)
-    worst = shuffled_rr_worst_profile(n=20, q=0.2, epsilon=0.5)
+    worst = shuffled_rr_worst_profile(population=20, q=0.2, epsilon=0.5)
     assert int(worst.worst_m_delta[0]) == 1
-    ends = max(float(shuffled_rr_profile(n=20, m=m, q=0.2, epsilon=0.5).delta[0]) for m in (0, 19))
+    ends = max(float(shuffled_rr_profile(population=20, m=m, q=0.2, epsilon=0.5).delta[0]) for m in (0, 19))
     assert float(worst.delta[0]) > ends * (1 + 1e-6)
     assert worst.to_dict()["scanned"].startswith("all m")
 
 
 def test_worst_profile_subset_is_labelled() -> None:
-    r = shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=[0.002], ms=[0, 1, 2])
+    r = shuffled_rr_worst_profile(population=10**6, q=0.25, epsilon=[0.002], ms=[0, 1, 2])
     assert "not a worst case" in r.scanned and r.worst_m_delta[0] in (0, 1, 2)
     assert r.kind == "lower bound" and r.to_dict()["kind"] == "lower bound"
     with pytest.raises(ParameterError, match="max_scan"):
-        shuffled_rr_worst_profile(n=2 * 10**6, q=0.25, epsilon=0.1)  # full scans go up to max_scan = 10**6
+        shuffled_rr_worst_profile(population=2 * 10**6, q=0.25, epsilon=0.1)  # full scans go up to max_scan = 10**6
 
 
 @pytest.mark.parametrize("tail_tol", [0.0, 1e-30])
 def test_worst_profile_subset_is_a_lower_bound_on_the_worst_case(tail_tol: float) -> None:
     n, q, eps = 40, 0.2, [0.1, 0.5]
-    full = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps, tail_tol=tail_tol)
+    full = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps, tail_tol=tail_tol)
     assert full.kind == ("exact" if tail_tol == 0.0 else "bound")
-    sub = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps, ms=[0, 5, 39], tail_tol=tail_tol)
+    sub = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps, ms=[0, 5, 39], tail_tol=tail_tol)
     assert sub.kind == "lower bound"
     assert np.all(sub.delta <= full.delta) and np.all(sub.eta <= full.eta)
     # each value is the pair's exact value lowered only by the 1e-7 relative rounding margin
     for i, e in enumerate(eps):
-        exact_pair = float(shuffled_rr_profile(n=n, m=int(sub.worst_m_delta[i]), q=q, epsilon=e, tail_tol=0.0).delta[0])
+        exact_pair = float(shuffled_rr_profile(population=n, m=int(sub.worst_m_delta[i]), q=q, epsilon=e, tail_tol=0.0).delta[0])
         assert float(sub.delta[i]) == pytest.approx(exact_pair, rel=2e-7) and float(sub.delta[i]) <= exact_pair
     # a subset that covers every m is the full worst case again
-    every = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps, ms=list(range(n)), tail_tol=tail_tol)
+    every = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps, ms=list(range(n)), tail_tol=tail_tol)
     assert every.kind == full.kind and every.scanned.startswith("all m")
     np.testing.assert_allclose(every.delta, full.delta, rtol=1e-12)
 
@@ -182,15 +182,15 @@ def test_worst_profile_subset_is_a_lower_bound_on_the_worst_case(tail_tol: float
 # --- worst case at any n: exact scan or rigorous bracket ---------------------------------------------------------------
 @pytest.mark.parametrize("n,q,eps", [(20, 0.2, 0.5), (35, 0.1, 0.1), (40, 0.3, 0.3), (101, 0.15, 0.2)])
 def test_worst_bracket_exact_path_matches_single_bit_worst_tail(n: int, q: float, eps: float) -> None:
-    r = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)
+    r = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps)
     ref = single_bit_worst_tail(n=n, q=q, epsilon=eps)  # exact log-domain scan, every m, both directions
-    prof = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps)
+    prof = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps)
     assert r.kind == "exact" and r.upper_source.startswith("exact scan of every m")
     assert r.delta_lower == r.delta_upper and r.eta_lower == r.eta_upper
     assert r.delta_upper == pytest.approx(ref.delta, rel=1e-9) == pytest.approx(float(prof.delta[0]), rel=1e-9)
     assert r.eta_upper == pytest.approx(ref.eta, rel=1e-9) == pytest.approx(float(prof.eta[0]), rel=1e-9)
     # the representative (m, direction) attains it
-    pld = shuffled_rr_pld(n=n, m=r.worst_m, q=q, direction=r.worst_direction, tail_tol=0.0)
+    pld = shuffled_rr_pld(population=n, m=r.worst_m, q=q, direction=r.worst_direction, tail_tol=0.0)
     assert float(pld.delta(eps)) == pytest.approx(r.delta_upper, rel=1e-9)
     d = r.to_dict()
     assert {"delta_lower", "delta_upper", "eta_lower", "eta_upper", "kind", "worst_m", "scanned",
@@ -199,7 +199,7 @@ def test_worst_bracket_exact_path_matches_single_bit_worst_tail(n: int, q: float
 
 def test_worst_bracket_exact_path_keeps_the_interior_worst_m() -> None:
     # n = 20, q = 0.2, eps = 0.5: worst m = 1, not an end point (same as single_bit_worst_tail)
-    r = shuffled_rr_worst_bracket(n=20, q=0.2, epsilon=0.5)
+    r = shuffled_rr_worst_bracket(population=20, q=0.2, epsilon=0.5)
     assert r.worst_m == 1 == single_bit_worst_tail(n=20, q=0.2, epsilon=0.5).details["argmax_m_delta"]
 
 
@@ -207,9 +207,9 @@ def test_worst_bracket_exact_path_keeps_the_interior_worst_m() -> None:
 @pytest.mark.parametrize("n,q,eps", [(300, 0.2, 0.3), (300, 0.05, 0.5), (300, 0.2, 1.0), (300, 0.35, 0.05),
                                      (1000, 0.2, 0.1), (1000, 0.3, 0.2), (300, 0.3, 0.8)])
 def test_worst_bracket_contains_the_exact_worst_case(n: int, q: float, eps: float) -> None:
-    exact = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)  # full scan, every m (checked above)
+    exact = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps)  # full scan, every m (checked above)
     assert exact.kind == "exact"
-    br = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps, full_scan_max=n - 1)  # forces the bracket path
+    br = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps, full_scan_max=n - 1)  # forces the bracket path
     assert br.kind == "bracket" and "not every m" in br.scanned
     assert br.delta_lower <= exact.delta_upper <= br.delta_upper
     assert br.eta_lower <= exact.eta_upper <= br.eta_upper
@@ -233,11 +233,11 @@ def test_worst_bracket_contains_the_exact_worst_case(n: int, q: float, eps: floa
 def test_full_scan_resolves_negligible_values_exactly() -> None:
     # n = 1000, q = 0.3, eps = 0.5: every pair's delta is ~1e-59 or less (the old truncated scan could only bracket
     # it); the worst-over-crowds engine has no truncation, so the result is exact and matches an untruncated PLD
-    r = shuffled_rr_worst_bracket(n=1000, q=0.3, epsilon=0.5)
+    r = shuffled_rr_worst_bracket(population=1000, q=0.3, epsilon=0.5)
     assert r.kind == "exact" and r.upper_source.startswith("exact scan of every m")
-    exact_m0 = shuffled_rr_profile(n=1000, m=0, q=0.3, epsilon=0.5, tail_tol=0.0)  # untruncated, exact
+    exact_m0 = shuffled_rr_profile(population=1000, m=0, q=0.3, epsilon=0.5, tail_tol=0.0)  # untruncated, exact
     assert r.delta_upper >= float(exact_m0.delta[0]) * (1 - 1e-9) and r.delta_upper < 1e-30
-    pld = shuffled_rr_pld(n=1000, m=r.worst_m, q=0.3, direction=r.worst_direction, tail_tol=0.0)
+    pld = shuffled_rr_pld(population=1000, m=r.worst_m, q=0.3, direction=r.worst_direction, tail_tol=0.0)
     assert float(pld.delta(0.5)) == pytest.approx(r.delta_upper, rel=1e-9)
     lo, hi = r.details["delta_bracket"]
     assert lo <= r.delta_upper <= hi and hi - lo <= 1e-8 * r.delta_upper
@@ -247,8 +247,8 @@ def test_full_scan_resolves_negligible_values_exactly() -> None:
 def test_worst_bracket_each_upper_bound_dominates_the_exact_worst_case() -> None:
     # every rigorous bound, not only the smallest, must hold for the exact worst case (independent of which wins)
     for n, q, eps in [(300, 0.2, 1.0), (1000, 0.2, 0.1), (1000, 0.3, 0.5), (1000, 0.1, 1.5)]:
-        exact = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)
-        br = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps, full_scan_max=1, ends=1, samples=0)
+        exact = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps)
+        br = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps, full_scan_max=1, ends=1, samples=0)
         for name, v in br.details["delta_upper_bounds"].items():
             if v is not None:
                 assert exact.delta_upper <= v, name
@@ -257,8 +257,8 @@ def test_worst_bracket_each_upper_bound_dominates_the_exact_worst_case() -> None
 def test_worst_bracket_rigorous_upper_uses_verified_bounds_only() -> None:
     # n = 1000, q = 0.2, eps = 0.1: bbgn19 (verified=False) is far below local-rr; it must not become delta_upper
     n, q, eps = 1000, 0.2, 0.1
-    exact = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)
-    br = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps, full_scan_max=n - 1)
+    exact = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps)
+    br = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps, full_scan_max=n - 1)
     status = br.bound_status
     assert set(status) == {"local-rr", "bbgn19", "fmt21", "efmrtt19"}
     assert status["local-rr"]["verified"] is True
@@ -282,7 +282,7 @@ def test_worst_bracket_reads_the_verified_flag(monkeypatch: pytest.MonkeyPatch) 
     from sufficientdp.accounting import amplification
 
     monkeypatch.setitem(amplification._VERIFIED, "bbgn19", True)
-    br = shuffled_rr_worst_bracket(n=1000, q=0.2, epsilon=0.1, full_scan_max=999)
+    br = shuffled_rr_worst_bracket(population=1000, q=0.2, epsilon=0.1, full_scan_max=999)
     assert br.bound_status["bbgn19"]["verified"] is True
     assert br.upper_source.startswith("delta: bbgn19")
     assert br.delta_upper == pytest.approx(max(br.delta_lower, br.bound_status["bbgn19"]["delta"]))
@@ -293,7 +293,7 @@ def test_eta_from_delta_inequality_on_exact_plds() -> None:
     # eta(eps) <= delta(eps') / (1 - e^(eps' - eps)) for eps' < eps, on exact (untruncated) PLDs, both directions
     for n, m, q in [(10, 0, 0.2), (10, 4, 0.1), (60, 1, 0.25), (60, 30, 0.05), (200, 0, 0.3)]:
         for direction in ("add", "remove"):
-            pld = shuffled_rr_pld(n=n, m=m, q=q, direction=direction, tail_tol=0.0)
+            pld = shuffled_rr_pld(population=n, m=m, q=q, direction=direction, tail_tol=0.0)
             for eps in (0.05, 0.2, 0.5, 1.0, 2.0):
                 eta = float(pld.eta(eps))
                 for f in (0.1, 0.5, 0.9, 0.99):
@@ -318,32 +318,32 @@ def test_amplification_inversions_are_monotone_in_delta() -> None:
 @pytest.mark.slow
 def test_worst_bracket_pure_dp_region_and_large_n() -> None:
     q = 0.2  # eps0 = log 4
-    r = shuffled_rr_worst_bracket(n=5000, q=q, epsilon=1.5, full_scan_max=10, ends=2, samples=2)
+    r = shuffled_rr_worst_bracket(population=5000, q=q, epsilon=1.5, full_scan_max=10, ends=2, samples=2)
     assert r.eta_upper == 0.0 and r.delta_upper == 0.0 and r.delta_lower == 0.0
     assert "pure DP" in r.upper_source
-    big = shuffled_rr_worst_bracket(n=10**5, q=0.25, epsilon=0.01, ends=2, samples=2, full_scan_max=1000)
+    big = shuffled_rr_worst_bracket(population=10**5, q=0.25, epsilon=0.01, ends=2, samples=2, full_scan_max=1000)
     assert big.kind == "bracket" and 0 < big.delta_lower <= big.delta_upper < 1
     assert big.eta_lower <= big.eta_upper and big.worst_m in (0, 1, 99_997, 99_998)
-    exact = shuffled_rr_worst_bracket(n=10**5, q=0.25, epsilon=0.01)  # default: every m (about 0.3 s)
+    exact = shuffled_rr_worst_bracket(population=10**5, q=0.25, epsilon=0.01)  # default: every m (about 0.3 s)
     assert exact.kind == "exact" and big.delta_lower <= exact.delta_upper * (1 + 1e-9) <= big.delta_upper * (1 + 1e-9)
     assert big.eta_lower <= exact.eta_upper * (1 + 1e-9) and exact.eta_upper <= big.eta_upper
 
 
 def test_worst_bracket_progress_callback() -> None:
     calls: list[tuple[int, int]] = []
-    shuffled_rr_worst_bracket(n=10, q=0.2, epsilon=0.5, progress=lambda d, t: calls.append((d, t)))
+    shuffled_rr_worst_bracket(population=10, q=0.2, epsilon=0.5, progress=lambda d, t: calls.append((d, t)))
     assert calls and calls[-1] == (10, 10)  # every m = 0..9 evaluated
 
 
 @pytest.mark.parametrize(
     "kwargs,match",
-    [({"n": 0}, "n must"), ({"q": 0.5}, "q must"), ({"q": float("nan")}, "q must"), ({"epsilon": 0.0}, "epsilon"),
+    [({"population": 0}, "population must"), ({"q": 0.5}, "q must"), ({"q": float("nan")}, "q must"), ({"epsilon": 0.0}, "epsilon"),
      ({"epsilon": -1.0}, "epsilon"), ({"epsilon": float("inf")}, "epsilon"), ({"epsilon": True}, "epsilon"),
      ({"full_scan_max": 0}, "full_scan_max"), ({"ends": 0}, "ends"), ({"samples": -1}, "samples"),
-     ({"n": 2.5}, "n must")],
+     ({"population": 2.5}, "population must")],
 )
 def test_invalid_worst_bracket(kwargs: dict[str, object], match: str) -> None:
-    args: dict[str, object] = {"n": 10, "q": 0.2, "epsilon": 0.5}
+    args: dict[str, object] = {"population": 10, "q": 0.2, "epsilon": 0.5}
     args.update(kwargs)
     with pytest.raises(ParameterError, match=match):
         shuffled_rr_worst_bracket(**args)  # type: ignore[arg-type]
@@ -425,12 +425,12 @@ def test_homogeneous_size_limit_points_to_certified_bounds() -> None:
 # --- invalid inputs ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "kwargs,match",
-    [({"n": 0, "m": 0, "q": 0.2}, "n must"), ({"n": 5, "m": 5, "q": 0.2}, "m must"),
-     ({"n": 5, "m": -1, "q": 0.2}, "m must"), ({"n": 5, "m": 1, "q": 0.5}, "q must"),
-     ({"n": 5, "m": 1, "q": float("nan")}, "q must"), ({"n": 5.5, "m": 1, "q": 0.2}, "n must"),
-     ({"n": 5, "m": 1, "q": 0.2, "direction": "both"}, "direction"),
-     ({"n": 5, "m": 1, "q": 0.2, "tail_tol": 0.1}, "tail_tol"),
-     ({"n": 5, "m": 1, "q": 0.2, "tail_tol": -1.0}, "tail_tol")],
+    [({"population": 0, "m": 0, "q": 0.2}, "population must"), ({"population": 5, "m": 5, "q": 0.2}, "m must"),
+     ({"population": 5, "m": -1, "q": 0.2}, "m must"), ({"population": 5, "m": 1, "q": 0.5}, "q must"),
+     ({"population": 5, "m": 1, "q": float("nan")}, "q must"), ({"population": 5.5, "m": 1, "q": 0.2}, "population must"),
+     ({"population": 5, "m": 1, "q": 0.2, "direction": "both"}, "direction"),
+     ({"population": 5, "m": 1, "q": 0.2, "tail_tol": 0.1}, "tail_tol"),
+     ({"population": 5, "m": 1, "q": 0.2, "tail_tol": -1.0}, "tail_tol")],
 )
 def test_invalid_shuffled_rr_pld(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(ParameterError, match=match):
@@ -439,15 +439,15 @@ def test_invalid_shuffled_rr_pld(kwargs: dict[str, object], match: str) -> None:
 
 def test_invalid_profiles_and_homogeneous() -> None:
     with pytest.raises(ParameterError, match="epsilon"):
-        shuffled_rr_profile(n=5, m=1, q=0.2, epsilon=-0.1)
+        shuffled_rr_profile(population=5, m=1, q=0.2, epsilon=-0.1)
     with pytest.raises(ParameterError, match="epsilon"):
-        shuffled_rr_profile(n=5, m=1, q=0.2, epsilon=[])
+        shuffled_rr_profile(population=5, m=1, q=0.2, epsilon=[])
     with pytest.raises(ParameterError, match="ms"):
-        shuffled_rr_worst_profile(n=5, q=0.2, epsilon=0.1, ms=[7])
+        shuffled_rr_worst_profile(population=5, q=0.2, epsilon=0.1, ms=[7])
     with pytest.raises(ParameterError, match="ms"):
-        shuffled_rr_worst_profile(n=5, q=0.2, epsilon=0.1, ms=[])
+        shuffled_rr_worst_profile(population=5, q=0.2, epsilon=0.1, ms=[])
     with pytest.raises(ParameterError, match="max_scan"):
-        shuffled_rr_worst_profile(n=5, q=0.2, epsilon=0.1, max_scan=0)
+        shuffled_rr_worst_profile(population=5, q=0.2, epsilon=0.1, max_scan=0)
     with pytest.raises(ParameterError, match="q must"):
         homogeneous_histogram_pld(q=0.0, population=3, outlier_bits=1)
     with pytest.raises(ParameterError, match="population"):

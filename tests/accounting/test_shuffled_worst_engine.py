@@ -18,8 +18,8 @@ from sufficientdp.ratio.single_bit import worst_over_crowds
 @pytest.mark.parametrize("n,q", [(20, 0.2), (700, 0.05), (3000, 0.3)])
 def test_profile_and_bracket_are_the_engine(n: int, q: float) -> None:
     eps = [0.0, 0.05, 0.4]
-    prof = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps, tail_tol=0.0)
-    bound = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps)  # tail_tol > 0: rigorous upper ends
+    prof = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps, tail_tol=0.0)
+    bound = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps)  # tail_tol > 0: rigorous upper ends
     assert prof.kind == "exact" and bound.kind == "bound"
     for i, e in enumerate(eps):
         w = worst_over_crowds(n, q, e)
@@ -29,7 +29,7 @@ def test_profile_and_bracket_are_the_engine(n: int, q: float) -> None:
                                                                                 w.worst_direction_delta)
         assert (int(prof.worst_m_eta[i]), prof.worst_direction_eta[i]) == (w.worst_m_eta, w.worst_direction_eta)
         if e > 0:
-            br = shuffled_rr_worst_bracket(n=n, q=q, epsilon=e)
+            br = shuffled_rr_worst_bracket(population=n, q=q, epsilon=e)
             assert br.kind == "exact" and br.delta_upper == w.delta and br.eta_upper == w.eta
             assert br.details["delta_bracket"] == [w.delta_lower, w.delta_upper]
             assert (br.worst_m, br.worst_direction, br.worst_m_eta) == (w.worst_m_delta, w.worst_direction_delta,
@@ -38,19 +38,19 @@ def test_profile_and_bracket_are_the_engine(n: int, q: float) -> None:
 
 def test_subset_lower_bounds_use_the_engine() -> None:
     n, q, eps = 3000, 0.1, 0.2
-    sub = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps, ms=[0, 10, 2990])
-    full = shuffled_rr_worst_profile(n=n, q=q, epsilon=eps)
+    sub = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps, ms=[0, 10, 2990])
+    full = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps)
     assert sub.kind == "lower bound" and float(sub.delta[0]) <= float(full.delta[0])
     m, d = int(sub.worst_m_delta[0]), sub.worst_direction_delta[0]
-    exact_pair = float(shuffled_rr_pld(n=n, m=m, q=q, direction=d, tail_tol=0.0).delta(eps))
+    exact_pair = float(shuffled_rr_pld(population=n, m=m, q=q, direction=d, tail_tol=0.0).delta(eps))
     assert float(sub.delta[0]) <= exact_pair * (1 + 1e-12) and float(sub.delta[0]) == pytest.approx(exact_pair,
                                                                                                     rel=1e-8)
 
 
 def test_bracket_path_lower_end_below_the_exact_value() -> None:
     n, q, eps = 5000, 0.2, 0.3
-    exact = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps)
-    br = shuffled_rr_worst_bracket(n=n, q=q, epsilon=eps, full_scan_max=100)
+    exact = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps)
+    br = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps, full_scan_max=100)
     assert exact.kind == "exact" and br.kind == "bracket"
     assert br.delta_lower <= exact.delta_upper <= br.delta_upper
     assert br.eta_lower <= exact.eta_upper <= br.eta_upper
@@ -86,7 +86,7 @@ def test_account_is_exact_above_2000_people() -> None:
 
 @pytest.mark.slow
 def test_profile_scans_a_million_people() -> None:
-    prof = shuffled_rr_worst_profile(n=10**6, q=0.25, epsilon=[0.01])
+    prof = shuffled_rr_worst_profile(population=10**6, q=0.25, epsilon=[0.01])
     assert prof.kind == "bound" and prof.scanned.startswith("all m")
     pairs = prof.details["pairs"][0]  # every m covered: evaluated, or proved below the worst (issue 10)
     assert np.all(prof.delta > 0) and pairs["pairs_evaluated"] + pairs["pairs_bounded"] == 10**6

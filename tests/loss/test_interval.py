@@ -169,7 +169,7 @@ def test_joint_estimate_cell_intervals():
 
 @pytest.mark.parametrize("full_scan_max", [1_000_000, 20])
 def test_shuffled_bracket_intervals_report_the_rigorous_upper_end(full_scan_max):
-    b = shuffled_rr_worst_bracket(n=100, q=0.2, epsilon=0.3, full_scan_max=full_scan_max)
+    b = shuffled_rr_worst_bracket(population=100, q=0.2, epsilon=0.3, full_scan_max=full_scan_max)
     _same(b.delta_interval, b.delta_lower, b.delta_upper, b.delta_upper, None, b.kind)
     _same(b.eta_interval, b.eta_lower, b.eta_upper, b.eta_upper, None, b.kind)
 

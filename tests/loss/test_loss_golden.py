@@ -67,7 +67,7 @@ CASES = {
     "pld with infinite atoms": lambda: _pld(
         PrivacyLossDistribution.from_pmfs([0.5, 0.3, 0.2, 0.0], [0.25, 0.15, 0.0, 0.6])
     ),
-    "pld shuffled rr": lambda: _pld(shuffled_rr_pld(n=40, m=3, q=0.2)),
+    "pld shuffled rr": lambda: _pld(shuffled_rr_pld(population=40, m=3, q=0.2)),
     "pld homogeneous histogram": lambda: _pld(homogeneous_histogram_pld(q=0.2, population=6, outlier_bits=2)),
 }
 

@@ -61,10 +61,10 @@ def _pld() -> PrivacyLossDistribution:
 
 
 RESULTS = {
-    "ShuffledRRProfile": lambda: shuffled_rr_profile(n=20, m=1, q=0.2, epsilon=[0.5, 1.0]),
-    "ShuffledRRProfile-worst": lambda: shuffled_rr_worst_profile(n=20, q=0.2, epsilon=[0.5, 1.0]),
-    "ShuffledRRBracket-exact": lambda: shuffled_rr_worst_bracket(n=20, q=0.2, epsilon=0.5),
-    "ShuffledRRBracket-bracket": lambda: shuffled_rr_worst_bracket(n=100, q=0.2, epsilon=0.3, full_scan_max=20),
+    "ShuffledRRProfile": lambda: shuffled_rr_profile(population=20, m=1, q=0.2, epsilon=[0.5, 1.0]),
+    "ShuffledRRProfile-worst": lambda: shuffled_rr_worst_profile(population=20, q=0.2, epsilon=[0.5, 1.0]),
+    "ShuffledRRBracket-exact": lambda: shuffled_rr_worst_bracket(population=20, q=0.2, epsilon=0.5),
+    "ShuffledRRBracket-bracket": lambda: shuffled_rr_worst_bracket(population=100, q=0.2, epsilon=0.3, full_scan_max=20),
     "WorstOverCrowds": lambda: worst_over_crowds(20, 0.2, 0.5),
     "PrivacyLossDistribution": _pld,
     "WorstCaseResult": lambda: worst_case_exhaustive(2, 3, 0.2, 1.0),
@@ -135,7 +135,7 @@ def test_kind_is_the_kind_enum_and_equals_its_string(name, kind):
 
 
 def test_kind_of_a_subset_profile_is_lower_bound_and_table_kinds_are_enums():
-    r = shuffled_rr_worst_profile(n=20, q=0.2, epsilon=0.5, ms=[1, 2])
+    r = shuffled_rr_worst_profile(population=20, q=0.2, epsilon=0.5, ms=[1, 2])
     assert r.kind is Kind.LOWER_BOUND and r.to_dict()["kind"] == "lower bound"
     t = RESULTS["PowerTable"]()
     assert dict(t.kind) == {"power_gaussian": Kind.EXACT, "power_zcdp_bound": Kind.BOUND,
@@ -308,3 +308,28 @@ def test_joint_estimate_confidence_level_and_its_former_name():
     assert est.confidence_level == 0.9 and est.to_dict()["level"] == 0.9
     with pytest.warns(DeprecationWarning, match=r"JointEstimate.level is deprecated"):
         assert est.level == 0.9
+
+
+def test_shuffled_rr_population_and_its_former_name_n():
+    from sufficientdp import ParameterError
+
+    new = shuffled_rr_profile(population=20, m=1, q=0.2, epsilon=0.5)
+    with pytest.warns(DeprecationWarning, match="n= is deprecated; use population="):
+        old = shuffled_rr_profile(n=20, m=1, q=0.2, epsilon=0.5)
+    assert old.delta.tolist() == new.delta.tolist() and new.population == 20
+    assert new.to_dict()["population"] == 20
+    with pytest.warns(DeprecationWarning, match=r"ShuffledRRProfile.n is deprecated; use .population"):
+        assert new.n == 20
+    b = shuffled_rr_worst_bracket(population=20, q=0.2, epsilon=0.5)
+    with pytest.warns(DeprecationWarning, match=r"ShuffledRRBracket.n is deprecated"):
+        assert b.n == b.population == 20
+    with pytest.raises(ParameterError, match="^population must be given"):
+        shuffled_rr_worst_bracket(q=0.2, epsilon=0.5)
+    with pytest.raises(ParameterError, match="^give population or its former name n, not both"):
+        shuffled_rr_worst_profile(population=20, n=20, q=0.2, epsilon=0.5)
+
+
+def test_a_former_name_warns_at_the_callers_line():
+    with pytest.warns(DeprecationWarning) as record:
+        shuffled_rr_pld_call = shuffled_rr_profile(n=5, m=1, q=0.2, epsilon=0.5)
+    assert record[0].filename == __file__ and shuffled_rr_pld_call.population == 5

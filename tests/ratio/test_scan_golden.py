@@ -34,17 +34,17 @@ CASES = {
     "shuffled exact q, docs/comparison.md": lambda: _pair(400, shuffled_rr_exact_q(400, 1.0, 1e-6)),
     "shuffled profile subset": lambda: [
         float(x)
-        for r in [shuffled_rr_worst_profile(n=300, q=0.2, epsilon=[0.2, 0.5, 1.0], ms=[0, 1, 5, 150, 290])]
+        for r in [shuffled_rr_worst_profile(population=300, q=0.2, epsilon=[0.2, 0.5, 1.0], ms=[0, 1, 5, 150, 290])]
         for x in list(r.delta) + list(r.eta) + list(r.worst_m_delta) + list(r.worst_m_eta)
     ],
     "shuffled profile full": lambda: [
         float(x)
-        for r in [shuffled_rr_worst_profile(n=50, q=0.15, epsilon=[0.3, 1.0])]
+        for r in [shuffled_rr_worst_profile(population=50, q=0.15, epsilon=[0.3, 1.0])]
         for x in list(r.delta) + list(r.eta) + list(r.worst_m_delta) + list(r.worst_m_eta)
     ],
     "shuffled bracket": lambda: [
         float(x)
-        for r in [shuffled_rr_worst_bracket(n=400, q=0.2, epsilon=0.5, full_scan_max=100)]
+        for r in [shuffled_rr_worst_bracket(population=400, q=0.2, epsilon=0.5, full_scan_max=100)]
         for x in (r.delta_lower, r.delta_upper, r.eta_lower, r.eta_upper, r.worst_m, r.worst_m_eta)
     ],
     "single bit worst tail subset": lambda: [

@@ -165,7 +165,7 @@ def test_worst_m_not_at_an_end_known_case() -> None:
 def test_matches_pld_scan_n2000(q: float) -> None:
     n, grid = 2000, (0.01, 0.1, 0.5, 1.0)
     vals = np.array([[(float(pld.eta(e)), float(pld.delta(e))) for e in grid]
-                     for m in range(n) for pld in (shuffled_rr_pld(n=n, m=m, q=q, direction="remove"),)])
+                     for m in range(n) for pld in (shuffled_rr_pld(population=n, m=m, q=q, direction="remove"),)])
     for i, eps in enumerate(grid):
         r = worst_over_crowds(n, q, eps)
         eta, delta = vals[:, i, 0], vals[:, i, 1]  # PLD values: upper bounds within tail_tol = 1e-30 of exact

@@ -48,7 +48,14 @@ from .._errors import ParameterError
 from .._frozen import data_frame, freeze, readonly, thaw
 from .._numerics.search import Bracket, Midpoint, scan, search, verdict
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval, check_positive_finite, check_real_array
+from .._validation import (
+    check_int,
+    check_open_interval,
+    check_positive_finite,
+    check_real_array,
+    renamed,
+    renamed_fields,
+)
 from ..loss.distribution import PrivacyLossDistribution
 from ..loss.result import Interval, Kind, check_choice
 from ..ratio.single_bit import DIRECTIONS, _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
@@ -259,8 +266,8 @@ def _pair(n: int, m: int, q: float, tail_tol: float
             exact.method)
 
 
-def shuffled_rr_pld(*, n: int, m: int, q: float, direction: str = "remove",
-                    tail_tol: float = 1e-30) -> PrivacyLossDistribution:
+def shuffled_rr_pld(*, population: int | None = None, m: int, q: float, direction: str = "remove",
+                    tail_tol: float = 1e-30, n: int | None = None) -> PrivacyLossDistribution:
     """Exact PLD of the count of reported ones in shuffled binary randomized response.
 
     The pair is ``(A_n(m), A_n(m+1))`` ("remove": ``P = A_n(m)``) or its reverse ("add"); see the module docstring.
@@ -274,7 +281,7 @@ def shuffled_rr_pld(*, n: int, m: int, q: float, direction: str = "remove",
     exceeding the exact values by at most ``tail_tol``. ``tail_tol = 0`` keeps the whole support 0..n (exact).
 
     Args:
-        n: people, >= 1.
+        population: n, the people, >= 1 (required; ``n``, its former name, is deprecated).
         m: ones among the other n - 1 people, 0 <= m <= n - 1.
         q: flip probability in (0, 0.5).
         direction: ``"remove"`` or ``"add"``.
@@ -290,11 +297,11 @@ def shuffled_rr_pld(*, n: int, m: int, q: float, direction: str = "remove",
         seed 000 §3.1 (A_n(m), pi), §3.1.4 (A_n from A_{n-1}); seed 001 eq. (1.7).
 
     Examples:
-        >>> pld = shuffled_rr_pld(n=1, m=0, q=0.25)  # n = 1: local RR, losses +-log 3
+        >>> pld = shuffled_rr_pld(population=1, m=0, q=0.25)  # n = 1: local RR, losses +-log 3
         >>> [round(float(x), 6) for x in pld.losses], round(float(pld.delta(0.0)), 6)
         ([-1.098612, 1.098612], 0.5)
     """
-    n = check_int("n", n, minimum=1)
+    n = _population(population, n)
     m = check_int("m", m, minimum=0, maximum=n - 1)
     q = check_open_interval("q", q, 0.0, 0.5)
     direction = _check_direction(direction)
@@ -316,6 +323,7 @@ def shuffled_rr_pld(*, n: int, m: int, q: float, direction: str = "remove",
                                    neg_infinity_mass=min(1.0, drop_q))
 
 
+@renamed_fields({"n": "population"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShuffledRRProfile:
     """Privacy profile ``delta(eps)`` and tail ``eta(eps) = P[L > eps]`` of shuffled binary randomized response.
@@ -324,7 +332,7 @@ class ShuffledRRProfile:
         epsilon: the epsilons (1-D array).
         delta: hockey-stick ``delta(eps)``, worst over the directions (and over ``m`` for a worst profile).
         eta: ``P[L > eps]``, worst likewise.
-        n, q: the configuration.
+        population, q: the configuration (n people; ``n`` is the former name, deprecated).
         m: the ``m`` of a single-pair profile, else None.
         worst_m_delta, worst_m_eta: per epsilon, the ``m`` attaining the worst value (``-1`` where it is 0);
             for a single pair, ``m`` everywhere.
@@ -344,7 +352,7 @@ class ShuffledRRProfile:
     epsilon: NDArray[np.float64]
     delta: NDArray[np.float64]
     eta: NDArray[np.float64]
-    n: int
+    population: int
     q: float
     m: int | None
     worst_m_delta: NDArray[np.int64]
@@ -370,7 +378,7 @@ class ShuffledRRProfile:
         """JSON-ready dict."""
         return {
             "epsilon": self.epsilon.tolist(), "delta": self.delta.tolist(), "eta": self.eta.tolist(),
-            "n": self.n, "q": self.q, "m": self.m, "worst_m_delta": self.worst_m_delta.tolist(),
+            "population": self.population, "q": self.q, "m": self.m, "worst_m_delta": self.worst_m_delta.tolist(),
             "worst_m_eta": self.worst_m_eta.tolist(), "worst_direction_delta": list(self.worst_direction_delta),
             "worst_direction_eta": list(self.worst_direction_eta), "kind": str(self.kind), "tail_tol": self.tail_tol,
             "scanned": self.scanned, "details": thaw(self.details),
@@ -398,17 +406,25 @@ def _kind(kind: Any) -> Kind:
     return Kind(kind)
 
 
+def _population(population: Any, n: Any) -> int:
+    """The number of people, from ``population`` or its former name ``n`` (DeprecationWarning); required."""
+    value = renamed("population", population, "n", n, stacklevel=4)
+    if value is None:
+        raise ParameterError("population must be given (an integer >= 1); got None")
+    return check_int("population", value, minimum=1)
+
+
 def _eps_array(epsilon: ArrayLike) -> NDArray[np.float64]:
     # non-empty, finite, >= 0 ("epsilon must be finite and in [0, inf); got ...")
     return np.atleast_1d(check_real_array("epsilon", epsilon, low=0.0, high=math.inf, closed_low=True)).ravel()
 
 
-def shuffled_rr_profile(*, n: int, m: int, q: float, epsilon: ArrayLike, tail_tol: float = 1e-30
-                        ) -> ShuffledRRProfile:
+def shuffled_rr_profile(*, population: int | None = None, m: int, q: float, epsilon: ArrayLike,
+                        tail_tol: float = 1e-30, n: int | None = None) -> ShuffledRRProfile:
     """``delta(eps)`` and ``eta(eps)`` of the pair ``(A_n(m), A_n(m+1))``, worst of the two directions.
 
     Args:
-        n, m, q: as in :func:`shuffled_rr_pld`.
+        population, m, q: as in :func:`shuffled_rr_pld` (``n``: the former name of ``population``, deprecated).
         epsilon: one or more epsilons (finite, >= 0).
         tail_tol: as in :func:`shuffled_rr_pld`.
 
@@ -416,13 +432,14 @@ def shuffled_rr_profile(*, n: int, m: int, q: float, epsilon: ArrayLike, tail_to
         A :class:`ShuffledRRProfile` (``kind="exact"`` for ``tail_tol = 0``, else ``"bound"``).
 
     Examples:
-        >>> r = shuffled_rr_profile(n=20, m=1, q=0.2, epsilon=0.5)
+        >>> r = shuffled_rr_profile(population=20, m=1, q=0.2, epsilon=0.5)
         >>> round(float(r.delta[0]), 6)  # = single_bit_tail(n=20, m=1, q=0.2, epsilon=0.5).delta
         0.024494
     """
+    n = _population(population, n)
     eps = _eps_array(epsilon)
     tol = _check_tail_tol(tail_tol)
-    per = {d: shuffled_rr_pld(n=n, m=m, q=q, direction=d, tail_tol=tol) for d in _DIRECTIONS}
+    per = {d: shuffled_rr_pld(population=n, m=m, q=q, direction=d, tail_tol=tol) for d in _DIRECTIONS}
     deltas = {d: np.atleast_1d(per[d].delta(eps)) for d in _DIRECTIONS}
     etas = {d: np.atleast_1d(per[d].eta(eps)) for d in _DIRECTIONS}
     d_dir = tuple("remove" if deltas["remove"][i] >= deltas["add"][i] else "add" for i in range(eps.size))
@@ -430,7 +447,7 @@ def shuffled_rr_profile(*, n: int, m: int, q: float, epsilon: ArrayLike, tail_to
     ms = np.full(eps.size, m, dtype=np.int64)
     return ShuffledRRProfile(
         epsilon=eps, delta=np.maximum(deltas["add"], deltas["remove"]), eta=np.maximum(etas["add"], etas["remove"]),
-        n=n, q=q, m=m, worst_m_delta=ms, worst_m_eta=ms.copy(), worst_direction_delta=d_dir,
+        population=n, q=q, m=m, worst_m_delta=ms, worst_m_eta=ms.copy(), worst_direction_delta=d_dir,
         worst_direction_eta=e_dir, kind=Kind.EXACT if tol == 0.0 else Kind.BOUND, tail_tol=tol, scanned=f"m = {m}",
         details={"per_direction": {d: {"delta": deltas[d].tolist(), "eta": etas[d].tolist()} for d in _DIRECTIONS}},
     )
@@ -443,8 +460,9 @@ def _pairs_both_ways(n: int, q: float, eps: float, ms: list[int]) -> tuple[_Pair
     return pairs, {int(m): i for i, m in enumerate(every)}
 
 
-def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: ArrayLike | None = None,
-                              max_scan: int = 1_000_000, tail_tol: float = 1e-30) -> ShuffledRRProfile:
+def shuffled_rr_worst_profile(*, population: int | None = None, q: float, epsilon: ArrayLike,
+                              ms: ArrayLike | None = None, max_scan: int = 1_000_000, tail_tol: float = 1e-30,
+                              n: int | None = None) -> ShuffledRRProfile:
     """Worst ``delta(eps)`` and ``eta(eps)`` over every neighbouring pair, per epsilon.
 
     Every pair ``(A_n(m), A_n(m+1))``, ``m = 0..n-1``, both directions, is covered (evaluated, or proved below the
@@ -455,7 +473,7 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
     subset.
 
     Args:
-        n: people, >= 1.
+        population: n, the people, >= 1 (required; ``n``, its former name, is deprecated).
         q: flip probability in (0, 0.5).
         epsilon: one or more epsilons (finite, >= 0).
         ms: optional subset of m values in [0, n-1].
@@ -472,11 +490,11 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
         ParameterError: arguments out of range, empty ``ms``, or ``n > max_scan`` without ``ms``.
 
     Examples:
-        >>> r = shuffled_rr_worst_profile(n=20, q=0.2, epsilon=0.5)
+        >>> r = shuffled_rr_worst_profile(population=20, q=0.2, epsilon=0.5)
         >>> int(r.worst_m_delta[0]), round(float(r.delta[0]), 6)  # = single_bit_worst_tail(n=20, q=0.2, ...)
         (1, 0.024494)
     """
-    n = check_int("n", n, minimum=1)
+    n = _population(population, n)
     q = check_open_interval("q", q, 0.0, 0.5)
     eps = _eps_array(epsilon)
     max_scan = check_int("max_scan", max_scan, minimum=1)
@@ -484,7 +502,7 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
     if ms is None:
         if n > max_scan:
             raise ParameterError(
-                f"n must be <= max_scan = {max_scan} to scan every m; got {n} (pass ms to scan a subset)")
+                f"population must be <= max_scan = {max_scan} to scan every m; got {n} (pass ms to scan a subset)")
         m_list = list(range(n))
         scanned = "all m = 0..n-1 (both directions, via the mirror symmetry)"
     else:
@@ -521,7 +539,7 @@ def shuffled_rr_worst_profile(*, n: int, q: float, epsilon: ArrayLike, ms: Array
     else:
         kind = Kind.EXACT if tol == 0.0 else Kind.BOUND
     return ShuffledRRProfile(
-        epsilon=eps, delta=best["delta"], eta=best["eta"], n=n, q=q, m=None, worst_m_delta=arg["delta"],
+        epsilon=eps, delta=best["delta"], eta=best["eta"], population=n, q=q, m=None, worst_m_delta=arg["delta"],
         worst_m_eta=arg["eta"], worst_direction_delta=tuple(dirs["delta"]), worst_direction_eta=tuple(dirs["eta"]),
         kind=kind, tail_tol=tol, scanned=scanned, details=details,
     )
@@ -536,6 +554,7 @@ _ETA_GRID = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98
 _EPS_ULP = 2.220446049250313e-16
 
 
+@renamed_fields({"n": "population"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShuffledRRBracket:
     """Worst-case ``delta(eps)`` and ``eta(eps)`` of shuffled binary RR over all neighbours, exact or bracketed.
@@ -563,7 +582,7 @@ class ShuffledRRBracket:
         worst_m_eta: likewise for ``eta``.
         scanned: which ``m`` were evaluated.
         upper_source: what the rigorous upper ends come from.
-        n, q, epsilon: the configuration.
+        population, q, epsilon: the configuration (n people; ``n`` is the former name, deprecated).
         delta_upper_unverified, eta_upper_unverified: the smallest upper end from bounds with ``verified=False``,
             reported only when below the rigorous upper end (else None); never used for ``delta_upper`` /
             ``eta_upper``.
@@ -585,7 +604,7 @@ class ShuffledRRBracket:
     worst_m_eta: int
     scanned: str
     upper_source: str
-    n: int
+    population: int
     q: float
     epsilon: float
     delta_upper_unverified: float | None = None
@@ -760,8 +779,9 @@ _UNVERIFIED_NOTE = ("rests on a published statement not verified against the pap
                     "provenance); an upper bound only if that statement is what the paper proves")
 
 
-def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max: int = 1_000_000, ends: int = 16,
-                              samples: int = 24, progress: Callable[[int, int], None] | None = None
+def shuffled_rr_worst_bracket(*, population: int | None = None, q: float, epsilon: float,
+                              full_scan_max: int = 1_000_000, ends: int = 16, samples: int = 24,
+                              progress: Callable[[int, int], None] | None = None, n: int | None = None
                               ) -> ShuffledRRBracket:
     """Worst ``delta(eps)`` and ``eta(eps)`` of shuffled binary RR over every neighbouring pair: exact or bracketed.
 
@@ -783,7 +803,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
     bound with its value, ``verified`` flag and provenance.
 
     Args:
-        n: people, >= 1.
+        population: n, the people, >= 1 (required; ``n``, its former name, is deprecated).
         q: flip probability in (0, 0.5).
         epsilon: finite, > 0.
         full_scan_max: largest n evaluated in full (default 10**6; about a second there), >= 1.
@@ -801,11 +821,11 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
         seed 000 §3.1 (A_n(m)); amplification bounds in :mod:`sufficientdp.accounting.amplification`.
 
     Examples:
-        >>> r = shuffled_rr_worst_bracket(n=20, q=0.2, epsilon=0.5)
+        >>> r = shuffled_rr_worst_bracket(population=20, q=0.2, epsilon=0.5)
         >>> r.kind, r.worst_m, round(r.delta_upper, 6)  # = single_bit_worst_tail(n=20, q=0.2, epsilon=0.5)
         ('exact', 1, 0.024494)
     """
-    n = check_int("n", n, minimum=1)
+    n = _population(population, n)
     q = check_open_interval("q", q, 0.0, 0.5)
     eps = check_positive_finite("epsilon", epsilon)
     full_scan_max = check_int("full_scan_max", full_scan_max, minimum=1)
@@ -823,7 +843,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
             scanned="all m = 0..n-1, both directions",
             upper_source=("exact scan of every m" if not w.details.get("pairs_bounded") else
                           "exact scan of every m (pairs proved below the worst bounded, not evaluated)"),
-            n=n, q=q, epsilon=eps,
+            population=n, q=q, epsilon=eps,
             details=details)
     interior = np.geomspace(ends, max(ends, half), samples) if samples and half > ends else np.array([])
     reps = sorted(set(range(min(ends, half + 1))) | {int(round(x)) for x in interior if ends <= x <= half})
@@ -861,7 +881,7 @@ def shuffled_rr_worst_bracket(*, n: int, q: float, epsilon: float, full_scan_max
     return ShuffledRRBracket(
         delta_lower=d_lo, delta_upper=d_up, eta_lower=e_lo, eta_upper=e_up, kind=Kind.BRACKET,
         worst_m=m_d, worst_direction=dir_d, worst_m_eta=m_e, scanned=scanned,
-        upper_source=f"delta: {d_up_src}; eta: {e_up_src}", n=n, q=q, epsilon=eps, delta_upper_unverified=d_uv,
+        upper_source=f"delta: {d_up_src}; eta: {e_up_src}", population=n, q=q, epsilon=eps, delta_upper_unverified=d_uv,
         eta_upper_unverified=e_uv, unverified_source=unverified_source, bound_status=status, details=details)
 
 

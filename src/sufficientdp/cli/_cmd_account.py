@@ -110,7 +110,7 @@ def account(args: argparse.Namespace, progress: Callable[[int, int], None] | Non
         _require(args, "population", "q")
         from ..accounting.shuffled import shuffled_rr_worst_bracket
 
-        r = shuffled_rr_worst_bracket(n=args.population, q=args.q, epsilon=args.epsilon,
+        r = shuffled_rr_worst_bracket(population=args.population, q=args.q, epsilon=args.epsilon,
                                       full_scan_max=args.full_scan_max, progress=progress)
         out.update(population=args.population, q=args.q, kind=r.kind, delta=r.delta_upper, eta=r.eta_upper,
                    delta_lower=r.delta_lower, eta_lower=r.eta_lower, worst_m=r.worst_m,
