@@ -79,6 +79,125 @@ def test_one_name_per_idea_in_the_public_signatures():
             assert "confidence_level" in params, name
 
 
+# The one-name-per-idea rule over every submodule's __all__ (issue 11): a callable's parameters and a result
+# type's fields say population (people), confidence_level (coverage of an interval) and reports (k). A former name
+# (n, people, crowd_size, confidence, level, reports_per_person) may stay only as a deprecated alias beside the new
+# one. Below, the names that mean another idea, each with what it means there.
+_OTHER_IDEA = {
+    # "n" that is not a number of people
+    ("sufficientdp.loss.profile", "compose_curve", "n"): "the number of compositions",
+    ("sufficientdp.loss.profile", "fft_allowance", "n"): "the number of compositions",
+    ("sufficientdp.loss.profile", "lattice_power", "n"): "the number of compositions",
+    ("sufficientdp.ratio.homogeneous", "ratio_moments", "n"): "the number of reports (N for k = 1, kN for k)",
+    ("sufficientdp.semantics.bayesian", "correlated_prior_shift", "n"): "the number of correlated records",
+    ("sufficientdp.collection.tokens", "TokenKey", "n"): "the RSA modulus",
+    # "level" that is a significance level or a geography level, not a confidence level
+    ("sufficientdp.census.allocation", "QueryRho", "level"): "the geography level (US, state, ...)",
+    ("sufficientdp.census.scenarios", "DgmPower", "level"): "the test's significance level",
+    ("sufficientdp.census.scenarios", "PowerRow", "level"): "the test's significance level",
+    ("sufficientdp.census.scenarios", "dgm_power", "level"): "the test's significance level",
+    ("sufficientdp.census.scenarios", "gaussian_power", "level"): "the test's significance level",
+    **{("sufficientdp.semantics.frequentist", f, "level"): "the test's significance level" for f in (
+        "approx_dp_power_bound", "fdp_power", "pure_dp_power_bound", "rdp_power_bound", "zcdp_power_bound")},
+    **{("sufficientdp.accounting.conversions", f, "level"): "the test's significance level" for f in (
+        "gdp_mu_from_tradeoff", "gdp_tradeoff", "max_power")},
+    # the collector's wire format (docs/collector_api_contract.md), kept as the HTTP API spells it
+    ("sufficientdp.collection.campaign", "Campaign", "crowd_size"): "the collector API's field N_min",
+    ("sufficientdp.collection.campaign", "Campaign", "reports_per_person"): "the collector API's field k",
+    ("sufficientdp.client.reporter", "CampaignInfo", "reports_per_person"): "the collector API's field k",
+    ("sufficientdp.collection.campaign", "estimate_release", "reports_per_person"):
+        "k beside the result's reports (the batch's report count), as the collector stores it",
+    ("sufficientdp.demo", "run_collector_demo", "crowd_size"): "the demo campaign's N_min",
+}
+# Still to move (issue 11 gap 7, not done yet): n meaning people in the single-bit and amplification modules and
+# the two calibration helpers. Listed so that no new one appears; remove an entry when it moves.
+_STILL_TO_MOVE = {
+    ("sufficientdp.ratio.single_bit", f, "n") for f in (
+        "log_cdf", "log_pmf", "log_privacy_ratio", "log_probability_ratio", "log_sf", "pmf", "pmf_by_prop_3_1",
+        "privacy_ratio", "prop_3_1_next", "single_bit_tail", "single_bit_worst_tail")
+} | {
+    ("sufficientdp.accounting.amplification", f, "n") for f in (
+        "AmplificationBound", "Epsilon0Result", "amplification_epsilon", "bbgn19_delta", "bbgn19_epsilon",
+        "efmrtt19_epsilon", "fmt21_condition", "fmt21_epsilon", "max_epsilon0")
+} | {
+    ("sufficientdp.calibration.compare", "shuffled_rr_exact_q", "n"),
+    ("sufficientdp.calibration.compare", "shuffled_rr_worst_delta", "n"),
+}
+_FORMER = {"n": "population", "N": "population", "people": "population", "crowd_size": "population",
+           "confidence": "confidence_level", "level": "confidence_level", "reports_per_person": "reports"}
+
+
+def _public_names():
+    """(module, name, is a result type, parameter or field names) of every function and dataclass in a public
+    submodule's __all__."""
+    import dataclasses
+    import importlib
+    import inspect
+    import pkgutil
+
+    for info in pkgutil.walk_packages(sufficientdp.__path__, "sufficientdp."):
+        if info.name.endswith("__main__") or any(part.startswith("_") for part in info.name.split(".")):
+            continue  # private modules (_numerics, _chernoff, _validation, ...) are not the public surface
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an adapter whose extra is not installed
+            continue
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name, None)
+            if inspect.isfunction(obj):  # keyed by where it is defined (re-exports are the same object)
+                yield obj.__module__, obj.__name__, False, set(inspect.signature(obj).parameters)
+            elif inspect.isclass(obj) and dataclasses.is_dataclass(obj):
+                yield obj.__module__, obj.__name__, True, {f.name for f in dataclasses.fields(obj)}
+
+
+def test_one_name_per_idea_in_submodules_and_result_fields():
+    """population / confidence_level / reports in every submodule's callables and result types' fields; a former name
+    only as a deprecated alias beside the new one (result fields: never, the former names are properties)."""
+    seen, offenders = set(), []
+    for module, name, is_type, names in _public_names():
+        for old, new in _FORMER.items():
+            if old not in names:
+                continue
+            key = (module, name, old)
+            seen.add(key)
+            if key in _OTHER_IDEA or key in _STILL_TO_MOVE:
+                continue
+            if is_type or new not in names:
+                offenders.append(f"{module}.{name}: {old} (use {new})")
+    assert offenders == []
+    assert not (set(_OTHER_IDEA) | _STILL_TO_MOVE) - seen  # no stale entry
+
+
+def test_former_names_of_result_fields_are_deprecated_read_only_properties():
+    import dataclasses
+    import warnings
+
+    from sufficientdp.accounting.shuffled import ShuffledRRBracket, ShuffledRRProfile
+    from sufficientdp.collection.campaign import ReleaseEstimates
+    from sufficientdp.estimation.planning import Accuracy
+
+    renamed = {sufficientdp.BitEstimates: {"level": "confidence_level"},
+               sufficientdp.JointEstimate: {"level": "confidence_level"},
+               sufficientdp.TailResult: {"confidence": "confidence_level"},
+               ReleaseEstimates: {"people": "population", "level": "confidence_level"},
+               ShuffledRRProfile: {"n": "population"}, ShuffledRRBracket: {"n": "population"},
+               Accuracy: {"level": "confidence_level"}}
+    for cls, pairs in renamed.items():
+        fields = {f.name for f in dataclasses.fields(cls)}
+        for old, new in pairs.items():
+            assert new in fields and old not in fields, cls
+            prop = getattr(cls, old)
+            assert isinstance(prop, property) and prop.fset is None, (cls, old)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                try:
+                    prop.fget(type("Stub", (), {new: 1})())
+                except DeprecationWarning as w:
+                    assert f".{old} is deprecated; use .{new}" in str(w)
+                else:
+                    raise AssertionError(f"{cls.__name__}.{old} does not warn")
+
+
 def test_exception_tree():
     assert issubclass(sufficientdp.ParameterError, ValueError)
     assert issubclass(sufficientdp.DataError, ValueError)

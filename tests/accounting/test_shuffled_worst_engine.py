@@ -31,7 +31,7 @@ def test_profile_and_bracket_are_the_engine(n: int, q: float) -> None:
         if e > 0:
             br = shuffled_rr_worst_bracket(population=n, q=q, epsilon=e)
             assert br.kind == "exact" and br.delta_upper == w.delta and br.eta_upper == w.eta
-            assert br.details["delta_bracket"] == [w.delta_lower, w.delta_upper]
+            assert br.details["delta_bracket"] == (w.delta_lower, w.delta_upper)  # read-only details: a tuple
             assert (br.worst_m, br.worst_direction, br.worst_m_eta) == (w.worst_m_delta, w.worst_direction_delta,
                                                                         w.worst_m_eta)
 

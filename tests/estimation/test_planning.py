@@ -45,7 +45,9 @@ def test_confidence_level_name_and_deprecated_alias() -> None:
     new = accuracy(0.3, population=1000, confidence_level=0.9)
     with pytest.warns(DeprecationWarning, match="level= is deprecated"):
         old = accuracy(0.3, population=1000, level=0.9)
-    assert new == old and new.level == 0.9
-    assert accuracy(0.3, population=1000).level == 0.95
+    assert new == old and new.confidence_level == 0.9 and new.to_dict()["level"] == 0.9
+    assert accuracy(0.3, population=1000).confidence_level == 0.95
+    with pytest.warns(DeprecationWarning, match=r"Accuracy.level is deprecated; use .confidence_level"):
+        assert new.level == 0.9
     with pytest.raises(ParameterError, match="not both"):
         accuracy(0.3, population=1000, confidence_level=0.9, level=0.9)

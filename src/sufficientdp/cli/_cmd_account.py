@@ -118,7 +118,7 @@ def account(args: argparse.Namespace, progress: Callable[[int, int], None] | Non
                    upper_source=r.upper_source, delta_upper_unverified=r.delta_upper_unverified,
                    eta_upper_unverified=r.eta_upper_unverified, unverified_source=r.unverified_source,
                    bound_status=r.to_dict()["bound_status"],
-                   exact_bracket=({"delta": r.details["delta_bracket"], "eta": r.details["eta_bracket"]}
+                   exact_bracket=({"delta": list(r.details["delta_bracket"]), "eta": list(r.details["eta_bracket"])}
                                   if r.kind == "exact" else None),
                    method=r.details.get("method", "bracket: sampled m (lower end), verified bounds (upper end)"),
                    neighbours="one person's bit differs; worst over the others' ones-count m, both directions")

@@ -19,30 +19,32 @@ from typing import Any
 
 from scipy.stats import norm
 
-from .._validation import check_confidence_level, check_int, check_open_interval
+from .._validation import check_confidence_level, check_int, check_open_interval, renamed_fields
 from ..parameters import sigma_per_sqrt_n
 
 __all__ = ["Accuracy", "accuracy"]
 
 
+@renamed_fields({"level": "confidence_level"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accuracy:
     """Accuracy of a per-bit count at q (see the module docstring for the formulas).
 
     Attributes:
-        q, population, reports, level, power: the inputs.
+        q, population, reports, confidence_level, power: the inputs (``level``, the former name of
+            ``confidence_level``, still reads with a DeprecationWarning; ``to_dict`` keeps the key ``"level"``).
         sd_per_sqrt_n: ``sd(d_hat) / sqrt(N)``.
         sd: ``sd(d_hat)``, people.
-        half_width: expected half-width of the ``level`` interval, people (normal approximation).
+        half_width: expected half-width of the ``confidence_level`` interval, people (normal approximation).
         half_width_fraction: ``half_width / N``.
-        detectable_fraction: smallest true frequency detected with probability ``power`` by a level-``level``
-            two-sided test (normal approximation).
+        detectable_fraction: smallest true frequency detected with probability ``power`` by a test at
+            significance ``1 - confidence_level`` (two-sided) (normal approximation).
     """
 
     q: float
     population: int
     reports: int
-    level: float
+    confidence_level: float
     power: float
     sd_per_sqrt_n: float
     sd: float
@@ -51,8 +53,10 @@ class Accuracy:
     detectable_fraction: float
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return asdict(self)
+        """A JSON-ready dict (the confidence level under the key ``"level"``, as before)."""
+        d = asdict(self)
+        d["level"] = d.pop("confidence_level")
+        return d
 
 
 def accuracy(q: float, *, population: int, reports: int = 1, confidence_level: float | None = None,
@@ -63,7 +67,7 @@ def accuracy(q: float, *, population: int, reports: int = 1, confidence_level: f
         q: flip probability in (0, 1/2).
         population: N >= 1 people.
         reports: k >= 1 reports per person.
-        confidence_level: of the interval, in (0, 1); default 0.95 (the result's ``level``).
+        confidence_level: of the interval, in (0, 1); default 0.95 (the result's ``confidence_level``).
         power: detection probability in (0, 1) for ``detectable_fraction``.
         level: the former name of ``confidence_level`` (deprecated; give one of the two).
 
@@ -88,5 +92,5 @@ def accuracy(q: float, *, population: int, reports: int = 1, confidence_level: f
     z = float(norm.ppf(0.5 + 0.5 * level))
     half = z * sd
     detect = (z + float(norm.ppf(power))) * sd / population
-    return Accuracy(q=q, population=population, reports=reports, level=level, power=power, sd_per_sqrt_n=s, sd=sd,
+    return Accuracy(q=q, population=population, reports=reports, confidence_level=level, power=power, sd_per_sqrt_n=s, sd=sd,
                     half_width=half, half_width_fraction=half / population, detectable_fraction=detect)
