@@ -40,6 +40,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 
 from .._errors import ParameterError
+from .._numerics.search import scan
 from .._validation import check_positive_finite, check_real_array
 from ..loss.distribution import PrivacyLossDistribution, _check_probability, _scalar_or_array
 from .mechanisms import GaussianPLD
@@ -173,13 +175,20 @@ def _cks_zcdp_delta(rho: float, eps: float) -> float:
     def psi(a: float) -> float:
         return (2.0 * a - 1.0) * rho - eps + math.log1p(-1.0 / a)
 
+    def doubling(x: float) -> Iterator[float]:  # x, 2x, 4x, ... up to the first at or above 1e300
+        yield x
+        while x < 1e300:
+            x *= 2.0
+            yield x
+
     lo = math.nextafter(1.0, 2.0)
     alpha = lo
     if psi(lo) < 0.0:
-        hi = max(2.0, (eps + rho) / (2.0 * rho) + 1.0)
-        while psi(hi) <= 0.0 and hi < 1e300:
-            hi *= 2.0
-        alpha = float(brentq(psi, lo, hi, xtol=1e-15, rtol=4 * _U, maxiter=400)) if psi(hi) > 0.0 else hi
+        last, hi = scan(lambda a: not psi(a) <= 0.0, doubling(max(2.0, (eps + rho) / (2.0 * rho) + 1.0)), until=True)
+        if hi is None:  # psi <= 0 up to 1e300: the largest order tried
+            alpha = last if last is not None else lo
+        else:
+            alpha = float(brentq(psi, lo, hi, xtol=1e-15, rtol=4 * _U, maxiter=400)) if psi(hi) > 0.0 else hi
         alpha = max(alpha, lo)
     return _exp_up(_cks_log_delta_at(rho, eps, alpha))
 
