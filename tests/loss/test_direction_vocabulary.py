@@ -15,9 +15,10 @@ import pytest
 from sufficientdp._errors import ParameterError
 from sufficientdp.accounting.mechanisms import binary_randomized_response
 from sufficientdp.accounting.sampling import poisson_subsample
-from sufficientdp.accounting.shuffled import shuffled_rr_pld
+from sufficientdp.accounting.shuffled import homogeneous_histogram_pld, shuffled_rr_pld
 from sufficientdp.loss.result import DIRECTION_ALIASES, Direction, check_choice, check_direction
 from sufficientdp.ratio.analysis import privacy_tail
+from sufficientdp.ratio.exact import homogeneous_ratio_distribution
 from sufficientdp.ratio.reverse import two_sided_tail
 from sufficientdp.ratio.sampling import RatioSample, sample_privacy_ratio
 from sufficientdp.ratio.single_bit import single_bit_tail
@@ -107,3 +108,22 @@ def test_the_add_remove_vocabularies_are_checked_by_the_same_helper() -> None:
         poisson_subsample(binary_randomized_response(0.25), 0.1, direction="reverse")
     # the words are unchanged: the same values as before the shared check
     assert single_bit_tail(n=5, m=1, q=0.2, epsilon=0.5, direction="add").details["direction"] == "add"
+
+
+@pytest.mark.parametrize("spellings", [(Direction.FORWARD, "forward", "modified"),
+                                       (Direction.REVERSE, "reverse", "original")])
+def test_homogeneous_distributions_accept_every_spelling(spellings: tuple[str, ...]) -> None:
+    dists = [homogeneous_ratio_distribution(0.2, 3, 6, 2, outlier_in=d) for d in spellings]
+    plds = [homogeneous_histogram_pld(q=0.2, population=6, outlier_bits=2, outlier_in=d) for d in spellings]
+    for d, p in zip(dists, plds):
+        np.testing.assert_array_equal(d.losses, dists[0].losses)
+        np.testing.assert_array_equal(d.probabilities, dists[0].probabilities)
+        assert d.infinity_mass == dists[0].infinity_mass and d.details == dists[0].details
+        assert d.details["outlier_in"] == spellings[0].value
+        np.testing.assert_array_equal(p.losses, plds[0].losses)
+        np.testing.assert_array_equal(p.probabilities, plds[0].probabilities)
+    for call in (lambda: homogeneous_ratio_distribution(0.2, 3, 6, outlier_in="both"),
+                 lambda: homogeneous_histogram_pld(q=0.2, population=6, outlier_bits=2, outlier_in="both")):
+        with pytest.raises(ParameterError, match=r"^outlier_in must be one of forward, reverse \(or the aliases "
+                                                 r"'modified' = 'forward', 'original' = 'reverse'\); got 'both'$"):
+            call()

@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from .._errors import ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..loss.profile import Composition, DominatingCurve, compose_curve, envelope, is_below, lattice_power
-from ..loss.result import TailResult
+from ..loss.result import Direction, TailResult
 from ..ratio.proven import (
     DEFAULT_POINTS,
     Domain,
@@ -388,12 +388,12 @@ def homogeneous_rounds_tail(*, q: float, bits: int, population: int, epsilon: fl
     arg = ""
     t0 = time.perf_counter()
     for j in range(1, bits + 1):
-        for side in ("modified", "original"):
+        for side in (Direction.FORWARD, Direction.REVERSE):
             pld = homogeneous_histogram_pld(q=q, population=population, outlier_bits=j, outlier_in=side)
             br = _bracket_compose(np.asarray(pld.losses), np.asarray(pld.probabilities), pld.infinity_mass,
                                   rounds, epsilon, h)
             if best is None or br[1] > best[1]:
-                best, arg = br, f"j={j}, outlier in {'D_m' if side == 'modified' else 'D'}"
+                best, arg = br, f"j={j}, outlier in {'D_m' if side is Direction.FORWARD else 'D'}"
     assert best is not None
     eta_lo, eta_up, d_lo, d_up = best
     return TailResult(eta=eta_up, eta_lower=eta_lo, eta_upper=eta_up, method="exact-rounds", kind="exact",

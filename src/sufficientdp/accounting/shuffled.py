@@ -57,7 +57,7 @@ from .._validation import (
     renamed_fields,
 )
 from ..loss.distribution import PrivacyLossDistribution
-from ..loss.result import Interval, Kind, check_choice
+from ..loss.result import Direction, Interval, Kind, check_choice, check_direction
 from ..ratio.single_bit import DIRECTIONS, _Pairs, _remove_pairs, _TwoBinomial, worst_over_crowds
 from .amplification import _up as _round_up
 
@@ -891,7 +891,7 @@ def shuffled_rr_worst_bracket(*, population: int | None = None, q: float, epsilo
 
 
 def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
-                              outlier_in: str = "modified") -> PrivacyLossDistribution:
+                              outlier_in: Direction | str = Direction.FORWARD) -> PrivacyLossDistribution:
     """Exact PLD of the anonymized histogram for ``N - 1`` all-zero people plus one outlier with ``j`` set bits.
 
     ``D``: ``N`` all-zero vectors; ``D_m``: one of them replaced by a vector with ``j = outlier_bits`` set bits
@@ -902,9 +902,10 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
     * under ``D``: ``T ~ Multinomial(N, a)``;
     * under ``D_m``: ``P(T) = sum_l b_l Multinomial(N - 1, a)(T - e_l)``.
 
-    ``T`` is sufficient for the pair, so this is the PLD of the full histogram. ``outlier_in="modified"`` is the
-    paper's pair (seed 001 eq. 1.5–1.7): ``P`` = law under ``D_m``, ``Q`` = law under ``D``, loss ``log R(S)``.
-    ``outlier_in="original"`` is the reverse pair (``P`` = law under the homogeneous collection, loss ``-log R``).
+    ``T`` is sufficient for the pair, so this is the PLD of the full histogram. ``outlier_in=Direction.FORWARD``
+    (alias ``"modified"``) is the paper's pair (seed 001 eq. 1.5–1.7): ``P`` = law under ``D_m``, ``Q`` = law under
+    ``D``, loss ``log R(S)``. ``outlier_in=Direction.REVERSE`` (alias ``"original"``) is the reverse pair (``P`` =
+    law under the homogeneous collection, loss ``-log R``).
     The enumeration of all ``C(N + j, j)`` profiles is the package's one homogeneous enumeration,
     :func:`sufficientdp.ratio.exact.homogeneous_ratio_distribution` (with ``L = j``), in the log domain (no
     underflow); this function adds the size limit that points to the certified bounds.
@@ -913,7 +914,8 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
         q: flip probability in (0, 0.5).
         population: N >= 1.
         outlier_bits: j >= 1.
-        outlier_in: ``"modified"`` (default, the paper's direction) or ``"original"``.
+        outlier_in: a :class:`~sufficientdp.loss.result.Direction`: ``FORWARD`` (default, the paper's direction)
+            or ``REVERSE``; the aliases ``"modified"``/``"original"`` are accepted (the same results).
 
     Returns:
         A :class:`~sufficientdp.loss.PrivacyLossDistribution` (exact; ``method="exact-homogeneous"``).
@@ -934,8 +936,7 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
     q = check_open_interval("q", q, 0.0, 0.5)
     n = check_int("population", population, minimum=1)
     j = check_int("outlier_bits", outlier_bits, minimum=1)
-    if outlier_in not in ("modified", "original"):
-        raise ParameterError(f"outlier_in must be one of ('modified', 'original'); got {outlier_in!r}")
+    direction = check_direction("outlier_in", outlier_in, (Direction.FORWARD, Direction.REVERSE))
     count = math.comb(n + j, j)
     if count > MAX_PROFILE_ATOMS:
         raise ParameterError(
@@ -945,4 +946,4 @@ def homogeneous_histogram_pld(*, q: float, population: int, outlier_bits: int,
         )
     from ..ratio.exact import homogeneous_ratio_distribution  # (scipy.special: not on the account command's path)
 
-    return homogeneous_ratio_distribution(q, j, n, j, outlier_in=outlier_in)
+    return homogeneous_ratio_distribution(q, j, n, j, outlier_in=direction)

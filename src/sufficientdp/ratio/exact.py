@@ -41,12 +41,13 @@ from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
 from .._errors import DataError, ParameterError
-from .._numerics.binomial import log_binom_pmf_all
+from .._numerics.binomial import log_binom_pmf, log_binom_pmf_all
 from .._numerics.compositions import compositions
 from .._numerics.logspace import logsumexp
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..loss import MERGE_TOL, PrivacyLossDistribution
+from ..loss.result import Direction, check_direction
 from ._chernoff import levels
 
 __all__ = [
@@ -435,7 +436,8 @@ def _distribution_from_codes(base: np.ndarray, x: int, xp: int, bits: int, q: fl
 
 
 def homogeneous_ratio_distribution(
-    q: float, bits: int, population: int, outlier_bits: int | None = None, *, outlier_in: str = "modified"
+    q: float, bits: int, population: int, outlier_bits: int | None = None, *,
+    outlier_in: Direction | str = Direction.FORWARD,
 ) -> PrivacyLossDistribution:
     """Exact distribution of ``R(S)`` for the homogeneous configuration with one outlier (seed 001 §3).
 
@@ -445,7 +447,8 @@ def homogeneous_ratio_distribution(
     those bits set and ``T ~ MN(N - 1, Bin(j, q)) + MN(1, Bin(j, p))`` (eq. 3.5). Since ``P(S|D_m) = R(S) P(S|D)``,
     ``P_m(T) = R(T) * MN(N, Bin(j, q))(T)`` exactly. All ``C(N + j, j)`` vectors ``T`` are enumerated.
 
-    ``outlier_in="original"`` gives the *reverse* pair (the outlier is in ``D`` and ``D_m`` is homogeneous):
+    ``outlier_in=Direction.REVERSE`` (alias ``"original"``) gives the *reverse* pair (the outlier is in ``D`` and
+    ``D_m`` is homogeneous):
     there ``R_rev(S) = 1 / R(S)`` with ``T ~ MN(N, Bin(j, q))``. Its largest ratio ``(p/q)**j`` sits at the *most
     likely* output (every report all-zero on the j bits), so this direction is not covered by the paper's
     conjecture (see ``docs/worst_case.md``).
@@ -455,8 +458,9 @@ def homogeneous_ratio_distribution(
         bits: L >= 1 (only enters through ``j <= L``).
         population: N >= 1.
         outlier_bits: j in [1, L]; default L.
-        outlier_in: ``"modified"`` (the paper's configuration: D homogeneous, the outlier in D_m) or
-            ``"original"`` (the reverse pair).
+        outlier_in: a :class:`~sufficientdp.loss.result.Direction`: ``FORWARD`` (the paper's configuration: D
+            homogeneous, the outlier in D_m) or ``REVERSE`` (the reverse pair); the aliases ``"modified"`` /
+            ``"original"`` are accepted (the same results).
 
     Returns:
         A :class:`~sufficientdp.loss.PrivacyLossDistribution` (``method="exact-homogeneous"``).
@@ -476,8 +480,7 @@ def homogeneous_ratio_distribution(
     bits = check_int("bits", bits, minimum=1)
     population = check_int("population", population, minimum=1)
     j = bits if outlier_bits is None else check_int("outlier_bits", outlier_bits, minimum=1, maximum=bits)
-    if outlier_in not in ("modified", "original"):
-        raise ParameterError(f"outlier_in must be one of ('modified', 'original'); got {outlier_in!r}")
+    direction = check_direction("outlier_in", outlier_in, (Direction.FORWARD, Direction.REVERSE))
     count = math.comb(population + j, j)
     if count > MAX_HOMOGENEOUS_ATOMS:
         raise ParameterError(
@@ -490,7 +493,7 @@ def homogeneous_ratio_distribution(
     log_w = (j - 2 * ls) * (math.log(q) - math.log(p))
     t, log_mn = count_vector_atoms(log_a, population)
     log_r = logsumexp(np.broadcast_to(log_w, t.shape), b=t, axis=1, split_max=True) - math.log(population)
-    if outlier_in == "modified":
+    if direction is Direction.FORWARD:
         lr, lp = log_r, log_mn + log_r
     else:
         lr, lp = -log_r, log_mn
@@ -505,7 +508,7 @@ def homogeneous_ratio_distribution(
         outputs=count,
         details={
             "configuration": "N-1 zero vectors + one outlier with j set bits",
-            "outlier_in": outlier_in,
+            "outlier_in": direction.value,
         },
     )
 
@@ -577,15 +580,7 @@ def five_bit_tail(*, q: float, population: int, thresholds: Sequence[float],
     a3 = p0[3] / p0[:4].sum()
     a2 = p0[2] / p0[:3].sum()
     a1 = p0[1] / p0[:2].sum()
-    lf = gammaln(np.arange(n + 2) + 1.0)  # log k!
-
-    def logpmf(k: np.ndarray, m: np.ndarray, a: float) -> np.ndarray:
-        k, m = np.broadcast_arrays(k, m)
-        ok = (k >= 0) & (k <= m)
-        kk, mm = np.where(ok, k, 0), np.where(ok, m, 0)
-        val = lf[mm] - lf[kk] - lf[mm - kk] + kk * math.log(a) + (mm - kk) * math.log1p(-a)
-        out: np.ndarray = np.where(ok, val, -np.inf)
-        return out
+    logpmf = log_binom_pmf  # log P[Bin(m, a) = k] at the (k, m) pairs of the grids, -inf outside 0 <= k <= m
 
     ranges: dict[int, np.ndarray] = {}
     truncated = 0.0

@@ -37,11 +37,12 @@ from .._errors import ParameterError
 from .._frozen import freeze, thaw
 from .._numerics.compositions import compositions
 from .._validation import check_int, check_open_interval
+from ..loss.distribution import PrivacyLossDistribution
 from ..loss.distribution import _real_epsilon as _check_epsilon
+from ..loss.result import Direction
 from .exact import (
     MAX_BITS,
     MAX_HISTOGRAMS,
-    RatioDistribution,
     _codes_to_lists,
     _distribution_from_codes,
     homogeneous_ratio_distribution,
@@ -109,7 +110,7 @@ class NeighbouringPair:
         """Number of bits in which ``x`` and ``x'`` differ."""
         return bin(self.original_vector ^ self.modified_vector).count("1")
 
-    def distribution(self, q: float) -> RatioDistribution:
+    def distribution(self, q: float) -> PrivacyLossDistribution:
         """The exact distribution of ``R(S)`` under ``A(D_m)`` for this pair."""
         q = check_open_interval("q", q, 0.0, 0.5)
         return _distribution_from_codes(
@@ -323,7 +324,7 @@ def _homogeneous_refs(
     for j in range(1, bits + 1):
         d = homogeneous_ratio_distribution(q, bits, population, j)
         fwd[j] = (d.eta(epsilon), d.delta(epsilon))
-        r = homogeneous_ratio_distribution(q, bits, population, j, outlier_in="original")
+        r = homogeneous_ratio_distribution(q, bits, population, j, outlier_in=Direction.REVERSE)
         rev[j] = (r.eta(epsilon), r.delta(epsilon))
     return fwd, rev
 
@@ -653,7 +654,7 @@ def conjecture_gap(bits: int, population: int, q: float, *, reference: str = "pa
     refs = [homogeneous_ratio_distribution(q, bits, population, j) for j in range(1, bits + 1)]
     if reference == "two-sided":
         refs += [
-            homogeneous_ratio_distribution(q, bits, population, j, outlier_in="original")
+            homogeneous_ratio_distribution(q, bits, population, j, outlier_in=Direction.REVERSE)
             for j in range(1, bits + 1)
         ]
     ref_points = np.concatenate([r.log_ratios for r in refs])

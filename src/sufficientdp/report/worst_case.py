@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..loss.result import Direction
 from ..ratio.exact import homogeneous_ratio_distribution
 from ..ratio.worst_case import (
     CONJECTURE_TOL,
@@ -203,7 +204,7 @@ def epsilon_table() -> str:
             dists = [pr.distribution(q) for pr in neighbouring_pairs(bits, n)]
             paper = [homogeneous_ratio_distribution(q, bits, n, j) for j in range(1, bits + 1)]
             rev = [
-                homogeneous_ratio_distribution(q, bits, n, j, outlier_in="original") for j in range(1, bits + 1)
+                homogeneous_ratio_distribution(q, bits, n, j, outlier_in=Direction.REVERSE) for j in range(1, bits + 1)
             ]
             cells = [str(bits), str(n), f"{q:g}", f"{bits * math.log((1 - q) / q):.3f}"]
             for target in ETA_TARGETS:
