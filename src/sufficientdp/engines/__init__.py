@@ -7,7 +7,9 @@ same result).
   CSV reader), validates each batch and counts it column by column
   (:func:`sufficientdp.aggregation.columns.tally_columns`); memory is bounded by the batch, not the file (core dependencies only; Parquet needs ``sufficientdp[parquet]``, pyarrow also speeds up CSV).
 * ``"duckdb"`` — :func:`~sufficientdp.engines.duckdb_engine.tally_file_duckdb` counts in SQL over the file without
-  loading it into memory (``pip install 'sufficientdp[duckdb]'``).
+  loading it into memory (``pip install 'sufficientdp[duckdb]'``); a Parquet file without the full histogram is
+  read by DuckDB and counted batch by batch by the numpy kernel when pyarrow is installed (the per-row weight costs
+  more in SQL).
 * ``"spark"`` — :func:`~sufficientdp.engines.spark_engine.tally_file_spark` counts with PySpark, locally or on a
   cluster (``pip install 'sufficientdp[spark]'`` and Java 17+); data already in Spark:
   :func:`~sufficientdp.engines.spark_engine.tally_dataframe_spark`. See docs/spark.md.
