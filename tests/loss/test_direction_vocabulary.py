@@ -19,6 +19,7 @@ from sufficientdp.accounting.shuffled import homogeneous_histogram_pld, shuffled
 from sufficientdp.loss.result import DIRECTION_ALIASES, Direction, check_choice, check_direction
 from sufficientdp.ratio.analysis import privacy_tail
 from sufficientdp.ratio.exact import homogeneous_ratio_distribution
+from sufficientdp.ratio.k_reports import k_tail_certified
 from sufficientdp.ratio.reverse import two_sided_tail
 from sufficientdp.ratio.sampling import RatioSample, sample_privacy_ratio
 from sufficientdp.ratio.single_bit import single_bit_tail
@@ -127,3 +128,14 @@ def test_homogeneous_distributions_accept_every_spelling(spellings: tuple[str, .
         with pytest.raises(ParameterError, match=r"^outlier_in must be one of forward, reverse \(or the aliases "
                                                  r"'modified' = 'forward', 'original' = 'reverse'\); got 'both'$"):
             call()
+
+
+@pytest.mark.parametrize("spellings", [(Direction.FORWARD, "forward", "modified"),
+                                       (Direction.REVERSE, "reverse", "original")])
+def test_k_tail_certified_accepts_every_spelling(spellings: tuple[str, ...]) -> None:
+    tails = [k_tail_certified(q=0.2, bits=3, population=20, reports=2, epsilon=1.0, direction=d).to_dict()
+             for d in spellings]
+    assert _same(tails) and tails[0]["details"]["direction"] == spellings[0].value
+    with pytest.raises(ParameterError, match=r"^direction must be one of forward, reverse \(or the aliases "
+                                             r"'modified' = 'forward', 'original' = 'reverse'\); got 'both'$"):
+        k_tail_certified(q=0.2, bits=3, population=20, reports=2, epsilon=1.0, direction="both")

@@ -56,9 +56,9 @@ from .._numerics.logspace import log_comb_large_n, log_falling_factorials, logsu
 from .._numerics.search import bisect_many
 from .._numerics.stats import scipy_stats
 from .._validation import check_int, check_open_interval, check_rng, renamed
+from ..loss.result import Direction, TailResult, check_direction
 from ..parameters import sigma_per_sqrt_n
 from ._chernoff import Config, check_config
-from .result import TailResult
 
 __all__ = [
     "k_maclaurin_bound_tail",
@@ -843,12 +843,12 @@ def _local_dp_regime(cfg: Config) -> bool:
 
 
 def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsilon: float,
-                     outlier_bits: int | None = None, direction: str = "forward",
+                     outlier_bits: int | None = None, direction: Direction | str = Direction.FORWARD,
                      stop_below: float | None = None, stop_above: float | None = None) -> TailResult:
     """Rigorous bracket on the k-report tail, homogeneous configuration, one direction (ERRATA 4).
 
-    ``direction="forward"`` (the outlier is added, seed 001's pair): ``eta = P_{D_m}[R(S^k) > e**eps]`` with
-    ``kN - k`` zero reports and ``k`` outlier reports. ``direction="reverse"`` (the outlier is removed): ``eta =
+    ``direction="forward"`` (the outlier in ``D_m``, seed 001's pair): ``eta = P_{D_m}[R(S^k) > e**eps]`` with
+    ``kN - k`` zero reports and ``k`` outlier reports. ``direction="reverse"`` (the outlier in ``D``): ``eta =
     P_{D}[R(S^k) < e**-eps]`` with all ``kN`` reports from zero vectors (``R_rev = 1/R``).
 
     Method: the reports at the heavy levels are enumerated exactly and only the light ones are bounded, through
@@ -858,7 +858,8 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
 
     Args:
         q, bits, population, reports, epsilon, outlier_bits: as in :func:`k_tail_mc`.
-        direction: ``"forward"`` or ``"reverse"``.
+        direction: a :class:`~sufficientdp.loss.result.Direction`, ``"forward"`` or ``"reverse"`` (aliases
+            ``"modified"``/``"original"``).
         stop_below, stop_above: stop refining once the upper bound is ``<= stop_below`` or the lower bound is
             ``> stop_above`` (for calibrations; the bracket returned is still valid).
 
@@ -880,8 +881,7 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
         ('bound', True)
     """
     cfg = check_config(q, bits, population, epsilon, outlier_bits, reports, min_population=2)
-    if direction not in ("forward", "reverse"):
-        raise ParameterError(f"direction must be one of forward, reverse; got {direction!r}")
+    direction = check_direction("direction", direction, (Direction.FORWARD, Direction.REVERSE))
     t0 = time.perf_counter()
 
     def result(up: float, lo: float, details: dict[str, Any]) -> TailResult:
