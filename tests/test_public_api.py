@@ -109,12 +109,13 @@ _OTHER_IDEA = {
         "k beside the result's reports (the batch's report count), as the collector stores it",
     ("sufficientdp.demo", "run_collector_demo", "crowd_size"): "the demo campaign's N_min",
 }
-# Still to move (issue 11 gap 7, not done yet): n meaning people in the single-bit and amplification modules and
-# the two calibration helpers. Listed so that no new one appears; remove an entry when it moves.
+# Still to move (issue 11 gap 7, not done yet): n meaning people in the single-bit pmf helpers (the n of seed 000's
+# A_n(m)), the amplification module and the two calibration helpers (positional). Listed so that no new one appears;
+# remove an entry when it moves.
 _STILL_TO_MOVE = {
     ("sufficientdp.ratio.single_bit", f, "n") for f in (
         "log_cdf", "log_pmf", "log_privacy_ratio", "log_probability_ratio", "log_sf", "pmf", "pmf_by_prop_3_1",
-        "privacy_ratio", "prop_3_1_next", "single_bit_tail", "single_bit_worst_tail")
+        "privacy_ratio", "prop_3_1_next")
 } | {
     ("sufficientdp.accounting.amplification", f, "n") for f in (
         "AmplificationBound", "Epsilon0Result", "amplification_epsilon", "bbgn19_delta", "bbgn19_epsilon",

@@ -25,6 +25,7 @@ __all__ = [
     "check_reports",
     "check_rng",
     "check_open_interval",
+    "check_population",
     "check_positive_finite",
     "renamed",
     "renamed_fields",
@@ -129,6 +130,15 @@ def renamed(name: str, value: Any, old_name: str, old_value: Any, *, default: An
                              f"{_describe(old_value)}")
     warnings.warn(f"{old_name}= is deprecated; use {name}=", DeprecationWarning, stacklevel=stacklevel)
     return old_value
+
+
+def check_population(population: Any, n: Any = None, *, minimum: int = 1) -> int:
+    """The number of people, required, from ``population`` or its former name ``n`` (a DeprecationWarning at the
+    public function's caller: call this directly from the public function)."""
+    value = renamed("population", population, "n", n, stacklevel=4)
+    if value is None:
+        raise ParameterError(f"population must be given (an integer >= {minimum}); got None")
+    return check_int("population", value, minimum=minimum)
 
 
 def renamed_fields(renames: Mapping[str, str]) -> Callable[[type[_T]], type[_T]]:

@@ -172,7 +172,7 @@ def test_bbgn19_epsilon_inverts_delta():
 def _exact_delta(n: int, e0: float, eps: float, full_scan: bool) -> float:
     q = 1.0 / (1.0 + math.exp(e0))  # binary RR is exactly e0-LDP
     if full_scan:
-        return single_bit_worst_tail(n=n, q=q, epsilon=eps).delta
+        return single_bit_worst_tail(population=n, q=q, epsilon=eps).delta
     return shuffled_rr_worst_delta(n, q, eps)[0]  # all m, both directions (cross-checked in test_compare)
 
 

@@ -71,7 +71,7 @@ def test_profile_matches_single_bit_tail(n: int, m: int, q: float) -> None:
     prof = shuffled_rr_profile(population=n, m=m, q=q, epsilon=eps)
     assert prof.kind == "bound" and prof.tail_tol == 1e-30
     for i, e in enumerate(eps):
-        ref = single_bit_tail(n=n, m=m, q=q, epsilon=e)
+        ref = single_bit_tail(population=n, m=m, q=q, epsilon=e)
         for d in ("add", "remove"):
             want = ref.details["per_direction"][d]
             got_d = prof.details["per_direction"][d]["delta"][i]
@@ -131,7 +131,7 @@ def test_worst_profile_matches_single_bit_worst_tail(n: int, q: float) -> None:
     eps = [0.1, 0.5, 1.0]  # at q = 0.3, eps = 1 > log(p/q): delta = eta = 0 exactly
     worst = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps)
     for i, e in enumerate(eps):
-        ref = single_bit_worst_tail(n=n, q=q, epsilon=e)
+        ref = single_bit_worst_tail(population=n, q=q, epsilon=e)
         assert float(worst.delta[i]) == pytest.approx(ref.delta, rel=1e-9, abs=1e-300)
         assert float(worst.eta[i]) == pytest.approx(ref.eta, rel=1e-9, abs=1e-300)
         if ref.delta == 0.0:
@@ -183,7 +183,7 @@ def test_worst_profile_subset_is_a_lower_bound_on_the_worst_case(tail_tol: float
 @pytest.mark.parametrize("n,q,eps", [(20, 0.2, 0.5), (35, 0.1, 0.1), (40, 0.3, 0.3), (101, 0.15, 0.2)])
 def test_worst_bracket_exact_path_matches_single_bit_worst_tail(n: int, q: float, eps: float) -> None:
     r = shuffled_rr_worst_bracket(population=n, q=q, epsilon=eps)
-    ref = single_bit_worst_tail(n=n, q=q, epsilon=eps)  # exact log-domain scan, every m, both directions
+    ref = single_bit_worst_tail(population=n, q=q, epsilon=eps)  # exact log-domain scan, every m, both directions
     prof = shuffled_rr_worst_profile(population=n, q=q, epsilon=eps)
     assert r.kind == "exact" and r.upper_source.startswith("exact scan of every m")
     assert r.delta_lower == r.delta_upper and r.eta_lower == r.eta_upper
@@ -200,7 +200,7 @@ def test_worst_bracket_exact_path_matches_single_bit_worst_tail(n: int, q: float
 def test_worst_bracket_exact_path_keeps_the_interior_worst_m() -> None:
     # n = 20, q = 0.2, eps = 0.5: worst m = 1, not an end point (same as single_bit_worst_tail)
     r = shuffled_rr_worst_bracket(population=20, q=0.2, epsilon=0.5)
-    assert r.worst_m == 1 == single_bit_worst_tail(n=20, q=0.2, epsilon=0.5).details["argmax_m_delta"]
+    assert r.worst_m == 1 == single_bit_worst_tail(population=20, q=0.2, epsilon=0.5).details["argmax_m_delta"]
 
 
 @pytest.mark.slow

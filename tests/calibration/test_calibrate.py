@@ -174,8 +174,8 @@ def test_proven_at_one_bit_is_the_exact_all_crowd_scan():
 
     c = calibrate(bits=1, population=1000, epsilon=1.0, eta=1e-3)
     assert c.kind == "exact" and c.scope == "all-collections"
-    assert single_bit_worst_tail(n=1000, q=c.q, epsilon=1.0).eta <= 1e-3
-    assert single_bit_worst_tail(n=1000, q=c.q * (1 - 1e-3), epsilon=1.0).eta > 1e-3 * 0.98
+    assert single_bit_worst_tail(population=1000, q=c.q, epsilon=1.0).eta <= 1e-3
+    assert single_bit_worst_tail(population=1000, q=c.q * (1 - 1e-3), epsilon=1.0).eta > 1e-3 * 0.98
     assert c.q > 0.0164  # more noise than the homogeneous answer, which was wrong
 
 
@@ -189,10 +189,10 @@ def test_homogeneous_searches_below_the_lowest_grid_point():
     assert c.q < 1e-3
     assert c.eta_at_q <= 1e-3
     # independent check: the exact single-bit tail (seed 000) at the returned q, the worse of both directions
-    exact = single_bit_tail(n=100_001, m=0, q=c.q, epsilon=1.0, direction="both")
+    exact = single_bit_tail(population=100_001, m=0, q=c.q, epsilon=1.0, direction="both")
     assert exact.eta <= 1e-3
     # and 5% less noise misses the target exactly, so the answer is not wastefully large
-    assert single_bit_tail(n=100_001, m=0, q=0.95 * c.q, epsilon=1.0, direction="both").eta > 1e-3
+    assert single_bit_tail(population=100_001, m=0, q=0.95 * c.q, epsilon=1.0, direction="both").eta > 1e-3
 
 
 def test_eta_names_a_value_never_a_target():

@@ -44,7 +44,7 @@ def _convolution_worst_delta(n, q, eps):
 @pytest.mark.parametrize("n, q, eps", [(30, 0.2, 0.5), (41, 0.1, 1.0), (25, 0.35, 0.2), (1, 0.25, 0.5)])
 def test_worst_delta_matches_exact_single_bit_theory(n, q, eps):
     # single_bit_worst_tail: exact log-domain profile, every m scanned (seed 000 §3.1); and the direct convolution
-    exact = single_bit_worst_tail(n=n, q=q, epsilon=eps).delta
+    exact = single_bit_worst_tail(population=n, q=q, epsilon=eps).delta
     d, m = shuffled_rr_worst_delta(n, q, eps)
     assert exact <= d <= exact + 1e-9
     brute = _convolution_worst_delta(n, q, eps)
@@ -62,8 +62,8 @@ def test_worst_delta_local_rr_closed_form():
 def test_exact_q_is_the_boundary():
     n, eps, delta = 40, 1.0, 0.01
     q, _ = shuffled_rr_exact_q(n, eps, delta)
-    assert single_bit_worst_tail(n=n, q=q, epsilon=eps).delta <= delta  # passes at q ...
-    assert single_bit_worst_tail(n=n, q=q * (1 - 1e-4), epsilon=eps).delta > delta  # ... fails just below
+    assert single_bit_worst_tail(population=n, q=q, epsilon=eps).delta <= delta  # passes at q ...
+    assert single_bit_worst_tail(population=n, q=q * (1 - 1e-4), epsilon=eps).delta > delta  # ... fails just below
     assert q < local_q(1, eps)
 
 
@@ -97,7 +97,7 @@ def test_rows_small_l1():
     assert loc.q == local_q(1, 1.0) and loc.kind == "exact"
     ex = c.row("shuffled-rr-exact")
     assert ex.kind == "exact" and ex.q < loc.q and ex.sd < loc.sd
-    assert single_bit_worst_tail(n=100, q=ex.q, epsilon=1.0).delta <= 1e-3
+    assert single_bit_worst_tail(population=100, q=ex.q, epsilon=1.0).delta <= 1e-3
     paper = c.row("sufficient-dp-paper")
     assert paper.kind == "heuristic"
     assert paper.q == calibrate(bits=1, population=100, epsilon=1.0, method="paper-sigma").q

@@ -333,3 +333,15 @@ def test_a_former_name_warns_at_the_callers_line():
     with pytest.warns(DeprecationWarning) as record:
         shuffled_rr_pld_call = shuffled_rr_profile(n=5, m=1, q=0.2, epsilon=0.5)
     assert record[0].filename == __file__ and shuffled_rr_pld_call.population == 5
+
+
+def test_single_bit_tails_take_population_and_n_as_its_former_name():
+    from sufficientdp.ratio.single_bit import single_bit_tail, single_bit_worst_tail
+
+    new = single_bit_tail(population=20, m=1, q=0.2, epsilon=0.5)
+    with pytest.warns(DeprecationWarning, match="n= is deprecated; use population=") as record:
+        old = single_bit_tail(n=20, m=1, q=0.2, epsilon=0.5)
+    assert record[0].filename == __file__ and old == new and new.population == 20
+    with pytest.warns(DeprecationWarning):
+        assert single_bit_worst_tail(n=20, q=0.2, epsilon=0.5) == single_bit_worst_tail(population=20, q=0.2,
+                                                                                         epsilon=0.5)

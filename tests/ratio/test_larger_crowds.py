@@ -15,12 +15,12 @@ from sufficientdp.ratio.single_bit import single_bit_worst_tail
 
 
 def _sup_exact(q: float, n: int, epsilon: float, span: int = 300) -> float:
-    return max(single_bit_worst_tail(n=k, q=q, epsilon=epsilon).eta for k in range(n, n + span))
+    return max(single_bit_worst_tail(population=k, q=q, epsilon=epsilon).eta for k in range(n, n + span))
 
 
 def test_exact_value_at_n_is_not_monotone_in_n() -> None:
     # the reason for the larger-crowds bound: q = 1/4, epsilon = 1 doubles from N = 61 to a larger crowd
-    at_61 = single_bit_worst_tail(n=61, q=0.25, epsilon=1.0).eta
+    at_61 = single_bit_worst_tail(population=61, q=0.25, epsilon=1.0).eta
     assert _sup_exact(0.25, 61, 1.0) > 2.0 * at_61
 
 

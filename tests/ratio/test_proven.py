@@ -278,7 +278,7 @@ def test_default_calibration_meets_its_target_for_every_pair(size: tuple[int, in
     assert cal.method == "proven" and cal.scope == "all-collections"
     assert cal.q <= cal.local_q * (1 + 1e-9)
     if population > 8:
-        worst = single_bit_worst_tail(n=population, q=cal.q, epsilon=epsilon).eta
+        worst = single_bit_worst_tail(population=population, q=cal.q, epsilon=epsilon).eta
     else:
         worst = worst_case_exhaustive(bits, population, cal.q, epsilon).eta
     assert worst <= eta

@@ -49,7 +49,7 @@ CASES = {
     ],
     "single bit worst tail subset": lambda: [
         float(x)
-        for t in [single_bit_worst_tail(n=300, q=0.2, epsilon=0.5, ms=[0, 3, 100])]
+        for t in [single_bit_worst_tail(population=300, q=0.2, epsilon=0.5, ms=[0, 3, 100])]
         for x in (t.eta, t.eta_lower, t.eta_upper, t.delta)
     ],
     "worst over crowds": lambda: [

@@ -139,26 +139,26 @@ def _brute_profile(n, m, q, eps):
 def test_tail_matches_brute_force(n, m, q, eps):
     bf = _brute_profile(n, m, q, eps)
     for d in ("add", "remove"):
-        r = single_bit_tail(n=n, m=m, q=q, epsilon=eps, direction=d)
+        r = single_bit_tail(population=n, m=m, q=q, epsilon=eps, direction=d)
         assert r.kind == "exact"
         assert r.eta == pytest.approx(bf[d][0], rel=1e-9, abs=1e-300)
         assert r.delta == pytest.approx(bf[d][1], rel=1e-7, abs=1e-15)
-    both = single_bit_tail(n=n, m=m, q=q, epsilon=eps)
+    both = single_bit_tail(population=n, m=m, q=q, epsilon=eps)
     assert both.eta == pytest.approx(max(bf["add"][0], bf["remove"][0]), rel=1e-9, abs=1e-300)
 
 
 def test_tail_symmetry_and_pure_dp_edge():
     """n - A_n(m) ~ A_n(n - m): (m, m+1) 'add' equals (n-1-m, n-m) 'remove'; eps >= log(p/q) gives 0."""
-    a = single_bit_tail(n=80, m=11, q=0.2, epsilon=0.4, direction="add")
-    b = single_bit_tail(n=80, m=68, q=0.2, epsilon=0.4, direction="remove")
+    a = single_bit_tail(population=80, m=11, q=0.2, epsilon=0.4, direction="add")
+    b = single_bit_tail(population=80, m=68, q=0.2, epsilon=0.4, direction="remove")
     assert a.eta == pytest.approx(b.eta, rel=1e-10) and a.delta == pytest.approx(b.delta, rel=1e-8)
-    z = single_bit_tail(n=80, m=11, q=0.2, epsilon=math.log(4.0) + 1e-9)
+    z = single_bit_tail(population=80, m=11, q=0.2, epsilon=math.log(4.0) + 1e-9)
     assert z.eta == 0.0 and z.delta == 0.0
 
 
 def test_large_n_is_fast():
     t = time.perf_counter()
-    r = single_bit_tail(n=1_000_000, m=400_000, q=0.3, epsilon=0.01)
+    r = single_bit_tail(population=1_000_000, m=400_000, q=0.3, epsilon=0.01)
     elapsed = time.perf_counter() - t
     assert elapsed < 2.0  # typically ~0.3 s
     assert 0.0 < r.eta < 1e-20 and r.details["log_eta"] is not None
@@ -169,12 +169,12 @@ def test_worst_over_m_scan_and_extremes_not_always_worst():
     bf = [_brute_profile(n, m, q, eps) for m in range(n)]
     worst_delta = max(max(x["add"][1], x["remove"][1]) for x in bf)
     worst_eta = max(max(x["add"][0], x["remove"][0]) for x in bf)
-    r = single_bit_worst_tail(n=n, q=q, epsilon=eps)
+    r = single_bit_worst_tail(population=n, q=q, epsilon=eps)
     assert r.delta == pytest.approx(worst_delta, rel=1e-9)
     assert r.eta == pytest.approx(worst_eta, rel=1e-9)
     # counterexample to "the extreme pair is the worst": m = 1 beats m = 0 for delta
     assert r.details["argmax_m_delta"] == 1
-    assert r.delta > single_bit_tail(n=n, m=0, q=q, epsilon=eps).delta * 1.05
+    assert r.delta > single_bit_tail(population=n, m=0, q=q, epsilon=eps).delta * 1.05
 
 
 def test_invalid_inputs():
@@ -187,12 +187,12 @@ def test_invalid_inputs():
     with pytest.raises(ParameterError):
         log_pmf([0], n=3, m=1, q=0.5)
     with pytest.raises(ParameterError):
-        single_bit_tail(n=3, m=3, q=0.2, epsilon=1.0)
+        single_bit_tail(population=3, m=3, q=0.2, epsilon=1.0)
     with pytest.raises(ParameterError):
-        single_bit_tail(n=3, m=1, q=0.2, epsilon=0.0)
+        single_bit_tail(population=3, m=1, q=0.2, epsilon=0.0)
     with pytest.raises(ParameterError):
-        single_bit_tail(n=3, m=1, q=0.2, epsilon=1.0, direction="sideways")
+        single_bit_tail(population=3, m=1, q=0.2, epsilon=1.0, direction="sideways")
     with pytest.raises(ParameterError):
-        single_bit_worst_tail(n=2_000_000, q=0.2, epsilon=1.0)
+        single_bit_worst_tail(population=2_000_000, q=0.2, epsilon=1.0)
     with pytest.raises(ParameterError):
         log_privacy_ratio([5], n=3, m=1, q=0.2)

@@ -158,7 +158,7 @@ def test_errata_pair_at_n100_pinned_to_the_exact_enumeration():
 def test_single_bit_matches_the_exact_theory(n, q, eps):
     """L = 1, {0×(n-1-m), 1×m}: the changed person 1→0 is single_bit_tail's "remove", 0→1 its "add"."""
     for m in (0, 3, 18):
-        ref = single_bit_tail(n=n, m=m, q=q, epsilon=eps)
+        ref = single_bit_tail(population=n, m=m, q=q, epsilon=eps)
         for direction, (x, xp) in (("remove", (1, 0)), ("add", (0, 1))):
             truth = ref.details["per_direction"][direction]["eta"]
             t = structured_tail(StructuredPair.build(1, {0: n - 1 - m, 1: m}, x, xp), q, eps)

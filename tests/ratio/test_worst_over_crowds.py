@@ -153,9 +153,9 @@ def test_worst_m_not_at_an_end_known_case() -> None:
     r = worst_over_crowds(1000, 0.0163608, 1.0)
     assert (r.worst_m_eta, r.worst_direction_eta) == (18, "remove")
     assert r.eta == pytest.approx(0.00208, rel=2e-3) and r.details["risky_outputs_eta"] == "s <= 23"
-    pair = single_bit_tail(n=1000, m=18, q=0.0163608, epsilon=1.0, direction="remove")
+    pair = single_bit_tail(population=1000, m=18, q=0.0163608, epsilon=1.0, direction="remove")
     assert r.eta == pytest.approx(pair.eta, rel=1e-9) and r.eta_lower <= pair.eta <= r.eta_upper
-    ends = max(single_bit_tail(n=1000, m=m, q=0.0163608, epsilon=1.0).eta for m in (0, 999))
+    ends = max(single_bit_tail(population=1000, m=m, q=0.0163608, epsilon=1.0).eta for m in (0, 999))
     assert r.eta > 2 * ends
 
 
@@ -229,11 +229,11 @@ def test_large_n_is_fast_and_consistent() -> None:
     assert r.delta_lower <= r.delta <= r.delta_upper <= r.delta * (1 + 1e-8)
     for name in ("eta", "delta"):  # the reported pair, recomputed by the per-pair routine
         m, d = getattr(r, f"worst_m_{name}"), getattr(r, f"worst_direction_{name}")
-        t = single_bit_tail(n=100_000, m=m, q=0.25, epsilon=0.01, direction=d)
+        t = single_bit_tail(population=100_000, m=m, q=0.25, epsilon=0.01, direction=d)
         assert getattr(t, name) == pytest.approx(getattr(r, name), rel=1e-7)
     # the end pairs are not larger
     for m in (0, 1, 99_998, 99_999):
-        t = single_bit_tail(n=100_000, m=m, q=0.25, epsilon=0.01)
+        t = single_bit_tail(population=100_000, m=m, q=0.25, epsilon=0.01)
         assert t.delta <= r.delta * (1 + 1e-7) and t.eta <= r.eta * (1 + 1e-7)
 
 
@@ -252,13 +252,13 @@ def test_result_is_json_ready_and_wrapper_agrees() -> None:
     d = json.loads(json.dumps(r.to_dict()))
     assert {"eta", "eta_lower", "eta_upper", "delta", "delta_lower", "delta_upper", "worst_m_eta",
             "worst_direction_eta", "worst_m_delta", "worst_direction_delta", "kind", "method", "details"} <= set(d)
-    w = single_bit_worst_tail(n=300, q=0.1, epsilon=0.3)
+    w = single_bit_worst_tail(population=300, q=0.1, epsilon=0.3)
     assert (w.eta, w.delta) == (r.eta, r.delta)
     assert w.details["argmax_m_delta"] == r.worst_m_delta and w.details["argmax_direction_delta"] == r.worst_direction_delta
     assert w.eta_lower == r.eta_lower and w.delta_upper == r.delta_upper
     # a subset is the worst over its pairs only (both directions at each given m)
-    sub = single_bit_worst_tail(n=300, q=0.1, epsilon=0.3, ms=[5, 150])
-    ref = max(single_bit_tail(n=300, m=m, q=0.1, epsilon=0.3).delta for m in (5, 150))
+    sub = single_bit_worst_tail(population=300, q=0.1, epsilon=0.3, ms=[5, 150])
+    ref = max(single_bit_tail(population=300, m=m, q=0.1, epsilon=0.3).delta for m in (5, 150))
     assert sub.delta == pytest.approx(ref, rel=1e-9) and "subset" in sub.details["scanned"]
 
 

@@ -51,9 +51,9 @@ from .._numerics.stats import scipy_stats
 from .._validation import (
     check_int,
     check_open_interval,
+    check_population,
     check_positive_finite,
     check_real_array,
-    renamed,
     renamed_fields,
 )
 from ..loss.distribution import PrivacyLossDistribution
@@ -301,7 +301,7 @@ def shuffled_rr_pld(*, population: int | None = None, m: int, q: float, directio
         >>> [round(float(x), 6) for x in pld.losses], round(float(pld.delta(0.0)), 6)
         ([-1.098612, 1.098612], 0.5)
     """
-    n = _population(population, n)
+    n = check_population(population, n)
     m = check_int("m", m, minimum=0, maximum=n - 1)
     q = check_open_interval("q", q, 0.0, 0.5)
     direction = _check_direction(direction)
@@ -406,14 +406,6 @@ def _kind(kind: Any) -> Kind:
     return Kind(kind)
 
 
-def _population(population: Any, n: Any) -> int:
-    """The number of people, from ``population`` or its former name ``n`` (DeprecationWarning); required."""
-    value = renamed("population", population, "n", n, stacklevel=4)
-    if value is None:
-        raise ParameterError("population must be given (an integer >= 1); got None")
-    return check_int("population", value, minimum=1)
-
-
 def _eps_array(epsilon: ArrayLike) -> NDArray[np.float64]:
     # non-empty, finite, >= 0 ("epsilon must be finite and in [0, inf); got ...")
     return np.atleast_1d(check_real_array("epsilon", epsilon, low=0.0, high=math.inf, closed_low=True)).ravel()
@@ -433,10 +425,10 @@ def shuffled_rr_profile(*, population: int | None = None, m: int, q: float, epsi
 
     Examples:
         >>> r = shuffled_rr_profile(population=20, m=1, q=0.2, epsilon=0.5)
-        >>> round(float(r.delta[0]), 6)  # = single_bit_tail(n=20, m=1, q=0.2, epsilon=0.5).delta
+        >>> round(float(r.delta[0]), 6)  # = single_bit_tail(population=20, m=1, q=0.2, epsilon=0.5).delta
         0.024494
     """
-    n = _population(population, n)
+    n = check_population(population, n)
     eps = _eps_array(epsilon)
     tol = _check_tail_tol(tail_tol)
     per = {d: shuffled_rr_pld(population=n, m=m, q=q, direction=d, tail_tol=tol) for d in _DIRECTIONS}
@@ -491,10 +483,10 @@ def shuffled_rr_worst_profile(*, population: int | None = None, q: float, epsilo
 
     Examples:
         >>> r = shuffled_rr_worst_profile(population=20, q=0.2, epsilon=0.5)
-        >>> int(r.worst_m_delta[0]), round(float(r.delta[0]), 6)  # = single_bit_worst_tail(n=20, q=0.2, ...)
+        >>> int(r.worst_m_delta[0]), round(float(r.delta[0]), 6)  # = single_bit_worst_tail(population=20, q=0.2, ...)
         (1, 0.024494)
     """
-    n = _population(population, n)
+    n = check_population(population, n)
     q = check_open_interval("q", q, 0.0, 0.5)
     eps = _eps_array(epsilon)
     max_scan = check_int("max_scan", max_scan, minimum=1)
@@ -822,10 +814,10 @@ def shuffled_rr_worst_bracket(*, population: int | None = None, q: float, epsilo
 
     Examples:
         >>> r = shuffled_rr_worst_bracket(population=20, q=0.2, epsilon=0.5)
-        >>> r.kind, r.worst_m, round(r.delta_upper, 6)  # = single_bit_worst_tail(n=20, q=0.2, epsilon=0.5)
+        >>> r.kind, r.worst_m, round(r.delta_upper, 6)  # = single_bit_worst_tail(population=20, q=0.2, epsilon=0.5)
         ('exact', 1, 0.024494)
     """
-    n = _population(population, n)
+    n = check_population(population, n)
     q = check_open_interval("q", q, 0.0, 0.5)
     eps = check_positive_finite("epsilon", epsilon)
     full_scan_max = check_int("full_scan_max", full_scan_max, minimum=1)

@@ -382,7 +382,7 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
         if is_exact_single_bit(bits=bits, population=population, larger_crowds=larger_crowds):
             from .single_bit import single_bit_worst_tail
 
-            res = single_bit_worst_tail(n=population, q=q, epsilon=epsilon)
+            res = single_bit_worst_tail(population=population, q=q, epsilon=epsilon)
             details = dict(res.details)
             details.update({"domain": dom.label, "bound": "exact: every crowd composition m and both directions "
                             "scanned (seed 000)", "crowds": "exactly N people",
@@ -438,8 +438,8 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
 
     Examples:
         >>> from sufficientdp.ratio.single_bit import single_bit_worst_tail
-        >>> at_61 = single_bit_worst_tail(n=61, q=0.25, epsilon=1.0).eta
-        >>> later = max(single_bit_worst_tail(n=n, q=0.25, epsilon=1.0).eta for n in range(61, 80))
+        >>> at_61 = single_bit_worst_tail(population=61, q=0.25, epsilon=1.0).eta
+        >>> later = max(single_bit_worst_tail(population=n, q=0.25, epsilon=1.0).eta for n in range(61, 80))
         >>> later > 1.5 * at_61, single_bit_larger_crowds(q=0.25, population=61, epsilon=1.0).eta >= later
         (True, True)
     """
@@ -469,7 +469,7 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
         best, best_e, worse = math.inf, 0.0, 0
         for r in _LARGER_CROWDS_RATIOS:
             e_prime = r * epsilon
-            d = single_bit_worst_tail(n=n, q=q, epsilon=e_prime).delta_upper
+            d = single_bit_worst_tail(population=n, q=q, epsilon=e_prime).delta_upper
             b = min(1.0, float(d if d is not None else 1.0) / -math.expm1(e_prime - epsilon) * (1.0 + 1e-12))
             if b < best:
                 best, best_e, worse = b, e_prime, 0
@@ -487,7 +487,7 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
             "bound": "eta <= delta(e') / (1 - e^(e' - e)); the worst delta over every crowd composition is "
                      f"non-increasing in N (post-processing); delta(e' = {e_from_n:.6g}) at N",
             "delta_from_n": from_n})
-    window = [single_bit_worst_tail(n=n, q=q, epsilon=epsilon).eta_upper
+    window = [single_bit_worst_tail(population=n, q=q, epsilon=epsilon).eta_upper
               for n in range(population, population + LARGER_CROWDS_WINDOW)]
     eta_window = max(float(v) for v in window if v is not None)
 

@@ -47,7 +47,13 @@ from .._frozen import freeze, thaw
 from .._numerics.blas import one_blas_thread
 from .._numerics.logspace import log_sub_exp, logsumexp
 from .._numerics.search import Bracket, Midpoint, bisect_many, search, verdict
-from .._validation import check_int, check_nonnegative_finite, check_open_interval, check_positive_finite
+from .._validation import (
+    check_int,
+    check_nonnegative_finite,
+    check_open_interval,
+    check_population,
+    check_positive_finite,
+)
 from ..loss.result import Kind, TailResult, check_choice
 
 __all__ = [
@@ -437,7 +443,8 @@ def _exp(x: float) -> float:
     return math.exp(x) if x > -745.2 else 0.0
 
 
-def single_bit_tail(*, n: int, m: int, q: float, epsilon: float, direction: str = "both") -> TailResult:
+def single_bit_tail(*, population: int | None = None, m: int, q: float, epsilon: float, direction: str = "both",
+                    n: int | None = None) -> TailResult:
     """Exact ``eta(eps)`` and ``delta(eps)`` of shuffled binary randomized response for counts m vs m+1.
 
     Directions (the numerator distribution is the one the output is drawn from, as in seed 001 eq. 1.7):
@@ -452,7 +459,8 @@ def single_bit_tail(*, n: int, m: int, q: float, epsilon: float, direction: str 
     O(n) set-up plus O(sqrt(n) log n) per query: n = 1e6 takes a fraction of a second.
 
     Args:
-        n: people, >= 1 (n = 1 is plain local randomized response).
+        population: n, the people, >= 1 (n = 1 is plain local randomized response); required (``n``, its former
+            name, is deprecated).
         m: the smaller of the two neighbouring counts of ones, 0 <= m <= n - 1.
         q: flip probability in (0, 0.5).
         epsilon: > 0.
@@ -466,11 +474,11 @@ def single_bit_tail(*, n: int, m: int, q: float, epsilon: float, direction: str 
         seed 000 §3.1 (A_n(m), pi), §3.1.2, §3.1.4; seed 001 eq. (1.7).
 
     Examples:
-        >>> r = single_bit_tail(n=1, m=0, q=0.25, epsilon=0.5)  # local RR: ratio 3 > e^0.5 w.p. p = 0.75
+        >>> r = single_bit_tail(population=1, m=0, q=0.25, epsilon=0.5)  # local RR: ratio 3 > e^0.5 w.p. p = 0.75
         >>> round(r.eta, 6), round(r.delta, 4)  # delta = p - e^0.5 q
         (0.75, 0.3378)
     """
-    n = check_int("n", n, minimum=1)
+    n = check_population(population, n)
     m = check_int("m", m, minimum=0, maximum=n - 1)
     q = check_open_interval("q", q, 0.0, 0.5)
     epsilon = check_positive_finite("epsilon", epsilon)
@@ -492,8 +500,8 @@ def single_bit_tail(*, n: int, m: int, q: float, epsilon: float, direction: str 
                       delta_upper=delta, details=details)
 
 
-def single_bit_worst_tail(*, n: int, q: float, epsilon: float, ms: ArrayLike | None = None,
-                          max_scan: int = 1_000_000) -> TailResult:
+def single_bit_worst_tail(*, population: int | None = None, q: float, epsilon: float, ms: ArrayLike | None = None,
+                          max_scan: int = 1_000_000, n: int | None = None) -> TailResult:
     """Worst ``eta`` and worst ``delta`` over neighbouring counts (m, m+1), both directions, over every m.
 
     The extremes m = 0 / n-1 are *not* always the worst (counterexamples in ``docs/single_bit.md``), so no
@@ -508,19 +516,26 @@ def single_bit_worst_tail(*, n: int, q: float, epsilon: float, ms: ArrayLike | N
         remove pair at n-1-m), ``details["argmax_direction_eta"]`` / ``["argmax_direction_delta"]`` and
         ``details["scanned"]``.
 
+    Args:
+        population: n, the people, >= 1; required (``n``, its former name, is deprecated).
+        q: flip probability in (0, 0.5).
+        epsilon: > 0.
+        ms: optional subset of m in [0, n-1].
+        max_scan: largest n for a full scan.
+
     Examples:
-        >>> r = single_bit_worst_tail(n=20, q=0.2, epsilon=0.5)
+        >>> r = single_bit_worst_tail(population=20, q=0.2, epsilon=0.5)
         >>> r.details["argmax_m_delta"], round(r.delta, 6)
         (1, 0.024494)
     """
-    n = check_int("n", n, minimum=1)
+    n = check_population(population, n)
     q = check_open_interval("q", q, 0.0, 0.5)
     epsilon = check_positive_finite("epsilon", epsilon)
     max_scan = check_int("max_scan", max_scan, minimum=1)
     if ms is None:
         if n > max_scan:
-            raise ParameterError(f"n must be <= max_scan = {max_scan} to scan every m; got {n} (pass ms to scan a "
-                                 "subset)")
+            raise ParameterError(f"population must be <= max_scan = {max_scan} to scan every m; got {n} (pass ms "
+                                 "to scan a subset)")
         m_arr = np.arange(n, dtype=np.int64)
         scanned = "all m = 0..n-1"
     else:
@@ -1230,7 +1245,7 @@ def worst_over_crowds(population: int, q: float, epsilon: float, *,
         of successes in independent trials", Ann. Math. Statist. 35 (1964).
 
     Examples:
-        >>> r = worst_over_crowds(20, 0.2, 0.5)  # = single_bit_worst_tail(n=20, q=0.2, epsilon=0.5)
+        >>> r = worst_over_crowds(20, 0.2, 0.5)  # = single_bit_worst_tail(population=20, q=0.2, epsilon=0.5)
         >>> r.worst_m_delta, r.worst_direction_delta, round(r.delta, 6)
         (1, 'remove', 0.024494)
     """

@@ -22,8 +22,8 @@ def worst_m_grid() -> list[tuple[Any, ...]]:
     for n in (20, 60, 120, 250):
         for q in (0.02, 0.05, 0.2, 0.3):
             for eps in (0.05, 0.3, 1.0):
-                w = single_bit_worst_tail(n=n, q=q, epsilon=eps)
-                e0 = single_bit_tail(n=n, m=0, q=q, epsilon=eps)
+                w = single_bit_worst_tail(population=n, q=q, epsilon=eps)
+                e0 = single_bit_tail(population=n, m=0, q=q, epsilon=eps)
                 rows.append((n, q, eps, w.details["argmax_m_delta"], w.delta, e0.delta,
                              w.details["argmax_m_eta"], w.eta, e0.eta))
     return rows
@@ -36,7 +36,7 @@ def build() -> str:
     ex_checks, ex_fails = exact_recheck()
     rows = worst_m_grid()
     t_big = time.time()
-    big = single_bit_tail(n=1_000_000, m=500_000, q=0.3, epsilon=0.01)
+    big = single_bit_tail(population=1_000_000, m=500_000, q=0.3, epsilon=0.01)
     t_big = time.time() - t_big
     lines = [
         "# Single-bit (L = 1) theory of seed 000: numerical checks",
@@ -96,7 +96,7 @@ def build() -> str:
         f"In {nonext} of {len(rows)} rows the worst delta is strictly larger than at the extreme pair: the",
         "'maximal collection' shortcut is unsafe for (eps, delta) and eta; the product scans all m.",
         "",
-        f"Speed: `single_bit_tail(n=1e6, m=5e5, q=0.3, eps=0.01)` took {t_big:.2f} s "
+        f"Speed: `single_bit_tail(population=1e6, m=5e5, q=0.3, eps=0.01)` took {t_big:.2f} s "
         f"(eta = {big.eta:.3g}, delta = {big.delta:.3g}).",
         "",
         f"Total run time {time.time() - t0:.1f} s.",
