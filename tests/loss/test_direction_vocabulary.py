@@ -102,13 +102,13 @@ def test_sample_privacy_ratio_accepts_every_spelling(spellings: tuple[str, ...])
 
 def test_the_add_remove_vocabularies_are_checked_by_the_same_helper() -> None:
     with pytest.raises(ParameterError, match=r"^direction must be one of add, remove, both; got 'forward'$"):
-        single_bit_tail(n=5, m=1, q=0.2, epsilon=1.0, direction="forward")
+        single_bit_tail(population=5, m=1, q=0.2, epsilon=1.0, direction="forward")
     with pytest.raises(ParameterError, match=r"^direction must be one of add, remove; got 'both'$"):
         shuffled_rr_pld(population=5, m=1, q=0.2, direction="both")
     with pytest.raises(ParameterError, match=r"^direction must be one of add, remove; got 'reverse'$"):
         poisson_subsample(binary_randomized_response(0.25), 0.1, direction="reverse")
     # the words are unchanged: the same values as before the shared check
-    assert single_bit_tail(n=5, m=1, q=0.2, epsilon=0.5, direction="add").details["direction"] == "add"
+    assert single_bit_tail(population=5, m=1, q=0.2, epsilon=0.5, direction="add").details["direction"] == "add"
 
 
 @pytest.mark.parametrize("spellings", [(Direction.FORWARD, "forward", "modified"),
