@@ -29,9 +29,11 @@ __all__ = [
     "check_positive_finite",
     "renamed",
     "renamed_fields",
+    "renamed_params",
 ]
 
 _T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 #: Largest privacy level the sufficient-DP analyses accept: lambda = e**50 ~ 5e21, far beyond any meaningful
@@ -139,6 +141,26 @@ def check_population(population: Any, n: Any = None, *, minimum: int = 1) -> int
     if value is None:
         raise ParameterError(f"population must be given (an integer >= {minimum}); got None")
     return check_int("population", value, minimum=minimum)
+
+
+def renamed_params(renames: Mapping[str, str]) -> Callable[[_F], _F]:
+    """Function decorator: former parameter names, ``{old: new}``, still work as keywords, with a DeprecationWarning at
+    the caller's line (both is a :class:`ParameterError`). Positional calls are unchanged; the signature shows the new
+    names only."""
+    def decorate(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise ParameterError(f"give {new} or its former name {old}, not both")
+                    warnings.warn(f"{old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def renamed_fields(renames: Mapping[str, str]) -> Callable[[type[_T]], type[_T]]:

@@ -121,16 +121,16 @@ def test_efmrtt19_matches_reference_code(e0, n, delta, reference):
 @pytest.mark.parametrize("bound", BOUNDS)
 def test_unverified_statements_are_flagged(bound):
     # none of the three statements was checked against the paper's own text: the product must say so
-    r = amplification_epsilon(bound, epsilon0=1.0, n=10**6, delta=1e-6)
+    r = amplification_epsilon(bound, epsilon0=1.0, population=10**6, delta=1e-6)
     assert r.verified is False and r.statement.startswith("unverified")
     assert "@" in r.provenance and "unverified" in r.reference
     d = r.to_dict()
     assert d["verified"] is False and d["provenance"] == r.provenance
-    m = max_epsilon0(bound, epsilon=1.0, delta=1e-6, n=10**6)
+    m = max_epsilon0(bound, epsilon=1.0, delta=1e-6, population=10**6)
     if m.amplified:
         assert m.verified is False and any(x.startswith("unverified") for x in m.notes)
     # no amplification: the trivial (epsilon, 0) guarantee needs no paper
-    small = max_epsilon0(bound, epsilon=1.0, delta=1e-6, n=10)
+    small = max_epsilon0(bound, epsilon=1.0, delta=1e-6, population=10)
     assert not small.amplified and small.verified is True
     assert not any(x.startswith("unverified") for x in small.notes)
 
@@ -180,7 +180,7 @@ def test_fmt21_and_bbgn19_dominate_exact_shuffled_rr_full_scan():
     # single_bit_worst_tail scans every m (exact). n = 100: FMT needs delta > 2 e^(-n/16).
     cases = [("fmt21", 0.3, 0.2), ("fmt21", 0.5, 0.2), ("bbgn19", 1.2, 0.2), ("bbgn19", 0.7, 0.05)]
     for bound, e0, delta in cases:
-        r = amplification_epsilon(bound, epsilon0=e0, n=100, delta=delta)
+        r = amplification_epsilon(bound, epsilon0=e0, population=100, delta=delta)
         assert r.valid and r.epsilon < e0  # the bound amplifies here, so the check is not vacuous
         assert _exact_delta(100, e0, r.epsilon, True) <= delta
 
@@ -193,7 +193,7 @@ def test_all_bounds_dominate_exact_shuffled_rr_grid(n, e0s, deltas):
     for e0 in e0s:
         for delta in deltas:
             for bound in BOUNDS:
-                r = amplification_epsilon(bound, epsilon0=e0, n=n, delta=delta)
+                r = amplification_epsilon(bound, epsilon0=e0, population=n, delta=delta)
                 if not r.valid or r.epsilon >= e0:
                     continue
                 assert _exact_delta(n, e0, r.epsilon, False) <= delta, (bound, e0, delta)
@@ -222,25 +222,25 @@ def test_monotonicity():
 @pytest.mark.parametrize("eps, n", [(0.3, 10**6), (1.0, 10**5)])
 def test_max_epsilon0_is_feasible_and_maximal(bound, eps, n):
     delta = 1e-6
-    r = max_epsilon0(bound, epsilon=eps, delta=delta, n=n)
+    r = max_epsilon0(bound, epsilon=eps, delta=delta, population=n)
     assert r.kind == "bound" and r.epsilon0 is not None
     assert r.usable_epsilon0 == max(eps, r.epsilon0)
     if bound == "bbgn19":
         assert bbgn19_delta(eps, r.epsilon0, n).delta <= delta
         assert bbgn19_delta(eps, r.epsilon0 * (1 + 1e-6), n).delta > delta
     else:
-        b = amplification_epsilon(bound, epsilon0=r.epsilon0, n=n, delta=delta)
+        b = amplification_epsilon(bound, epsilon0=r.epsilon0, population=n, delta=delta)
         assert b.valid and b.epsilon <= eps
-        above = amplification_epsilon(bound, epsilon0=r.epsilon0 * (1 + 1e-6), n=n, delta=delta)
+        above = amplification_epsilon(bound, epsilon0=r.epsilon0 * (1 + 1e-6), population=n, delta=delta)
         assert (not above.valid) or above.epsilon > eps
 
 
 def test_max_epsilon0_amplifies_for_large_crowds_and_not_for_small():
-    r = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, n=10**6)
+    r = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, population=10**6)
     assert r.amplified and r.usable_epsilon0 > 5
-    small = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, n=100)
+    small = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, population=100)
     assert not small.amplified and small.usable_epsilon0 == 1.0 and small.notes
-    bigger = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, n=10**7)
+    bigger = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, population=10**7)
     assert bigger.usable_epsilon0 > r.usable_epsilon0  # monotone in n
 
 
@@ -266,11 +266,11 @@ def test_flip_probability_for_epsilon0():
     lambda: bbgn19_delta(0.5, -1.0, 10),
     lambda: bbgn19_delta(0.5, 1.0, 0),
     lambda: bbgn19_epsilon(1.0, 10, 2.0),
-    lambda: amplification_epsilon("nope", epsilon0=1.0, n=10, delta=0.1),
-    lambda: max_epsilon0("fmt21", epsilon=0.0, delta=0.1, n=10),
-    lambda: max_epsilon0("fmt21", epsilon=1.0, delta=0.0, n=10),
-    lambda: max_epsilon0("fmt21", epsilon=1.0, delta=0.1, n=0),
-    lambda: max_epsilon0("x", epsilon=1.0, delta=0.1, n=10),
+    lambda: amplification_epsilon("nope", epsilon0=1.0, population=10, delta=0.1),
+    lambda: max_epsilon0("fmt21", epsilon=0.0, delta=0.1, population=10),
+    lambda: max_epsilon0("fmt21", epsilon=1.0, delta=0.0, population=10),
+    lambda: max_epsilon0("fmt21", epsilon=1.0, delta=0.1, population=0),
+    lambda: max_epsilon0("x", epsilon=1.0, delta=0.1, population=10),
     lambda: flip_probability_for_epsilon0(0.0, 1),
     lambda: flip_probability_for_epsilon0(1.0, 0),
     lambda: flip_probability_for_epsilon0(1.0, 1, 0),
@@ -285,5 +285,5 @@ def test_invalid_inputs_raise_parameter_error(call):
 def test_to_dict():
     d = fmt21_epsilon(1.0, 10**5, 1e-6).to_dict()
     assert d["kind"] == "bound" and d["valid"] is True and "Thm 3.1" in d["reference"] and d["verified"] is False
-    d = max_epsilon0("bbgn19", epsilon=1.0, delta=1e-6, n=10**5).to_dict()
+    d = max_epsilon0("bbgn19", epsilon=1.0, delta=1e-6, population=10**5).to_dict()
     assert isinstance(d["notes"], list) and d["kind"] == "bound"

@@ -116,7 +116,7 @@ def test_amplification_rows_certify_their_q():
         assert row.kind == "bound"
         assert row.q <= loc.q
         # the per-person epsilon0 of this q over kL = 4 bits never exceeds what the bound certifies
-        assert row.epsilon0 <= max_epsilon0(b, epsilon=eps, delta=delta, n=n).usable_epsilon0
+        assert row.epsilon0 <= max_epsilon0(b, epsilon=eps, delta=delta, population=n).usable_epsilon0
     assert c.row("shuffle-fmt21").q < loc.q  # a million people: FMT amplifies
 
 

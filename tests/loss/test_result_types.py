@@ -345,3 +345,29 @@ def test_single_bit_tails_take_population_and_n_as_its_former_name():
     with pytest.warns(DeprecationWarning):
         assert single_bit_worst_tail(n=20, q=0.2, epsilon=0.5) == single_bit_worst_tail(population=20, q=0.2,
                                                                                          epsilon=0.5)
+
+
+def test_amplification_and_compare_take_population_and_n_as_its_former_name():
+    from sufficientdp import ParameterError
+    from sufficientdp.accounting.amplification import amplification_epsilon, bbgn19_delta, max_epsilon0
+    from sufficientdp.calibration.compare import shuffled_rr_worst_delta
+
+    new = amplification_epsilon("efmrtt19", epsilon0=0.4, population=2000, delta=1e-6)
+    with pytest.warns(DeprecationWarning, match="n= is deprecated; use population=") as record:
+        old = amplification_epsilon("efmrtt19", epsilon0=0.4, n=2000, delta=1e-6)
+    assert record[0].filename == __file__ and old == new and new.population == 2000
+    assert new.to_dict()["population"] == 2000
+    with pytest.warns(DeprecationWarning, match=r"AmplificationBound.n is deprecated; use .population"):
+        assert new.n == 2000
+    assert bbgn19_delta(0.5, 1.0, 1000) == bbgn19_delta(0.5, 1.0, population=1000)  # positional calls unchanged
+    with pytest.warns(DeprecationWarning):
+        assert bbgn19_delta(0.5, 1.0, n=1000) == bbgn19_delta(0.5, 1.0, 1000)
+    m = max_epsilon0("bbgn19", epsilon=1.0, delta=1e-6, population=1000)
+    with pytest.warns(DeprecationWarning, match=r"Epsilon0Result.n is deprecated"):
+        assert m.n == m.population == 1000
+    with pytest.raises(ParameterError, match="^give population or its former name n, not both"):
+        max_epsilon0("bbgn19", epsilon=1.0, delta=1e-6, population=1000, n=1000)
+    with pytest.raises(ParameterError, match="^population must"):
+        shuffled_rr_worst_delta(0, 0.2, 1.0)
+    with pytest.warns(DeprecationWarning):
+        assert shuffled_rr_worst_delta(n=20, q=0.2, epsilon=0.5) == shuffled_rr_worst_delta(20, 0.2, 0.5)

@@ -50,7 +50,7 @@ from typing import Any
 
 from .._errors import ParameterError
 from .._numerics.search import Bracket, Midpoint, scan, search, verdict
-from .._validation import check_int, check_open_interval, check_positive_finite
+from .._validation import check_int, check_open_interval, check_positive_finite, renamed_fields, renamed_params
 from ..parameters import local_q
 
 __all__ = [
@@ -118,6 +118,7 @@ def _up(x: float, ulps: int = 4) -> float:
     return x
 
 
+@renamed_fields({"n": "population"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AmplificationBound:
     """An amplification-by-shuffling bound evaluated at one configuration.
@@ -125,7 +126,8 @@ class AmplificationBound:
     Attributes:
         bound: ``"efmrtt19"``, ``"bbgn19"`` or ``"fmt21"``.
         epsilon0: local (per-person, pure) DP level of the randomizer.
-        n: people whose reports are shuffled together.
+        population: n, the people whose reports are shuffled together (``n``: its former name, a deprecated
+            read-only property).
         epsilon: the shuffled epsilon (None when the theorem does not apply, ``valid=False``).
         delta: the shuffled delta (None when not applicable).
         valid: whether the theorem's conditions hold at these parameters.
@@ -140,7 +142,7 @@ class AmplificationBound:
 
     bound: str
     epsilon0: float
-    n: int
+    population: int
     epsilon: float | None
     delta: float | None
     valid: bool
@@ -158,19 +160,20 @@ class AmplificationBound:
 
 def _result(bound: str, epsilon0: float, n: int, epsilon: float | None, delta: float | None,
             failed: str | None) -> AmplificationBound:
-    return AmplificationBound(bound=bound, epsilon0=epsilon0, n=n, epsilon=epsilon if failed is None else None,
+    return AmplificationBound(bound=bound, epsilon0=epsilon0, population=n, epsilon=epsilon if failed is None else None,
                               delta=delta, valid=failed is None, failed_condition=failed,
                               reference=_REFERENCES[bound], statement=_STATEMENTS[bound],
                               verified=_VERIFIED[bound], provenance=_PROVENANCE[bound])
 
 
 def _check_common(epsilon0: Any, n: Any, delta: Any) -> tuple[float, int, float]:
-    return (check_positive_finite("epsilon0", epsilon0), check_int("n", n, minimum=1),
+    return (check_positive_finite("epsilon0", epsilon0), check_int("population", n, minimum=1),
             check_open_interval("delta", delta, 0.0, 1.0))
 
 
 # ---------------------------------------------------------------------------------------------------- EFMRTT 2019
-def efmrtt19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
+@renamed_params({"n": "population"})
+def efmrtt19_epsilon(epsilon0: float, population: int, delta: float) -> AmplificationBound:
     """Erlingsson et al. (SODA 2019), simple amplification bound ``epsilon = 12 epsilon0 sqrt(log(1/delta) / n)``.
 
     **Unverified against the paper's text** (``verified=False``). The statement as restated by the sources we could
@@ -200,6 +203,7 @@ def efmrtt19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBoun
         >>> round(r.epsilon, 4)  # 12 * 0.4 * sqrt(log(1e6) / 1e4)
         0.1784
     """
+    n = population  # the papers' n
     epsilon0, n, delta = _check_common(epsilon0, n, delta)
     failed = None
     if not epsilon0 < 0.5:
@@ -236,11 +240,13 @@ def _fmt21_limit(n: int, delta: float) -> float:
     return math.log(arg) if arg > 1.0 else -math.inf
 
 
-def fmt21_condition(epsilon0: float, n: int, delta: float) -> str | None:
+@renamed_params({"n": "population"})
+def fmt21_condition(epsilon0: float, population: int, delta: float) -> str | None:
     """The failed validity condition of the FMT closed form at these parameters, or None if it applies.
 
     The condition is ``0 < epsilon0 <= log(n / (16 log(4/delta)))`` (see :func:`_fmt21_limit` for why ``4/delta``).
     """
+    n = population  # the papers' n
     lim = _fmt21_limit(n, delta)
     if not epsilon0 <= lim:
         return (f"epsilon0 <= log(n / (16 log(4/delta))) = {lim:.6g} (got {epsilon0:g}; stricter of the restated "
@@ -248,7 +254,8 @@ def fmt21_condition(epsilon0: float, n: int, delta: float) -> str | None:
     return None
 
 
-def fmt21_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
+@renamed_params({"n": "population"})
+def fmt21_epsilon(epsilon0: float, population: int, delta: float) -> AmplificationBound:
     """Feldman, McMillan, Talwar (FOCS 2021), closed form (Theorem 3.1 per restatements).
 
     **Unverified against the paper's text** (``verified=False``). As restated by third parties (e.g. the OpenDP
@@ -282,6 +289,7 @@ def fmt21_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
         >>> r.valid, round(r.epsilon, 4)
         (True, 0.0753)
     """
+    n = population  # the papers' n
     epsilon0, n, delta = _check_common(epsilon0, n, delta)
     failed = fmt21_condition(epsilon0, n, delta)
     return _result("fmt21", epsilon0, n, _fmt21_value(epsilon0, n, delta), delta, failed)
@@ -308,7 +316,8 @@ def _bbgn19_log_delta(epsilon: float, epsilon0: float, n: int) -> float:
     return math.fsum(terms) + slack
 
 
-def bbgn19_delta(epsilon: float, epsilon0: float, n: int) -> AmplificationBound:
+@renamed_params({"n": "population"})
+def bbgn19_delta(epsilon: float, epsilon0: float, population: int) -> AmplificationBound:
     """Balle, Bell, Gascón, Nissim (CRYPTO 2019): privacy-blanket delta bound for a generic eps0-LDP randomizer.
 
     **Unverified against the paper's text** (``verified=False``; theorem number unknown). The expression below is
@@ -342,15 +351,17 @@ def bbgn19_delta(epsilon: float, epsilon0: float, n: int) -> AmplificationBound:
         >>> r.delta < 1e-6
         True
     """
+    n = population  # the papers' n
     epsilon = check_positive_finite("epsilon", epsilon)
     epsilon0 = check_positive_finite("epsilon0", epsilon0)
-    n = check_int("n", n, minimum=1)
+    n = check_int("population", n, minimum=1)
     ld = _bbgn19_log_delta(epsilon, epsilon0, n)
     delta = 0.0 if ld == -math.inf else min(1.0, _up(math.exp(ld)) if ld < 700 else 1.0)
     return _result("bbgn19", epsilon0, n, epsilon, delta, None)
 
 
-def bbgn19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
+@renamed_params({"n": "population"})
+def bbgn19_epsilon(epsilon0: float, population: int, delta: float) -> AmplificationBound:
     """Smallest epsilon with :func:`bbgn19_delta` ``<= delta`` (bisection; the returned epsilon is checked).
 
     ``valid=False`` when no ``epsilon < epsilon0`` reaches ``delta`` (the bound gives no amplification; the trivial
@@ -361,6 +372,7 @@ def bbgn19_epsilon(epsilon0: float, n: int, delta: float) -> AmplificationBound:
         >>> r.valid, r.epsilon < 0.5
         (True, True)
     """
+    n = population  # the papers' n
     epsilon0, n, delta = _check_common(epsilon0, n, delta)
     log_target = math.log(delta)
 
@@ -387,23 +399,27 @@ def _check_bound(bound: Any) -> str:
     return str(bound)
 
 
-def amplification_epsilon(bound: str, *, epsilon0: float, n: int, delta: float) -> AmplificationBound:
+@renamed_params({"n": "population"})
+def amplification_epsilon(bound: str, *, epsilon0: float, population: int, delta: float) -> AmplificationBound:
     """The shuffled epsilon of ``bound`` (one of :data:`BOUNDS`) at ``(epsilon0, n, delta)``.
 
     Examples:
-        >>> amplification_epsilon("efmrtt19", epsilon0=0.4, n=100, delta=1e-6).failed_condition
+        >>> amplification_epsilon("efmrtt19", epsilon0=0.4, population=100, delta=1e-6).failed_condition
         'n >= 1000 (got 100)'
     """
+    n = population  # the papers' n
     return _EPS_FUNCS[_check_bound(bound)](epsilon0, n, delta)
 
 
+@renamed_fields({"n": "population"})
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Epsilon0Result:
     """The largest local epsilon0 that a bound certifies as ``(epsilon, delta)``-DP after shuffling n reports.
 
     Attributes:
         bound: which bound.
-        epsilon, delta, n: the target and the crowd.
+        epsilon, delta, population: the target and the crowd of n people (``n``: the former name of
+            ``population``, a deprecated read-only property).
         epsilon0: the largest epsilon0 found by the amplification bound (None if the bound certifies no
             epsilon0 > epsilon, e.g. outside its validity range).
         usable_epsilon0: ``max(epsilon, epsilon0)``: without amplification an epsilon-LDP randomizer already gives
@@ -421,7 +437,7 @@ class Epsilon0Result:
     bound: str
     epsilon: float
     delta: float
-    n: int
+    population: int
     epsilon0: float | None
     usable_epsilon0: float
     amplified: bool
@@ -444,7 +460,8 @@ def _certifies(bound: str, epsilon0: float, n: int, epsilon: float, delta: float
     return r.valid and r.epsilon is not None and r.epsilon <= epsilon
 
 
-def max_epsilon0(bound: str, *, epsilon: float, delta: float, n: int) -> Epsilon0Result:
+@renamed_params({"n": "population"})
+def max_epsilon0(bound: str, *, epsilon: float, delta: float, population: int) -> Epsilon0Result:
     """Largest ``epsilon0`` such that ``bound`` certifies the shuffled output of n reports ``(epsilon, delta)``-DP.
 
     Each bound is non-decreasing in ``epsilon0`` (checked in the tests), so a bisection finds the boundary; the
@@ -460,14 +477,15 @@ def max_epsilon0(bound: str, *, epsilon: float, delta: float, n: int) -> Epsilon
         An :class:`Epsilon0Result`.
 
     Examples:
-        >>> r = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, n=100_000)
+        >>> r = max_epsilon0("fmt21", epsilon=1.0, delta=1e-6, population=100_000)
         >>> r.amplified, round(r.epsilon0, 3)
         (True, 5.697)
     """
+    n = population  # the papers' n
     bound = _check_bound(bound)
     epsilon = check_positive_finite("epsilon", epsilon)
     delta = check_open_interval("delta", delta, 0.0, 1.0)
-    n = check_int("n", n, minimum=1)
+    n = check_int("population", n, minimum=1)
     notes: list[str] = []
     if bound == "efmrtt19":
         hi = math.nextafter(0.5, 0.0)
@@ -506,7 +524,7 @@ def max_epsilon0(bound: str, *, epsilon: float, delta: float, n: int) -> Epsilon
         notes.append(f"unverified: the {bound} statement ({_REFERENCES[bound]}) was not checked against the "
                      f"paper's text; checked against {_PROVENANCE[bound]}. Treat epsilon0 = {usable:.6g} as "
                      "resting on an unverified formula, not a verified guarantee.")
-    return Epsilon0Result(bound=bound, epsilon=epsilon, delta=delta, n=n, epsilon0=found, usable_epsilon0=usable,
+    return Epsilon0Result(bound=bound, epsilon=epsilon, delta=delta, population=n, epsilon0=found, usable_epsilon0=usable,
                           amplified=amplified, notes=tuple(notes), verified=_VERIFIED[bound] or not amplified,
                           provenance=_PROVENANCE[bound])
 

@@ -43,6 +43,7 @@ from .._validation import (
     check_open_interval,
     check_positive_finite,
     check_reports,
+    renamed_params,
 )
 from ..accounting.amplification import BOUNDS, flip_probability_for_epsilon0, max_epsilon0
 from ..ratio.single_bit import worst_over_crowds
@@ -140,7 +141,8 @@ class Comparison:
 
 
 # ------------------------------------------------------------------------------------------ exact shuffled RR
-def shuffled_rr_worst_delta(n: int, q: float, epsilon: float) -> tuple[float, int]:
+@renamed_params({"n": "population"})
+def shuffled_rr_worst_delta(population: int, q: float, epsilon: float) -> tuple[float, int]:
     """Worst ``delta(epsilon)`` of shuffled binary RR over all neighbouring counts (m, m+1), both directions.
 
     The one scan over m, :func:`sufficientdp.ratio.single_bit.worst_over_crowds` (every pair, both directions,
@@ -153,7 +155,8 @@ def shuffled_rr_worst_delta(n: int, q: float, epsilon: float) -> tuple[float, in
         ``(delta_upper, worst_m)``: ``worst_m`` is the representative m of the worst pair (the add pair at m is the
         remove pair at ``n - 1 - m``; ties keep the smallest m), 0 when every delta is 0.
     """
-    n = check_int("n", n, minimum=1)
+    n = population  # the paper's n (people)
+    n = check_int("population", n, minimum=1)
     q = check_open_interval("q", q, 0.0, 0.5)
     epsilon = check_positive_finite("epsilon", epsilon)
     worst = worst_over_crowds(n, q, epsilon)
@@ -161,7 +164,8 @@ def shuffled_rr_worst_delta(n: int, q: float, epsilon: float) -> tuple[float, in
     return min(1.0, upper), max(worst.worst_m_delta, 0)
 
 
-def shuffled_rr_exact_q(n: int, epsilon: float, delta: float, *, rel_tol: float = 1e-6) -> tuple[float, int]:
+@renamed_params({"n": "population"})
+def shuffled_rr_exact_q(population: int, epsilon: float, delta: float, *, rel_tol: float = 1e-6) -> tuple[float, int]:
     """Smallest q (to ``rel_tol``, rounded up) at which shuffled binary RR of n people is ``(epsilon, delta)``-DP.
 
     ``delta(epsilon)`` is non-increasing in q: RR with ``q' > q`` is RR with q followed by an independent flip of
@@ -171,7 +175,8 @@ def shuffled_rr_exact_q(n: int, epsilon: float, delta: float, *, rel_tol: float 
     Returns:
         ``(q, argmax_m)`` of the worst neighbouring pair at q.
     """
-    n = check_int("n", n, minimum=1)
+    n = population  # the paper's n (people)
+    n = check_int("population", n, minimum=1)
     epsilon = check_positive_finite("epsilon", epsilon)
     delta = check_open_interval("delta", delta, 0.0, 1.0)
     rel_tol = check_nonnegative_finite("rel_tol", rel_tol)
@@ -269,7 +274,7 @@ def compare_approaches(
                  "(pure-DP composition inside the randomizer: epsilon0 = k L log(p/q)); unbundled shuffling is a "
                  "post-processing of bundled shuffling")
     for b in BOUNDS:
-        r = max_epsilon0(b, epsilon=epsilon, delta=delta, n=population)
+        r = max_epsilon0(b, epsilon=epsilon, delta=delta, population=population)
         q = flip_probability_for_epsilon0(r.usable_epsilon0, bits, reports)
         q = min(q, q_loc) if not r.amplified else q
         notes = [comp_note, *r.notes]
