@@ -91,7 +91,7 @@ def test_fast_linear_convolution_matches_exact_log_domain_pmf(n: int, m: int) ->
     q = 0.3
     pld = shuffled_rr_pld(population=n, m=m, q=q, direction="remove")
     s = np.arange(n + 1)
-    exact_losses = np.sort(log_pmf(s, n=n, m=m, q=q) - log_pmf(s, n=n, m=m + 1, q=q))  # exact, log domain
+    exact_losses = np.sort(log_pmf(s, population=n, m=m, q=q) - log_pmf(s, population=n, m=m + 1, q=q))  # exact, log domain
     idx = np.clip(np.searchsorted(exact_losses, pld.losses), 1, n)
     nearest = np.minimum(np.abs(exact_losses[idx] - pld.losses), np.abs(exact_losses[idx - 1] - pld.losses))
     assert np.max(nearest) < 1e-10  # every kept atom sits at an exact loss

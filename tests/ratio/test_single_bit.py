@@ -47,21 +47,21 @@ def test_log_pmf_cdf_sf_exact(q):
         for m in range(n + 1):
             ex = exact_pmf(n, m, q)
             s = np.arange(n + 1)
-            got = log_pmf(s, n=n, m=m, q=float(q))
+            got = log_pmf(s, population=n, m=m, q=float(q))
             assert np.allclose(got, [math.log(v) for v in ex], rtol=0, atol=1e-12)
             cdf = np.cumsum([float(v) for v in ex])
-            assert np.allclose(np.exp(log_cdf(s, n=n, m=m, q=float(q))), cdf, rtol=1e-12, atol=1e-15)
+            assert np.allclose(np.exp(log_cdf(s, population=n, m=m, q=float(q))), cdf, rtol=1e-12, atol=1e-15)
             sf = np.cumsum([float(v) for v in ex][::-1])[::-1]
-            assert np.allclose(np.exp(log_sf(s, n=n, m=m, q=float(q))), sf, rtol=1e-12, atol=1e-15)
-    assert log_pmf(-1, n=3, m=1, q=0.2) == -math.inf and log_pmf(4, n=3, m=1, q=0.2) == -math.inf
+            assert np.allclose(np.exp(log_sf(s, population=n, m=m, q=float(q))), sf, rtol=1e-12, atol=1e-15)
+    assert log_pmf(-1, population=3, m=1, q=0.2) == -math.inf and log_pmf(4, population=3, m=1, q=0.2) == -math.inf
 
 
 def test_log_pmf_far_tail_large_n():
     """n = 2000: log-domain values far below float range agree with scipy's log pmf of a pure binomial (m = 0)."""
     s = np.array([0, 1, 5, 1999, 2000])
-    got = log_pmf(s, n=2000, m=0, q=0.3)
+    got = log_pmf(s, population=2000, m=0, q=0.3)
     assert np.allclose(got, binom.logpmf(s, 2000, 0.3), rtol=1e-12)
-    got = log_pmf(s, n=2000, m=2000, q=0.3)
+    got = log_pmf(s, population=2000, m=2000, q=0.3)
     assert np.allclose(got, binom.logpmf(s, 2000, 0.7), rtol=1e-12)
 
 
@@ -81,7 +81,7 @@ def test_prop_3_1_exact(q):
     """Seed 000 Prop. 3.1 (3.4), used as a recurrence from P(0), reproduces the pmf exactly."""
     for n in range(1, 12):
         for m in range(n + 1):
-            assert pmf_by_prop_3_1(n=n, m=m, q=q) == exact_pmf(n, m, q)
+            assert pmf_by_prop_3_1(population=n, m=m, q=q) == exact_pmf(n, m, q)
 
 
 def test_privacy_ratio_direction_and_values():
@@ -90,12 +90,12 @@ def test_privacy_ratio_direction_and_values():
     for n in range(1, 9):
         for m in range(n):
             a, b = exact_pmf(n, m, q), exact_pmf(n, m + 1, q)
-            got = privacy_ratio(np.arange(n + 1), n=n, m=m, q=0.25)
+            got = privacy_ratio(np.arange(n + 1), population=n, m=m, q=0.25)
             assert np.allclose(got, [float(x / y) for x, y in zip(a, b)], rtol=1e-12)
-            lr = log_probability_ratio(np.arange(1, n + 1), n=n, m=m, q=0.25)
+            lr = log_probability_ratio(np.arange(1, n + 1), population=n, m=m, q=0.25)
             assert np.allclose(np.exp(lr), [float(a[s] / a[s - 1]) for s in range(1, n + 1)], rtol=1e-12)
-    assert privacy_ratio(0, n=7, m=3, q=0.25) == pytest.approx(3.0)  # p/q
-    assert privacy_ratio(7, n=7, m=3, q=0.25) == pytest.approx(1 / 3)  # q/p
+    assert privacy_ratio(0, population=7, m=3, q=0.25) == pytest.approx(3.0)  # p/q
+    assert privacy_ratio(7, population=7, m=3, q=0.25) == pytest.approx(1 / 3)  # q/p
 
 
 @pytest.mark.slow
@@ -105,11 +105,11 @@ def test_monotonicity_grid():
     tol = 1e-10
     for n in (2, 5, 17, 40, 90):
         for q in (0.02, 0.1, 0.3, 0.45, 0.499):
-            lpi = np.array([log_privacy_ratio(np.arange(n + 1), n=n, m=m, q=q) for m in range(n)])
+            lpi = np.array([log_privacy_ratio(np.arange(n + 1), population=n, m=m, q=q) for m in range(n)])
             assert np.all(np.diff(lpi, axis=1) <= tol * (1 + np.abs(lpi[:, :-1])))
             assert np.all(np.diff(lpi, axis=0) >= -tol * (1 + np.abs(lpi[:-1])))
             assert np.all(lpi[1:, 1:] <= lpi[:-1, :-1] + tol * (1 + np.abs(lpi[:-1, :-1])))
-            lrho = np.array([log_probability_ratio(np.arange(1, n + 1), n=n, m=m, q=q) for m in range(n + 1)])
+            lrho = np.array([log_probability_ratio(np.arange(1, n + 1), population=n, m=m, q=q) for m in range(n + 1)])
             assert np.all(np.diff(lrho, axis=1) <= tol * (1 + np.abs(lrho[:, :-1])))
             assert np.all(np.diff(lrho, axis=0) >= -tol * (1 + np.abs(lrho[:-1])))
 
@@ -118,7 +118,7 @@ def test_quantile_claim_grid():
     """§3.1.5: tau_n(m) in {tau_n(m-1), tau_n(m-1) + 1} for every alpha on the grid."""
     for n in (1, 4, 13, 50):
         for q in (0.05, 0.25, 0.45):
-            F = np.array([np.exp(log_cdf(np.arange(n + 1), n=n, m=m, q=q)) for m in range(n + 1)])
+            F = np.array([np.exp(log_cdf(np.arange(n + 1), population=n, m=m, q=q)) for m in range(n + 1)])
             for alpha in (1e-6, 0.01, 0.1, 0.5, 0.9, 0.999):
                 tau = np.argmax(F >= alpha, axis=1)
                 assert set(np.diff(tau).tolist()) <= {0, 1}
@@ -179,13 +179,13 @@ def test_worst_over_m_scan_and_extremes_not_always_worst():
 
 def test_invalid_inputs():
     with pytest.raises(ParameterError):
-        log_pmf([0], n=0, m=0, q=0.2)
+        log_pmf([0], population=0, m=0, q=0.2)
     with pytest.raises(ParameterError):
-        log_pmf([0], n=3, m=4, q=0.2)
+        log_pmf([0], population=3, m=4, q=0.2)
     with pytest.raises(ParameterError):
-        log_pmf([0.5], n=3, m=1, q=0.2)
+        log_pmf([0.5], population=3, m=1, q=0.2)
     with pytest.raises(ParameterError):
-        log_pmf([0], n=3, m=1, q=0.5)
+        log_pmf([0], population=3, m=1, q=0.5)
     with pytest.raises(ParameterError):
         single_bit_tail(population=3, m=3, q=0.2, epsilon=1.0)
     with pytest.raises(ParameterError):
@@ -195,4 +195,4 @@ def test_invalid_inputs():
     with pytest.raises(ParameterError):
         single_bit_worst_tail(population=2_000_000, q=0.2, epsilon=1.0)
     with pytest.raises(ParameterError):
-        log_privacy_ratio([5], n=3, m=1, q=0.2)
+        log_privacy_ratio([5], population=3, m=1, q=0.2)

@@ -403,7 +403,7 @@ def k_tail_exact_single_bit(*, q: float, population: int, reports: int, epsilon:
     from .single_bit import log_pmf
 
     s = np.arange(n + 1)
-    logp = log_pmf(s, n=n, m=cfg.k, q=cfg.q)
+    logp = log_pmf(s, population=n, m=cfg.k, q=cfg.q)
     counts = np.stack([n - s, s], axis=1).astype(np.float64)
     log_r = log_esp_from_counts(cfg.log_w, counts, cfg.k) - log_comb_large_n(float(n), cfg.k)
     risky = log_r > cfg.epsilon

@@ -53,6 +53,7 @@ from .._validation import (
     check_open_interval,
     check_population,
     check_positive_finite,
+    renamed_params,
 )
 from ..loss.result import Kind, TailResult, check_choice
 
@@ -185,7 +186,7 @@ class _TwoBinomial:
 
 
 def _check_nmq(n: Any, m: Any, q: Any, *, m_max_offset: int = 0) -> tuple[int, int, float]:
-    n = check_int("n", n, minimum=1)
+    n = check_int("population", n, minimum=1)
     m = check_int("m", m, minimum=0, maximum=n - m_max_offset)
     q = check_open_interval("q", q, 0.0, 0.5)
     return n, m, q
@@ -199,7 +200,8 @@ def _as_int_array(name: str, s: ArrayLike) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
-def log_pmf(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
+@renamed_params({"n": "population"})
+def log_pmf(s: ArrayLike, *, population: int, m: int, q: float) -> NDArray[np.float64]:
     """``log P[A_n(m) = s]`` for ``A_n(m) = Bin(m, p) + Bin(n - m, q)``, vectorized over s (``-inf`` off support).
 
     Exact convolution in the log domain over a window that provably holds all but ``e**-800`` of the mass
@@ -218,28 +220,35 @@ def log_pmf(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
         seed 000 §3.1 (definition of A_n(m)).
 
     Examples:
-        >>> round(float(np.exp(log_pmf(1, n=2, m=1, q=0.25))), 6)  # p*p + q*q
+        >>> round(float(np.exp(log_pmf(1, population=2, m=1, q=0.25))), 6)  # p*p + q*q
         0.625
     """
+    n = population  # A_n(m): n people
     n, m, q = _check_nmq(n, m, q)
     s_arr = _as_int_array("s", s)
     return _TwoBinomial.of(n, m, q).log_value("pmf", s_arr.ravel()).reshape(s_arr.shape)
 
 
-def pmf(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
+@renamed_params({"n": "population"})
+def pmf(s: ArrayLike, *, population: int, m: int, q: float) -> NDArray[np.float64]:
     """``P[A_n(m) = s]`` (``exp`` of :func:`log_pmf`)."""
-    return np.exp(log_pmf(s, n=n, m=m, q=q))
+    n = population  # A_n(m): n people
+    return np.exp(log_pmf(s, population=n, m=m, q=q))
 
 
-def log_cdf(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
+@renamed_params({"n": "population"})
+def log_cdf(s: ArrayLike, *, population: int, m: int, q: float) -> NDArray[np.float64]:
     """``log P[A_n(m) <= s]``, exact in the log domain (accurate far into the lower tail)."""
+    n = population  # A_n(m): n people
     n, m, q = _check_nmq(n, m, q)
     s_arr = _as_int_array("s", s)
     return _TwoBinomial.of(n, m, q).log_value("cdf", s_arr.ravel()).reshape(s_arr.shape)
 
 
-def log_sf(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
+@renamed_params({"n": "population"})
+def log_sf(s: ArrayLike, *, population: int, m: int, q: float) -> NDArray[np.float64]:
     """``log P[A_n(m) >= s]`` (note: ``>=``), exact in the log domain."""
+    n = population  # A_n(m): n people
     n, m, q = _check_nmq(n, m, q)
     s_arr = _as_int_array("s", s)
     return _TwoBinomial.of(n, m, q).log_value("sf", s_arr.ravel()).reshape(s_arr.shape)
@@ -297,7 +306,8 @@ def recursion_3_3(prev: ArrayLike, q: float | Fraction) -> NDArray[Any]:
     return np.concatenate([zero, a]) * q + np.concatenate([a, zero]) * p
 
 
-def prop_3_1_next(p_s: Any, p_s_minus_1: Any, *, n: int, m: int, s: int, q: Any) -> Any:
+@renamed_params({"n": "population"})
+def prop_3_1_next(p_s: Any, p_s_minus_1: Any, *, population: int, m: int, s: int, q: Any) -> Any:
     """Seed 000 Prop. 3.1, eq. (3.4): ``P_{n,m}(s+1)`` from ``P_{n,m}(s)`` and ``P_{n,m}(s-1)``.
 
     ``(s+1) P(s+1) = {(m - s) p/q + (n - m - s) q/p} P(s) + (n - s + 1) P(s-1)``, for 0 <= s <= n-1
@@ -306,10 +316,11 @@ def prop_3_1_next(p_s: Any, p_s_minus_1: Any, *, n: int, m: int, s: int, q: Any)
 
     Examples:
         >>> from fractions import Fraction as F
-        >>> prop_3_1_next(F(1, 4), 0, n=1, m=1, s=0, q=F(1, 4))  # A_1(1) = Ber(p): P(1) = p
+        >>> prop_3_1_next(F(1, 4), 0, population=1, m=1, s=0, q=F(1, 4))  # A_1(1) = Ber(p): P(1) = p
         Fraction(3, 4)
     """
-    n = check_int("n", n, minimum=1)
+    n = population  # A_n(m): n people
+    n = check_int("population", n, minimum=1)
     m = check_int("m", m, minimum=0, maximum=n)
     s = check_int("s", s, minimum=0, maximum=n - 1)
     p = 1 - q
@@ -317,21 +328,23 @@ def prop_3_1_next(p_s: Any, p_s_minus_1: Any, *, n: int, m: int, s: int, q: Any)
     return (coef * p_s + (n - s + 1) * p_s_minus_1) / (s + 1)
 
 
-def pmf_by_prop_3_1(*, n: int, m: int, q: Any) -> list[Any]:
+@renamed_params({"n": "population"})
+def pmf_by_prop_3_1(*, population: int, m: int, q: Any) -> list[Any]:
     """The whole pmf of ``A_n(m)`` from ``P(0) = q**m p**(n-m)`` by repeated use of (3.4) (exact with Fraction).
 
     Examples:
         >>> from fractions import Fraction as F
-        >>> pmf_by_prop_3_1(n=2, m=1, q=F(1, 4))
+        >>> pmf_by_prop_3_1(population=2, m=1, q=F(1, 4))
         [Fraction(3, 16), Fraction(5, 8), Fraction(3, 16)]
     """
-    n = check_int("n", n, minimum=1)
+    n = population  # A_n(m): n people
+    n = check_int("population", n, minimum=1)
     m = check_int("m", m, minimum=0, maximum=n)
     p = 1 - q
     out = [q**m * p ** (n - m)]
     prev = 0 * out[0]
     for s in range(n):
-        nxt = prop_3_1_next(out[s], prev, n=n, m=m, s=s, q=q)
+        nxt = prop_3_1_next(out[s], prev, population=n, m=m, s=s, q=q)
         prev = out[s]
         out.append(nxt)
     return out
@@ -342,8 +355,10 @@ def pmf_by_prop_3_1(*, n: int, m: int, q: Any) -> list[Any]:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def log_probability_ratio(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
+@renamed_params({"n": "population"})
+def log_probability_ratio(s: ArrayLike, *, population: int, m: int, q: float) -> NDArray[np.float64]:
     """``log rho_n(s; m) = log P[A_n(m) = s] - log P[A_n(m) = s-1]`` for 1 <= s <= n (seed 000 §3.1.2)."""
+    n = population  # A_n(m): n people
     n, m, q = _check_nmq(n, m, q)
     s_arr = _as_int_array("s", s)
     if np.any(s_arr < 1) or np.any(s_arr > n):
@@ -361,7 +376,8 @@ def _log_pi_from_prev(dist_prev: _TwoBinomial, s: NDArray[np.int64], q: float) -
     return np.logaddexp(lq + la, lp + lb) - np.logaddexp(lp + la, lq + lb)
 
 
-def log_privacy_ratio(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
+@renamed_params({"n": "population"})
+def log_privacy_ratio(s: ArrayLike, *, population: int, m: int, q: float) -> NDArray[np.float64]:
     """``log pi(s; m)`` with the paper's direction ``pi(s; m) = P[A_n(m) = s] / P[A_n(m+1) = s]`` (seed 000 §3.1).
 
     Computed through seed 000 §3.1.4: ``pi = (q a + p b) / (p a + q b)`` with a, b the pmf of ``A_{n-1}(m)`` at
@@ -372,9 +388,10 @@ def log_privacy_ratio(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.f
         n: people >= 1; m: 0 <= m <= n-1; q: flip probability in (0, 0.5).
 
     Examples:
-        >>> round(float(np.exp(log_privacy_ratio(0, n=5, m=2, q=0.25))), 6)  # p/q at s = 0
+        >>> round(float(np.exp(log_privacy_ratio(0, population=5, m=2, q=0.25))), 6)  # p/q at s = 0
         3.0
     """
+    n = population  # A_n(m): n people
     n, m, q = _check_nmq(n, m, q, m_max_offset=1)
     s_arr = _as_int_array("s", s)
     if np.any(s_arr < 0) or np.any(s_arr > n):
@@ -383,9 +400,11 @@ def log_privacy_ratio(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.f
     return _log_pi_from_prev(prev, s_arr.ravel(), q).reshape(s_arr.shape)
 
 
-def privacy_ratio(s: ArrayLike, *, n: int, m: int, q: float) -> NDArray[np.float64]:
+@renamed_params({"n": "population"})
+def privacy_ratio(s: ArrayLike, *, population: int, m: int, q: float) -> NDArray[np.float64]:
     """``pi(s; m) = P[A_n(m) = s] / P[A_n(m+1) = s]`` (seed 000 §3.1); ``exp`` of :func:`log_privacy_ratio`."""
-    return np.exp(log_privacy_ratio(s, n=n, m=m, q=q))
+    n = population  # A_n(m): n people
+    return np.exp(log_privacy_ratio(s, population=n, m=m, q=q))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ def _check_rho(t: _Tally, n: int, q: float, lrho: NDArray[np.float64], tol: floa
 
 
 def _check_pi(t: _Tally, n: int, q: float, tol: float) -> None:
-    lpi = np.array([log_privacy_ratio(np.arange(n + 1), n=n, m=m, q=q) for m in range(n)])  # [m, s]
+    lpi = np.array([log_privacy_ratio(np.arange(n + 1), population=n, m=m, q=q) for m in range(n)])  # [m, s]
     for m in range(n):
         for s in range(n):
             t.record(_PI_S, bool(lpi[m, s + 1] <= lpi[m, s] + tol * (1 + abs(lpi[m, s]))), (n, m, s, q))
@@ -93,7 +93,7 @@ def _check_cdf(t: _Tally, n: int, q: float, f: NDArray[np.float64], alphas: Sequ
             t.record(_STEP, step in (0, 1), (n, m, alpha, q))
             if n >= 2:
                 t0 = tau[m - 1]
-                prev = math.exp(float(log_pmf(t0, n=n - 1, m=m - 1, q=q))) if t0 <= n - 1 else 0.0
+                prev = math.exp(float(log_pmf(t0, population=n - 1, m=m - 1, q=q))) if t0 <= n - 1 else 0.0
                 cond = f[m - 1, t0] - alpha >= (p - q) * prev
                 # skip cases within rounding of the boundary
                 if abs((f[m - 1, t0] - alpha) - (p - q) * prev) > 1e-12:
@@ -131,12 +131,12 @@ def check_claims(*, ns: Sequence[int] = NS, qs: Sequence[float] = QS, alphas: Se
     t = _Tally()
     for n in ns:
         for q in qs:
-            lp = np.array([log_pmf(np.arange(n + 1), n=n, m=m, q=q) for m in range(n + 1)])  # log P_{n,m}(s)
+            lp = np.array([log_pmf(np.arange(n + 1), population=n, m=m, q=q) for m in range(n + 1)])  # log P_{n,m}(s)
             lrho = lp[:, 1:] - lp[:, :-1]  # log rho_n(s; m), s = 1..n
             _check_rho(t, n, q, lrho, tol)
             if n >= 1:
                 _check_pi(t, n, q, tol)
-            f = np.exp(np.array([log_cdf(np.arange(n + 1), n=n, m=m, q=q) for m in range(n + 1)]))
+            f = np.exp(np.array([log_cdf(np.arange(n + 1), population=n, m=m, q=q) for m in range(n + 1)]))
             _check_cdf(t, n, q, f, alphas, tol)
             _check_prop_3_2(t, n, q, lrho, tol)
     return t.res
