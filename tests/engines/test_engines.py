@@ -294,13 +294,13 @@ def test_duckdb_parquet_batches_at_64_bits_equal_the_in_memory_tally(tmp_path, m
     import pyarrow.parquet as pq
 
     import sufficientdp.aggregation.columns as columns
-    import sufficientdp.engines as engines
     from sufficientdp.aggregation.tally import tally
+    from sufficientdp.engines import duckdb_engine
 
     reports, table = _wide_table(np.random.default_rng(threads), 5_001, 64)
     path = tmp_path / "wide.parquet"
     pq.write_table(pa.table(table), path, row_group_size=700, write_statistics=statistics)
-    monkeypatch.setattr(engines, "CHUNK_CELLS", 64 * 256)
+    monkeypatch.setattr(duckdb_engine, "_ARROW_BATCH_CELLS", 64 * 256)
     seen = []
     kernel = columns.tally_columns
 
@@ -394,12 +394,11 @@ def test_row_ranges_split_at_row_group_boundaries():
 
 
 def test_duckdb_parquet_batches_raise_an_unexpected_error_of_any_stream(tmp_path, monkeypatch):
-    # An error that is not about the data (here from the batch check of the third batch, in whichever stream reads
-    # it) is raised to the caller, not taken for a bad value, and the other stream stops.
+    # An error that is not about the data (here from the batch check of the third batch) is raised to the caller,
+    # not taken for a bad value, and the streams stop early.
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    import sufficientdp.engines as engines
     from sufficientdp.engines import duckdb_engine
 
     _, table = _wide_table(np.random.default_rng(11), 4_000, 64)
@@ -415,7 +414,7 @@ def test_duckdb_parquet_batches_raise_an_unexpected_error_of_any_stream(tmp_path
         return check(batch)
 
     monkeypatch.setattr(duckdb_engine, "_batch_bits", flaky)
-    monkeypatch.setattr(engines, "CHUNK_CELLS", 64 * 256)  # 8 batches per stream
+    monkeypatch.setattr(duckdb_engine, "_ARROW_BATCH_CELLS", 64 * 256)  # 8 batches per stream
     with pytest.raises(RuntimeError, match="disk on fire"):
         _batches(path, 2)
     assert len(calls) < 16  # the streams stopped early

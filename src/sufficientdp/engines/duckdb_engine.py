@@ -32,6 +32,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import queue
 import threading
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,9 @@ __all__ = ["sqlite_path", "tally_collector_duckdb", "tally_file_duckdb"]
 
 # A CSV cell Python's int() reads as 0 or 1: optional blanks, optional sign ("-" only before zeros), leading zeros.
 _CSV_BIT = r"\s*(\+?0*1|[+-]?0+)\s*"
+#: Values per Arrow batch that DuckDB hands to the numpy kernel (:func:`_tally_parquet_batches`): 4 MB of ``uint8``,
+#: fewer and larger batches than the numpy engine's (each one costs its reading thread a GIL hand-over).
+_ARROW_BATCH_CELLS = 1 << 22
 _PARQUET_TYPES = frozenset({
     "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
     "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE",
@@ -291,11 +295,12 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
     * Parallel and bounded: DuckDB streams one query's result on one thread, so the row groups are split into up
       to ``threads`` (DuckDB's setting, the number of cores by default) contiguous ranges of ``file_row_number``,
       each read by its own cursor on its own thread (row groups outside a range are skipped from their
-      statistics); every stream holds one batch of at most :data:`~sufficientdp.engines.CHUNK_ROWS` rows and
-      :data:`~sufficientdp.engines.CHUNK_CELLS` values at a time.
+      statistics). The reading threads only fetch; this thread validates and counts every batch (with the
+      kernel in the reading threads, they kept waiting for the GIL behind numpy's many short calls).
+      Batches hold at most :data:`_ARROW_BATCH_CELLS` values, and at most two per stream plus the one being
+      counted exist at a time.
     """
     from ..aggregation.columns import tally_columns
-    from . import CHUNK_CELLS, CHUNK_ROWS  # this package imports this module: imported when first needed
 
     duckdb = _duckdb()
     bits = len(cols)
@@ -323,11 +328,20 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
         queries = [f"SELECT {xs} FROM read_parquet({file}, file_row_number = true) "
                    f"WHERE file_row_number >= {lo} AND file_row_number < {hi}"
                    for lo, hi in zip(bounds, bounds[1:], strict=False)]
-    rows = max(1, min(CHUNK_ROWS, max(256, CHUNK_CELLS // bits)))
-    parts: list[Tally | None] = [None] * len(queries)
-    failed: list[BaseException] = []
-    invalid = threading.Event()
-    stop = threading.Event()  # set when any stream ends early: the others stop at their next batch
+    rows = max(1, _ARROW_BATCH_CELLS // bits)
+    # Each stream only fetches (DuckDB works without the GIL) and hands its batches over; this thread validates and
+    # counts them all, so the streams never wait for the GIL behind numpy's many short calls.
+    batches: queue.Queue[tuple[int, Any]] = queue.Queue(maxsize=len(queries))
+    stop = threading.Event()
+
+    def offer(kind: int, value: Any) -> bool:
+        while not stop.is_set():
+            try:
+                batches.put((kind, value), timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def stream(k: int) -> None:
         cur = con.cursor()
@@ -336,49 +350,43 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
             reader = (result.to_arrow_reader(rows) if hasattr(result, "to_arrow_reader")
                       else result.fetch_record_batch(rows))
             for batch in reader:
-                if stop.is_set():
+                if not offer(0, batch):
                     return
-                columns = _batch_bits(batch)
-                if columns is None:
-                    invalid.set()
-                    stop.set()
-                    return
-                part = tally_columns(columns, full_histogram=False)
-                done = parts[k]
-                parts[k] = part if done is None else done.merge(part)
+            offer(1, None)
         except duckdb.Error:
-            invalid.set()  # e.g. CAST(-1 AS UTINYINT): the validating passes name the column
-            stop.set()
+            offer(2, None)  # e.g. CAST(-1 AS UTINYINT): the validating passes name the column
         except BaseException as exc:  # noqa: BLE001 - raised in the calling thread below
-            failed.append(exc)
-            stop.set()
+            offer(3, exc)
         finally:
             cur.close()
 
     con.execute("SET threads = 1")  # one DuckDB thread per stream; the streams are the parallelism
     workers = [threading.Thread(target=stream, args=(k,), name=f"sufficientdp-duckdb-{k}", daemon=True)
-               for k in range(1, len(queries))]
+               for k in range(len(queries))]
+    total = tally_columns([np.zeros(0, dtype=np.uint8)] * bits, full_histogram=False)
+    ended, invalid, error = 0, False, None
     try:
         for w in workers:
             w.start()
-        stream(0)
-    except BaseException:
-        stop.set()
-        raise
+        while ended < len(workers) and not invalid and error is None:
+            kind, value = batches.get()
+            if kind == 0:
+                columns = _batch_bits(value)
+                invalid = columns is None
+                if columns is not None:
+                    total = total.merge(tally_columns(columns, full_histogram=False))
+            ended += kind == 1
+            invalid = invalid or kind == 2
+            error = value if kind == 3 else None
     finally:
+        stop.set()  # the streams stop at their next batch (they have all ended unless something went wrong)
         for w in workers:
             if w.ident is not None:  # started
                 w.join()
         con.execute(f"SET threads = {threads}")  # as before, for the validating passes if they run
-    if failed:
-        raise failed[0]
-    if invalid.is_set():
-        return None
-    total = tally_columns([np.zeros(0, dtype=np.uint8)] * bits, full_histogram=False)
-    for part in parts:
-        if part is not None:
-            total = total.merge(part)
-    return total
+    if error is not None:
+        raise error
+    return None if invalid else total
 
 
 def _row_ranges(sizes: list[int], streams: int) -> list[int]:
