@@ -165,7 +165,7 @@ def pbdp_delta(pld: PrivacyLossDistribution | GaussianPLD, epsilon: ArrayLike) -
     References:
         004_47af1ee980af8d2f.txt Defs 5.2–5.3; census-semantics-digest.md §1.7, §8 (0.679 at rho=2.63, eps=3).
 
-    Example:
+    Examples:
         >>> from sufficientdp.accounting.mechanisms import binary_randomized_response
         >>> rr = binary_randomized_response(1 / (1 + math.e))        # pure 1-DP randomized response
         >>> round(pbdp_delta(rr, 0.5), 4), pbdp_delta(rr, 1.0)
@@ -210,7 +210,7 @@ def pbdp_epsilon(pld: PrivacyLossDistribution | GaussianPLD, delta: ArrayLike) -
     Raises:
         ParameterError: pld of the wrong type; delta outside (0, 1].
 
-    Example:
+    Examples:
         >>> g = GaussianPLD.from_rho(2.63)
         >>> round(float(pbdp_delta(g, pbdp_epsilon(g, 0.1))), 6)
         0.1
@@ -419,7 +419,7 @@ def compare_eta_delta(pld: PrivacyLossDistribution | GaussianPLD, epsilons: Arra
     hockey stick ``E[(1 - e^{eps-L})_+]``; ``delta_pbdp`` the supremum of the tail over post-processings. Hence
     ``delta <= eta <= delta_pbdp`` and pbdp implies approximate DP, not conversely.
 
-    Example:
+    Examples:
         >>> from sufficientdp.accounting.mechanisms import binary_randomized_response
         >>> t = compare_eta_delta(binary_randomized_response(1 / (1 + math.e)), [0.5])
         >>> [round(x[0], 4) for x in (t.delta, t.eta, t.delta_pbdp)]

@@ -96,7 +96,7 @@ def _check_q(q: Any) -> float:
 def histogram_count(bits: int, population: int) -> int:
     """Number of anonymized outputs (histograms of ``N`` vectors over ``{0,1}^L``): ``C(N + 2**L - 1, N)``.
 
-    Example:
+    Examples:
         >>> histogram_count(2, 6), histogram_count(3, 4)
         (84, 330)
     """
@@ -315,7 +315,7 @@ def privacy_ratio(histogram_or_reports: ArrayLike, original: ArrayLike, modified
     References:
         seed 001 eq. (1.5), (2.1), (2.2), (2.4).
 
-    Example:
+    Examples:
         >>> d = [[0, 0], [0, 0], [0, 0]]
         >>> dm = [[0, 0], [0, 0], [1, 1]]
         >>> round(privacy_ratio([[1, 1], [1, 1], [1, 1]], d, dm, 0.2), 10)  # (p/q)**L at the all-ones output
@@ -396,7 +396,7 @@ def ratio_distribution(original: ArrayLike, modified: ArrayLike, q: float) -> Pr
     References:
         seed 001 eq. (1.6), (1.7), (2.1), (2.2).
 
-    Example:
+    Examples:
         >>> dist = ratio_distribution([[0, 0], [0, 0]], [[0, 0], [1, 1]], 0.2)
         >>> round(dist.max_ratio, 10), round(float(dist.probabilities.sum()), 12)
         (16.0, 1.0)
@@ -471,7 +471,7 @@ def homogeneous_ratio_distribution(
     References:
         seed 001 eq. (3.4)–(3.6), (3.11).
 
-    Example:
+    Examples:
         >>> dist = homogeneous_ratio_distribution(0.2, 2, 3)
         >>> round(dist.max_ratio, 10)  # (p/q)**j, attained when every output has all j bits set
         16.0
@@ -560,7 +560,7 @@ def five_bit_tail(*, q: float, population: int, thresholds: Sequence[float],
     References:
         ``papers/001_3d8ddaba8b46cf9c.txt`` (seed 001) eq. (3.2), (3.5)-(3.6), §3.3.
 
-    Example:
+    Examples:
         >>> t = five_bit_tail(q=0.169199, population=1000, thresholds=[float(np.exp(2.0))])[0]
         >>> round(t.value, 6), t.truncated < 1e-13
         (0.003706, True)
@@ -644,7 +644,7 @@ def outlier_alone(*, q: float, bits: int, population: int, ratio: float) -> tupl
     References:
         ``papers/001_3d8ddaba8b46cf9c.txt`` (seed 001) eq. (3.2), (3.6), (7.6).
 
-    Example:
+    Examples:
         >>> outlier_alone(q=0.1, bits=5, population=10, ratio=2.0)[1]  # w_l = 9**(2l - 5) >= 10 * 2 - 9 first at l = 4
         4
     """

@@ -116,7 +116,7 @@ def log_esp_from_counts(log_weights: ArrayLike, counts: ArrayLike, k: int) -> ND
     References:
         ERRATA 4 (R(S^k) = e_k / C(kN, k)); seed 001 eq. (3.3) (the count vector T).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> round(float(np.exp(log_esp_from_counts(np.log([2.0, 3.0]), [2, 1], 2))), 9)  # e_2(2, 2, 3) = 4+6+6
         16.0
@@ -171,7 +171,7 @@ def log_k_ratio(weights: ArrayLike, k: int) -> float:
     References:
         ERRATA 4; seed 001 eq. (8.21) (which lacks the k! matchings); seed 001 eq. (3.4) for k = 1.
 
-    Example:
+    Examples:
         >>> round(math.exp(log_k_ratio([0.5, 2.0, 1.0], 2)), 6)  # (1 + 0.5 + 2) / 3
         1.166667
     """
@@ -197,7 +197,7 @@ def k_ratio(weights: ArrayLike, k: int) -> float:
     References:
         ERRATA 4; seed 001 §6, Appendix II eq. (8.20)-(8.21) (corrected).
 
-    Example:
+    Examples:
         >>> round(k_ratio([0.5, 2.0, 1.0, 4.0], 2), 6)  # e_2 = 1+.5+2+2+4+8 = 17.5 over C(4,2) = 6
         2.916667
     """
@@ -306,7 +306,7 @@ def k_tail_mc(*, q: float, bits: int, population: int, reports: int, epsilon: fl
     References:
         ERRATA 4 (the U-statistic); seed 001 eq. (1.7), (3.3)-(3.5), §6.
 
-    Example:
+    Examples:
         >>> r = k_tail_mc(q=0.25, bits=2, population=50, reports=2, epsilon=1.0, samples=2000, rng=1)
         >>> r.kind, r.eta_lower <= r.eta <= r.eta_upper
         ('estimate', True)
@@ -367,7 +367,7 @@ def k_maclaurin_bound_tail(*, q: float, bits: int, population: int, reports: int
     References:
         ERRATA 4 (Maclaurin reduction); seed 001 eq. (3.4), (3.12) (the k = 1 sum).
 
-    Example:
+    Examples:
         >>> b = k_maclaurin_bound_tail(q=0.25, bits=2, population=50, reports=2, epsilon=1.0, samples=2000, rng=1)
         >>> b.method, b.details["bound_of"]
         ('maclaurin-mc', 'eta')
@@ -875,7 +875,7 @@ def k_tail_certified(*, q: float, bits: int, population: int, reports: int, epsi
         ERRATA 4 (R(S^k) = e_k(w)/C(kN, k)); seed 001 (``papers/001_3d8ddaba8b46cf9c.txt``) eq. (1.7),
         (3.2)-(3.5); Maclaurin's inequality; Cantelli's inequality; ``docs/proofs/k_reports.md``.
 
-    Example:
+    Examples:
         >>> r = k_tail_certified(q=0.2, bits=3, population=50, reports=2, epsilon=1.0)
         >>> r.kind, r.eta_lower <= r.eta
         ('bound', True)
@@ -918,7 +918,7 @@ def sigma_per_sqrt_n_k(q: float, reports: int) -> float:
     """``sd(d_hat) / sqrt(N) = sqrt(q p / k) / (p - q)`` (seed 001 §6, typo-corrected); see
     :func:`sufficientdp.parameters.sigma_per_sqrt_n`, which this calls.
 
-    Example:
+    Examples:
         >>> round(sigma_per_sqrt_n_k(0.25, 4), 4)
         0.433
     """

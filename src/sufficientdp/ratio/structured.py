@@ -154,7 +154,7 @@ class StructuredPair:
     def from_collections(cls, original: Any, modified: Any, family: str = "") -> StructuredPair:
         """The pair of two collections (people x bits 0/1 arrays) that differ in one person's vector.
 
-        Example:
+        Examples:
             >>> StructuredPair.from_collections([[0, 0], [1, 1], [0, 0]], [[0, 0], [1, 1], [1, 1]]).label
             '{00×1, 11×1} + 00→11'
         """
@@ -854,7 +854,7 @@ def structured_tail(pair: StructuredPair, q: float, epsilon: float, *, rel_tol: 
     References:
         seed 001 eq. (1.5), (1.7), (2.2); ERRATA 5.
 
-    Example:
+    Examples:
         >>> pr = StructuredPair.build(2, {0: 97, 1: 2}, 3, 0)   # {00×97, 10×2} + 11→00
         >>> t = structured_tail(pr, 0.1, 3.0)
         >>> round(t.eta * 1e6, 4), t.eta_upper - t.eta_lower < 1e-12
@@ -965,7 +965,7 @@ def candidate_pairs(bits: int, population: int, *, max_group: int = 2, max_copie
     Returns:
         A tuple of :class:`StructuredPair` (``family`` set).
 
-    Example:
+    Examples:
         >>> [p.label for p in candidate_pairs(1, 10, max_copies=2)]
         ['{0×9} + 0→1', '{0×9} + 1→0', '{0×8, 1×1} + 0→1', '{0×8, 1×1} + 1→0', '{0×7, 1×2} + 0→1', '{0×7, 1×2} + 1→0']
     """
@@ -1246,7 +1246,7 @@ def structured_search(bits: int, population: int, q: float, epsilon: float, *, m
     References:
         seed 001 §1.2 (conjecture), eq. (1.7); ERRATA 5.
 
-    Example:
+    Examples:
         >>> r = structured_search(2, 100, 0.1, 3.0, time_budget=60)
         >>> r.pair.label, r.two_sided_holds, round(r.ratio, 2)
         ('{00×97, 10×2} + 11→00', False, 1.9)

@@ -187,7 +187,7 @@ def neighbouring_pairs(
     Raises:
         ParameterError: sizes beyond :data:`MAX_EXHAUSTIVE_PAIRS` candidates or :data:`MAX_HISTOGRAMS` outputs.
 
-    Example:
+    Examples:
         >>> len(neighbouring_pairs(2, 2)), len(neighbouring_pairs(2, 2, reduce_symmetry=False))
         (7, 48)
     """
@@ -409,7 +409,7 @@ def worst_case_exhaustive(
     References:
         seed 001 §1.2 (conjecture, claim 1), eq. (1.7), (2.2); ERRATA 5.
 
-    Example:
+    Examples:
         >>> res = worst_case_exhaustive(2, 2, 0.2, 2.0)
         >>> res.pairs_total, res.conjecture_holds
         (48, True)
@@ -428,7 +428,7 @@ def worst_case_grid(
 ) -> tuple[WorstCaseResult, ...]:
     """:func:`worst_case_exhaustive` for several epsilons, computing each pair's distribution once.
 
-    Example:
+    Examples:
         >>> [r.conjecture_holds for r in worst_case_grid(2, 4, 0.1, [2.0, 3.1])]
         [True, False]
     """
