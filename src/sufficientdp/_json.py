@@ -51,7 +51,7 @@ def jsonable(obj: Any, *, fallback: Callable[[Any], Any] | None = None) -> Any:
     Raises:
         TypeError: an object of another type and no ``fallback``.
 
-    Example:
+    Examples:
         >>> jsonable({"eps": float("inf"), "delta": float("nan"), "q": (0.25, np.float64(-np.inf))})
         {'eps': 'inf', 'delta': None, 'q': [0.25, '-inf']}
     """

@@ -47,7 +47,7 @@ def local_q(bits: int, epsilon: float, reports: int = 1) -> float:
         ParameterError: bits or reports outside [1, 10**6], epsilon not finite and > 0, or epsilon / (k L) so
             small that q rounds to 1/2 (no report content survives).
 
-    Example:
+    Examples:
         >>> round(local_q(5, math.log(2)), 3)
         0.465
         >>> round(local_q(5, 1.0, reports=3), 4)
@@ -88,7 +88,7 @@ def sigma_per_sqrt_n(q: float, reports: int = 1) -> float:
     Raises:
         ParameterError: q outside (0, 1/2) or reports outside [1, 10**6].
 
-    Example:
+    Examples:
         >>> round(sigma_per_sqrt_n(0.351), 2)
         1.6
         >>> round(sigma_per_sqrt_n(0.25, 4), 4)
@@ -109,7 +109,7 @@ class PrivacyTarget:
         eta: probability cut-off in (0, 1), or ``None`` where a method does not use it (the paper's
             mean + beta * sd calibration sets no eta).
 
-    Example:
+    Examples:
         >>> PrivacyTarget(epsilon=math.log(2)).lam
         2.0
     """
@@ -151,7 +151,7 @@ class RandomizationParams:
         reports: k >= 1, independent randomized reports per person (k-randomization, seed 001 §6).
         precision: bits of the dyadic representation of q, in [2, 64] (default 32).
 
-    Example:
+    Examples:
         >>> RandomizationParams(bits=8, q=0.25).p
         0.75
     """
@@ -173,7 +173,7 @@ class RandomizationParams:
         """Parameters that are epsilon-LDP over all ``reports``: ``q = 1 / (1 + e**(epsilon / (k L)))`` (seed 001,
         eq. 4.2 with k-fold composition; see :func:`local_q`).
 
-        Example:
+        Examples:
             >>> round(RandomizationParams.from_local_epsilon(bits=5, epsilon=1.0, reports=3).q, 4)
             0.4833
         """

@@ -196,7 +196,7 @@ def estimate_bits(
     References:
         seed 001 §4 (estimator and its standard deviation), §6 (k reports).
 
-    Example:
+    Examples:
         >>> est = estimate_bits([300, 700], q=0.25, population=1000)
         >>> est.estimate.tolist()
         [100.0, 900.0]
