@@ -147,7 +147,7 @@ def test_estimate_release_matches_hand_computation() -> None:
     with pytest.warns(DeprecationWarning, match=r"ReleaseEstimates.level is deprecated; use .confidence_level"):
         assert r.level == 0.95
     # Joint histogram (L <= 12): the inverse estimator preserves the total (columns of C^-1 sum to 1).
-    assert r.histogram is not None and r.histogram["counts"] == [0, 5, 1, 2]
+    assert r.histogram is not None and r.histogram["counts"] == (0, 5, 1, 2)  # read-only: tuples
     assert math.isclose(sum(r.histogram["estimate"]), 8.0)
 
 
@@ -189,7 +189,7 @@ def test_joint_over_chosen_bits_equals_the_full_estimate_summed_over_the_others(
     reports = rng.integers(0, 2, size=(n, 4))
     r = estimate_release(tally(reports), q=0.2, reports_per_person=k, joint=[3, 1])
     assert r.joint is not None and r.histogram is not None
-    assert r.joint["bits"] == [3, 1] and r.joint["vectors"] == ["00", "10", "01", "11"]
+    assert r.joint["bits"] == (3, 1) and r.joint["vectors"] == ("00", "10", "01", "11")
     full = np.array(r.histogram["estimate"])
     for cell in range(4):
         b3, b1 = cell & 1, (cell >> 1) & 1
@@ -200,7 +200,14 @@ def test_joint_over_chosen_bits_equals_the_full_estimate_summed_over_the_others(
     assert one.joint is not None
     assert math.isclose(one.joint["estimate"][1], one.estimates[2]["estimate"], rel_tol=1e-9)
     assert math.isclose(one.joint["std_error"][1], one.estimates[2]["std_error"], rel_tol=1e-9)
-    assert r.to_dict()["joint"] == r.joint and estimate_release(tally(reports), q=0.2).joint is None
+    from sufficientdp._frozen import thaw
+
+    assert r.to_dict()["joint"] == thaw(r.joint) and estimate_release(tally(reports), q=0.2).joint is None
+    assert isinstance(r.to_dict()["joint"]["estimate"], list)  # plain JSON again
+    with pytest.raises(TypeError):  # the result is immutable (issue 11): read-only mappings of tuples
+        r.joint["bits"] = [0]  # type: ignore[index]
+    with pytest.raises(TypeError):
+        r.estimates[0]["estimate"] = 0.0  # type: ignore[index]
 
 
 def test_joint_refusals() -> None:

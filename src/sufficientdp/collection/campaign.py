@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any, Final
@@ -31,6 +31,7 @@ from typing import Any, Final
 import numpy as np
 
 from .._errors import CalibrationError, DataError, ParameterError
+from .._frozen import freeze, thaw
 from .._numerics.dyadic import DyadicProbability
 from .._validation import (
     check_confidence_level,
@@ -402,6 +403,9 @@ class ReleaseEstimates:
             ``bits`` (the chosen bit indices), ``vectors`` (their values, chosen bit 0 first) and the same columns
             as ``histogram``; else None.
 
+    Immutable: ``estimates`` is a tuple of read-only mappings, ``histogram`` and ``joint`` read-only mappings of
+    tuples (:class:`~sufficientdp._frozen.FrozenDict`); :meth:`to_dict` gives plain lists and dicts.
+
     ``people`` and ``level``, the former names of ``population`` and ``confidence_level``, still work (constructor
     and read-only attributes) with a DeprecationWarning. ``to_dict`` keeps the keys ``"people"`` and ``"level"``:
     it is the format the collector stores and serves for every release.
@@ -410,14 +414,18 @@ class ReleaseEstimates:
     reports: int
     population: float
     confidence_level: float
-    estimates: tuple[dict[str, Any], ...]
-    histogram: dict[str, Any] | None
-    joint: dict[str, Any] | None = None
+    estimates: tuple[Mapping[str, Any], ...]
+    histogram: Mapping[str, Any] | None
+    joint: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("estimates", "histogram", "joint"):
+            object.__setattr__(self, name, freeze(getattr(self, name)))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"reports": self.reports, "people": self.population, "level": self.confidence_level,
-                "estimates": [dict(e) for e in self.estimates], "histogram": self.histogram, "joint": self.joint}
+                "estimates": thaw(self.estimates), "histogram": thaw(self.histogram), "joint": thaw(self.joint)}
 
 
 def _floats(a: np.ndarray) -> list[float | None]:
