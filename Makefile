@@ -4,6 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP_CORE := $(VENV)/.installed-core
 STAMP_TEST := $(VENV)/.installed-test
+STAMP_TEST_CORE := $(VENV)/.installed-test-core
 
 .PHONY: demo test test-fast test-lowest docs figures venv install install-test bench reproduce lint typecheck clean
 
@@ -17,6 +18,11 @@ $(STAMP_CORE): pyproject.toml | $(BIN)/python
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@ $(STAMP_TEST_CORE) $(STAMP_CORE)
+
+# The test tools without Spark (pyspark is ~400 MB and wants a JVM): enough for the fast suite.
+$(STAMP_TEST_CORE): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[test-core]"
 	touch $@ $(STAMP_CORE)
 
 venv: $(BIN)/python
@@ -37,7 +43,7 @@ test: $(STAMP_TEST)
 
 # The fast suite: no statistical/end-to-end (slow), Spark or service tests (issue 11: a contributor's loop, under a
 # minute), on every core (pytest-xdist).
-test-fast: $(STAMP_TEST)
+test-fast: $(STAMP_TEST_CORE)
 	$(BIN)/python -m pytest src tests -m "not slow and not spark and not service" -q -n auto
 
 # The lowest declared dependency versions (issue 11): the runtime dependencies (numpy, scipy) and the two extras the
