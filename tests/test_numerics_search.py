@@ -347,3 +347,26 @@ def test_walk_keeps_the_invariant_on_non_monotone_predicates(seed: int) -> None:
 def test_walk_bad_arguments_raise_parameter_error(call, name: str) -> None:
     with pytest.raises(ParameterError, match=name):
         call()
+
+
+def test_creep_then_bisect_is_the_creep_when_it_passes_and_bounded_otherwise() -> None:
+    from sufficientdp._numerics.search import creep_then_bisect
+
+    calls: list[float] = []
+
+    def test(x: float) -> tuple[bool, float]:
+        calls.append(x)
+        return x >= 1.0 + 5e-15, math.nan
+
+    # passes within the creep's budget: the creep's point (an ulp plus 1e-15 relative per step)
+    x = creep_then_bisect(test, 1.0, 2.0, rel=1e-15)
+    assert x >= 1.0 + 5e-15 and len(calls) <= 5
+    # a boundary far beyond the creep (1e-6 away, 1e9 ulps): 64 creep probes, then bisection to adjacent floats
+    calls.clear()
+    boundary = 1.0 + 1e-6
+    y = creep_then_bisect(lambda v: (calls.append(v) or v >= boundary, math.nan), 1.0, 2.0, rel=1e-15)
+    assert y >= boundary and math.nextafter(y, 0.0) < boundary and len(calls) <= 64 + 1100
+    # from 0 (the subnormals: a creep alone would need ~2**52 probes)
+    calls.clear()
+    z = creep_then_bisect(lambda v: (calls.append(v) or v >= 1e-300, math.nan), 0.0, 1.0, rel=1e-15)
+    assert z >= 1e-300 and len(calls) <= 64 + 1100

@@ -130,3 +130,21 @@ def test_k_rr_total_variation() -> None:
 def test_bad_inputs_raise_parameter_error(call: object, name: str) -> None:
     with pytest.raises(ParameterError, match=name):
         call()  # type: ignore[operator]
+
+
+def test_gaussian_epsilon_for_delta_rounds_up_with_bounded_work(monkeypatch) -> None:
+    """At small mu brentq's absolute tolerance is large against epsilon, and the old one-ulp creep after it took
+    2,146 delta evaluations (mu = 0.00324, delta = 1e-3); now at most 64 creep probes, then bisection. The answer
+    is still a point where delta(eps) <= target (the safe side), within 1e-12 relative of the old one."""
+    from sufficientdp.accounting.mechanisms import GaussianPLD
+
+    pld = GaussianPLD(mu=0.00324)
+    calls = []
+    original = GaussianPLD.delta
+    monkeypatch.setattr(GaussianPLD, "delta", lambda self, e: calls.append(e) or original(self, e))
+    eps = float(pld.epsilon_for_delta(1e-3))
+    assert len(calls) < 400
+    assert float(original(pld, eps)) <= 1e-3
+    assert eps == pytest.approx(0.0006353209103253133, rel=1e-12)  # the old creep's answer
+    below = float(np.nextafter(eps, 0.0))
+    assert float(original(pld, below)) > 1e-3 or float(original(pld, float(np.nextafter(below, 0.0)))) > 1e-3

@@ -44,8 +44,8 @@ from numpy.typing import NDArray
 from .._errors import ParameterError
 from .._validation import check_int, check_nonnegative_finite
 
-__all__ = ["Bracket", "Creep", "Midpoint", "Policy", "RegulaFalsi", "Test", "Walk", "bisect_many", "geometric", "scan",
-           "search", "verdict", "walk"]
+__all__ = ["Bracket", "Creep", "Midpoint", "Policy", "RegulaFalsi", "Test", "Walk", "bisect_many", "creep_then_bisect",
+           "geometric", "scan", "search", "verdict", "walk"]
 
 #: ``test(x) -> (passes, score)``: the verdict at x, and a transformed excess (``> 0`` failing, ``<= 0`` passing)
 #: that interpolating policies read (``nan`` when no policy needs it).
@@ -237,6 +237,20 @@ class Creep(Policy):
             x = max(x, b.fail * (1.0 + b.fail_score / self.scale)) if up else \
                 min(x, b.fail * (1.0 - b.fail_score / self.scale))
         return x, False
+
+
+def creep_then_bisect(test: Test, fail: float, ok: float, *, rel: float, creep_probes: int = 64,
+                      bisect_probes: int = 1100) -> float:
+    """A point observed to pass near ``fail`` (a root finder's estimate that fails; ``ok`` passes): :class:`Creep`
+    from ``fail`` by an ulp plus ``rel |fail|`` for at most ``creep_probes`` probes, then arithmetic bisection of
+    what is left for at most ``bisect_probes`` (enough to reach adjacent floats from any bracket of positive
+    floats). Bounded work where a creep alone can need millions of probes (a root finder's absolute tolerance
+    large against the root, or a creep starting at 0 through the subnormals); where the creep passes within its
+    budget the answer is the creep's."""
+    crept = search(test, Bracket(fail=fail, ok=ok), Creep(rel=rel), max_probes=creep_probes)
+    if crept.last == 1:
+        return crept.ok
+    return search(test, Bracket(fail=crept.fail, ok=crept.ok), Midpoint(), max_probes=bisect_probes).ok
 
 
 def scan(test: Callable[[float], bool], points: Iterable[float], *,

@@ -10,6 +10,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from scipy.special import log_ndtr, ndtr, ndtri
 from scipy.stats import binom
 
 from .._errors import ParameterError
+from .._numerics.search import creep_then_bisect, verdict
 from .._validation import check_int, check_open_interval, check_positive_finite
 from ..loss.distribution import PrivacyLossDistribution, _check_epsilon, _check_probability, _scalar_or_array
 
@@ -184,10 +186,13 @@ class GaussianPLD:
                 while float(self.delta(hi)) > t:
                     hi *= 2.0
                 eps = float(brentq(lambda e: float(self.delta(e)) - t, 0.0, hi, xtol=1e-14, rtol=1e-14))
-                while float(self.delta(eps)) > t:  # round in the safe direction
-                    eps = float(np.nextafter(eps, np.inf)) + abs(eps) * 1e-15
-                out[i] = eps
+                # round in the safe direction (bounded: the creep alone took 2,146 probes at mu = 0.00324)
+                test = verdict(functools.partial(self._meets, target=t))
+                out[i] = eps if test(eps)[0] else creep_then_bisect(test, eps, hi, rel=1e-15)
         return _scalar_or_array(out.reshape(d.shape))
+
+    def _meets(self, eps: float, *, target: float) -> bool:
+        return float(self.delta(eps)) <= target
 
     def renyi(self, alpha: ArrayLike) -> Any:
         """``D_alpha = alpha mu^2 / 2`` for ``alpha > 1`` (digest §1.10)."""

@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._errors import ParameterError
 from .._frozen import freeze, readonly, thaw
 from .._numerics.logspace import logsumexp
+from .._numerics.search import creep_then_bisect, verdict
 from .._validation import _as_float, check_int, check_open_interval, check_real_array
 from .result import TailResult
 
@@ -459,9 +460,11 @@ class PrivacyLossDistribution:
         a, b = float(a_suf[j]), float(b_suf[j])
         eps = math.log((a - target) / b) if a > target and b > 0 else hi
         eps = min(max(eps, lo), hi)
-        while eps < hi and float(self.delta(eps)) > target:
-            eps = min(hi, float(np.nextafter(eps, np.inf)) + abs(eps) * 1e-15)
-        return eps
+        # round in the safe direction (bounded: from eps = 0 a creep would step through the subnormals)
+        test = verdict(lambda e: float(self.delta(e)) <= target)
+        if eps >= hi or test(eps)[0]:
+            return eps
+        return creep_then_bisect(test, eps, hi, rel=1e-15)
 
     def renyi(self, alpha: ArrayLike) -> Any:
         """Rényi divergence ``D_alpha(P||Q) = log E_P[e^{(alpha-1)L}] / (alpha-1)`` for ``alpha > 1`` (digest §1.10).
