@@ -295,7 +295,10 @@ def test_simulation_unbiased_and_covers(k: int) -> None:
         h = simulate_histogram(rng, people, q, k, bits)
         est = joint_frequencies(h, q=q, reports=k, confidence_level=0.95)
         assert est.population == 20000 and est.reports == k
-        assert np.all((0 <= est.lower) & (est.lower <= est.upper) & (est.upper <= 20000))
+        # clipped to [0, N], widened only to hold an estimate outside it
+        assert np.all((np.minimum(0.0, est.estimate) == np.minimum(est.lower, 0.0)) & (est.lower <= est.estimate)
+                      & (est.estimate <= est.upper) & (est.upper == np.maximum(np.minimum(est.upper, 20000),
+                                                                              est.estimate)))
         estimates[r] = est.estimate
         variances[r] = est.std_error**2
         covered += (est.lower <= TRUTH) & (TRUTH <= est.upper)
@@ -738,3 +741,20 @@ def test_result_methods_bad_inputs() -> None:
         est.label(4)
     with pytest.raises(ParameterError, match="index must"):
         est.label(-1)
+
+
+def test_inverse_interval_holds_a_negative_estimate_everywhere() -> None:
+    """gap 14 of issue 11: a negative unbiased estimate is inside its cell's interval in lower/upper, cell_interval
+    and to_dict alike (never a clipped [0, 0]); the other ends stay clipped to [0, N]."""
+    from sufficientdp.estimation.joint import joint_frequencies
+
+    # L = 1, q = 0.25, N = 8 people, every report a 0: the inverse estimate of the ones is (0 - 8 q)/(1 - 2q) = -4
+    est = joint_frequencies([8, 0], q=0.25, confidence_level=0.95)
+    assert est.estimate[1] == pytest.approx(-4.0)
+    assert est.lower[1] == est.estimate[1] and 0.0 <= est.upper[1] <= 8.0
+    iv = est.cell_interval(1)
+    assert (iv.lower, iv.estimate, iv.upper) == (est.lower[1], est.estimate[1], est.upper[1])
+    d = est.to_dict()
+    assert d["lower"][1] == est.lower[1] and d["upper"][1] == est.upper[1]
+    # and the zeros' estimate (8 * 0.75 / 0.5 = 12) above N widens the upper end to it
+    assert est.estimate[0] == pytest.approx(12.0) and est.upper[0] == est.estimate[0] and 0.0 <= est.lower[0] <= 8.0

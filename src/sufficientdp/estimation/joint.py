@@ -215,7 +215,9 @@ class JointEstimate:
         estimate: the estimated counts. ``"inverse"``: unbiased, may be negative or exceed N.
             ``"em"``: the maximum-likelihood estimate, non-negative, sums to N.
         lower, upper: confidence interval at ``level`` per cell, clipped to [0, N]: normal (``"inverse"``) or
-            parametric bootstrap (``"em"`` with ``bootstrap > 0``); NaN for ``"em"`` without bootstrap.
+            parametric bootstrap (``"em"`` with ``bootstrap > 0``); NaN for ``"em"`` without bootstrap. An
+            ``"inverse"`` estimate outside [0, N] widens its cell's interval to hold it (a negative estimate -3 has
+            ``lower = -3``, never a clipped [0, 0] that hides it).
         std_error: plug-in standard error (``"inverse"``), the bootstrap standard deviation (``"em"`` with
             bootstrap), else NaN.
         method: ``"inverse"`` or ``"em"``.
@@ -301,8 +303,8 @@ class JointEstimate:
         """Cell ``index``'s estimate with its confidence interval, an :class:`~sufficientdp.loss.result.Interval`.
 
         ``Interval(lower[index], estimate[index], upper[index], confidence_level=confidence_level, kind="estimate")``; an
-        unknown end (NaN: ``"em"`` without bootstrap) is None, and where the unbiased ``"inverse"`` estimate lies
-        outside the clipped interval, the interval extends to it (as :meth:`BitEstimates.interval`). (The field
+        unknown end (NaN: ``"em"`` without bootstrap) is None; the ends are :attr:`lower` and :attr:`upper`, which
+        already hold an ``"inverse"`` estimate outside [0, N] (as :meth:`BitEstimates.interval`). (The field
         ``interval`` names how the intervals were made.)
         """
         index = check_int("index", index, minimum=0, maximum=(1 << self.bits) - 1)
@@ -822,8 +824,10 @@ def joint_frequencies(
         var = (second - reports * est) / (reports * reports)
         se = np.sqrt(np.maximum(var, 0.0))
         z = float(norm.ppf(0.5 + level / 2.0))
-        lower = np.clip(est - z * se, 0.0, n)
-        upper = np.clip(est + z * se, 0.0, n)
+        # clipped to [0, N], then widened to hold an unbiased estimate outside it (as BitEstimates): one interval
+        # in lower/upper, cell_interval, to_dict and to_pandas, never a clipped [0, 0] hiding a negative estimate
+        lower = np.minimum(np.clip(est - z * se, 0.0, n), est)
+        upper = np.maximum(np.clip(est + z * se, 0.0, n), est)
         return JointEstimate(
             estimate=est, lower=lower, upper=upper, std_error=se, method=method, bits=bits,
             population=population, reports=reports, q=q, confidence_level=level,
