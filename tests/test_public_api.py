@@ -241,3 +241,15 @@ def test_cited_paper_files_are_the_specifications_files():
         cited |= {m + "?" for m in re.findall(r"papers/(\d{3}_[0-9a-z]*)(?![0-9a-z.])", path.read_text(errors="replace"))}
     assert "001_3d8ddaba8b46cf9c.txt" in cited
     assert cited <= known, sorted(cited - known)
+
+
+def test_docstring_examples_are_google_examples_sections():
+    """``Examples:`` (plural) is the Google-style section the docs site renders as code; ``Example:`` renders the
+    ``>>>`` lines as prose (and a doctest's ``[...]`` output as a broken Markdown link)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "src"
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if re.search(r"^\s*Example:\s*$", p.read_text(encoding="utf-8"), flags=re.MULTILINE)]
+    assert offenders == []

@@ -89,7 +89,7 @@ def tally_file_duckdb(path: str | os.PathLike[str], *,
         DataError: missing or unreadable file, no columns, a missing value or a value other than 0/1 (the message
             names the column).
 
-    Example:
+    Examples:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
         >>> _ = p.write_text("a,b\\n1,0\\n1,1\\n0,0\\n")
@@ -475,7 +475,7 @@ def sqlite_path(database_url: str) -> str | None:
     Raises:
         ParameterError: not a ``sqlite:///`` URL, a file path or a ``postgresql://`` URL; or an empty path.
 
-    Example:
+    Examples:
         >>> sqlite_path("sqlite:///data/collector.db"), sqlite_path("postgresql://db/c")
         ('data/collector.db', None)
     """
