@@ -22,10 +22,9 @@ same result).
 from __future__ import annotations
 
 import os
-import queue
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np  # noqa: F401 - the doctests use it
 
@@ -33,6 +32,7 @@ from .._errors import DataError, ParameterError
 from ..aggregation.columns import tally_columns
 from ..aggregation.tally import Tally
 from ..io import _iter_columns, detect_format
+from ._handoff import Handoff
 from .duckdb_engine import sqlite_path, tally_collector_duckdb, tally_file_duckdb
 from .spark_engine import tally_dataframe_spark, tally_file_spark
 
@@ -127,39 +127,29 @@ def _prefetched(items: Iterator[_T]) -> Iterator[_T]:
     batch k + 1 while batch k is counted (pyarrow's readers and numpy's kernels release the GIL). At most one
     finished item waits, so memory stays bounded by a few batches; an exception of the reader is raised here, and
     the thread stops when the consumer does."""
-    ready: queue.Queue[tuple[int, Any]] = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def offer(kind: int, value: Any) -> bool:
-        while not stop.is_set():
-            try:
-                ready.put((kind, value), timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
+    ready = Handoff(maxsize=1)
 
     def produce() -> None:
         try:
             for item in items:
-                if not offer(0, item):
+                if not ready.offer(0, item):
                     return
-            offer(1, None)
+            ready.offer(1, None)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which raises it
-            offer(2, exc)
+            ready.offer(2, exc)
 
     worker = threading.Thread(target=produce, name="sufficientdp-reader", daemon=True)
     worker.start()
     try:
         while True:
-            kind, value = ready.get()
+            kind, value = ready.take()
             if kind == 1:
                 return
             if kind == 2:
                 raise value
             yield value
     finally:
-        stop.set()
+        ready.close()
         worker.join()
         close = getattr(items, "close", None)
         if close is not None:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import queue
 import threading
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ import numpy as np
 from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally, tally_histogram
 from ..io import detect_format
+from ._handoff import Handoff
 
 __all__ = ["sqlite_path", "tally_collector_duckdb", "tally_file_duckdb"]
 
@@ -331,17 +331,8 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
     rows = max(1, _ARROW_BATCH_CELLS // bits)
     # Each stream only fetches (DuckDB works without the GIL) and hands its batches over; this thread validates and
     # counts them all, so the streams never wait for the GIL behind numpy's many short calls.
-    batches: queue.Queue[tuple[int, Any]] = queue.Queue(maxsize=len(queries))
-    stop = threading.Event()
-
-    def offer(kind: int, value: Any) -> bool:
-        while not stop.is_set():
-            try:
-                batches.put((kind, value), timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
+    batches = Handoff(maxsize=len(queries))
+    offer = batches.offer
 
     def stream(k: int) -> None:
         cur = con.cursor()
@@ -369,7 +360,7 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
         for w in workers:
             w.start()
         while ended < len(workers) and not invalid and error is None:
-            kind, value = batches.get()
+            kind, value = batches.take()
             if kind == 0:
                 columns = _batch_bits(value)
                 invalid = columns is None
@@ -379,7 +370,7 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
             invalid = invalid or kind == 2
             error = value if kind == 3 else None
     finally:
-        stop.set()  # the streams stop at their next batch (they have all ended unless something went wrong)
+        batches.close()  # the streams stop at their next batch (they have all ended unless something went wrong)
         for w in workers:
             if w.ident is not None:  # started
                 w.join()
