@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .logspace import log_comb_large_n
+from .logspace import logsumexp_finite_rows as log_sum_exp_rows
 
 __all__ = ["ALPHA", "DROP", "HEAVY_RATE", "TailBracket", "compound_tail_bracket"]
 
@@ -108,11 +109,7 @@ def window_ends_and_mgf(n: int, k: NDArray[np.float64], logpi: NDArray[np.float6
     th = _signed_theta_grid(grid) / k_sd  # (-x) / k_sd == -(x / k_sd) exactly: the same floats as +-thetas
     exponents = np.multiply.outer(th, k)
     exponents += logpi
-    # logspace.logsumexp_finite_rows(exponents), worked in place on this scratch array (the same operations)
-    top = np.maximum.reduce(exponents, axis=1)
-    exponents -= top[:, None]
-    np.exp(exponents, out=exponents)
-    inner = log_gamma + (top + np.log(np.add.reduce(exponents, axis=1)))
+    inner = log_gamma + log_sum_exp_rows(exponents)
     lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
     cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
     with np.errstate(invalid="ignore"):

@@ -377,53 +377,30 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     s1 = np.empty(cells + 1)
     s0[cells] = s1[cells] = 0.0
     s0_rev, s1_rev = s0[:cells][::-1], s1[:cells][::-1]
-    # (the arrays over heavy sums ys are worked in place: the same operations in the same order, fewer copies)
-    chern_at = thetas * a_hi
     for r in range(h_max + 1):
         m = n - r
         raw = np.fft.irfft(powers[r], cells)
         law = np.concatenate((raw[shift:], raw[:shift]))  # np.roll(raw, -shift)
         np.maximum(law, 0.0, out=law)
         np.cumsum(law[::-1], out=s0_rev)
-        np.multiply(law, kk, out=raw)
-        np.cumsum(raw[::-1], out=s1_rev)
+        np.cumsum((law * kk)[::-1], out=s1_rev)
         ys, ws = laws[r]
         # E[(hK + y)_+] over the window: cells with h k + y > 0, i.e. k >= floor(-y / h) + 1
-        lo_cell = np.negative(ys)
-        np.divide(lo_cell, h, out=lo_cell)
-        np.floor(lo_cell, out=lo_cell)
-        tmp = lo_cell + 1.0
-        tmp -= a_lo
-        np.maximum(tmp, 0, out=tmp)
-        np.minimum(tmp, cells, out=tmp)
-        i = tmp.astype(np.int64)
-        part = s1[i]  # h * s1[i] + ys * s0[i]
-        part *= h
-        np.multiply(ys, s0[i], out=tmp)
-        part += tmp
-        part *= ws
-        total += float(_ADD(part))
-        np.add(ys, h * a_hi, out=tmp)
-        top = np.maximum(tmp, 0.0, out=tmp)  # the largest (hk + y)_+ in the window
-        np.multiply(ws, top, out=part)
-        w_top = float(_ADD(part))
-        np.add(ys, h * a_lo, out=part)
-        np.maximum(part, 0.0, out=part)
-        part *= ws
-        allowance += 2.0 * fft_err * w_top + ALPHA * float(_ADD(part))
+        lo_cell = np.floor(-ys / h)
+        i = np.minimum(np.maximum(lo_cell + 1.0 - a_lo, 0), cells).astype(np.int64)
+        total += _dot(ws, h * s1[i] + ys * s0[i])
+        top = np.maximum(h * a_hi + ys, 0.0)  # the largest (hk + y)_+ in the window
+        w_top = _dot(ws, top)
+        allowance += 2.0 * fft_err * w_top + ALPHA * _dot(ws, np.maximum(h * a_lo + ys, 0.0))
         # above the window (step 3): (hK + y)_+ <= h (K - a_hi)_+ + (h a_hi + y)_+ on {K > a_hi}, with
         # E[(K - a)_+] <= e^{-theta a} E[e^{theta K}] / (e theta) and P[K > a] <= e^{-theta a} E[e^{theta K}]
         if a_hi < m * kv_top:  # else the window reaches the top of the support
-            log_chern = m * lam - chern_at
+            log_chern = m * lam - thetas * a_hi
             above = h * float(np.exp(np.minimum.reduce(log_chern - 1.0 - log_thetas)))
             allowance += float(_ADD(ws)) * above + w_top * float(np.exp(np.minimum.reduce(log_chern)))
         # density of hK + y at 0 (per unit), for the slack estimate
-        lo_cell -= a_lo
-        np.maximum(lo_cell, 0, out=lo_cell)
-        np.minimum(lo_cell, cells - 1, out=lo_cell)
-        j = lo_cell.astype(np.int64)
-        np.multiply(ws, law[j], out=part)
-        density0 += float(_ADD(part)) / h
+        j = np.minimum(np.maximum(lo_cell - a_lo, 0), cells - 1).astype(np.int64)
+        density0 += _dot(ws, law[j]) / h
     var_round = n * gamma_l * mean_ff * h * h
     slack = 0.5 * var_round * density0
     return PositivePartBound(total + allowance, cells, h, allowance, slack)

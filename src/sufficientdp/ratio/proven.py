@@ -64,10 +64,9 @@ from .result import TailResult
 if TYPE_CHECKING:  # (k > 1 only: loaded when used, not on every one-report command's start-up)
     from ..loss.profile import DominatingCurve
 
-__all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW", "Domain", "Evaluation",
-           "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate", "is_exact_single_bit", "pair_types",
-           "proven_tail",
-           "single_bit_larger_crowds", "tail_from_evaluation"]
+__all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW",
+           "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate",
+           "is_exact_single_bit", "pair_types", "proven_tail", "single_bit_larger_crowds", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
 _MAX_CLASSES = 4_000_000  # total report classes over all pair types before the weight domain falls back to "all"
@@ -407,6 +406,8 @@ def is_exact_single_bit(*, bits: int, population: int, reports: int = 1, larger_
     bit, one report, ``2 <= N <=`` :data:`EXACT_L1_MAX_POPULATION`, for exactly N people (``larger_crowds=False``).
     The one place this rule lives (a calibration's ``kind`` reads it too)."""
     return (bits == 1 and reports == 1 and 2 <= population <= EXACT_L1_MAX_POPULATION) and not larger_crowds
+
+
 #: Crowd sizes N, N+1, ..., N+LARGER_CROWDS_WINDOW-1 scanned exactly by :func:`single_bit_larger_crowds`.
 LARGER_CROWDS_WINDOW = 8
 #: From this N on, :func:`single_bit_larger_crowds` is the delta bound from N alone (no window).
@@ -490,8 +491,6 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
     window = [single_bit_worst_tail(population=n, q=q, epsilon=epsilon).eta_upper
               for n in range(population, population + LARGER_CROWDS_WINDOW)]
     eta_window = max(float(v) for v in window if v is not None)
-
-
     beyond, e_beyond = via_delta(population + LARGER_CROWDS_WINDOW) if eta_window < 1.0 else (1.0, 0.0)
     composite = max(eta_window, beyond)
     # the bound from N alone is at least eta*(N'), so it can only help when the window's tail term decides
