@@ -218,13 +218,8 @@ def _tally_one_pass(con: Any, path: Path, source: str, cols: list[str], fmt: str
                   f"types = [{typed}])")
         xs = list(cols)
     else:
-        row = con.execute("SELECT count(*), " + ", ".join(f"count({c}), min({c}), max({c})" for c in cols)
-                          + f" FROM {source}").fetchone()
-        n = int(row[0])
-        for j in range(bits):
-            count, lo, hi = row[1 + 3 * j: 4 + 3 * j]
-            if int(count) != n or (n and (int(lo) < 0 or int(hi) > 1)):
-                return None
+        if not _counts_and_ranges_are_bits(con, source, cols):
+            return None
         xs = [c if t == "UTINYINT" else f"CAST({c} AS UTINYINT)" for c, t in zip(cols, types, strict=True)]
     valid = f", max({' | '.join(xs)})" if check_rows else ""
     if full_histogram and fmt == "parquet":
@@ -273,6 +268,19 @@ def _tally_one_pass(con: Any, path: Path, source: str, cols: list[str], fmt: str
     return tally
 
 
+def _counts_and_ranges_are_bits(con: Any, source: str, cols: list[str]) -> bool:
+    """One query of ``count``, ``min`` and ``max`` per column (DuckDB answers it from Parquet column statistics when
+    the writer stored them): no missing value and every column within [0, 1]."""
+    row = con.execute("SELECT count(*), " + ", ".join(f"count({c}), min({c}), max({c})" for c in cols)
+                      + f" FROM {source}").fetchone()
+    n = int(row[0])
+    for j in range(len(cols)):
+        count, lo, hi = row[1 + 3 * j: 4 + 3 * j]
+        if int(count) != n or (n and (int(lo) < 0 or int(hi) > 1)):
+            return False
+    return True
+
+
 def _arrow_available() -> bool:
     """pyarrow is installed (DuckDB's Arrow export needs it; the ``duckdb`` extra does not pull it in)."""
     return importlib.util.find_spec("pyarrow") is not None
@@ -310,14 +318,8 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
         "any_value(row_group_num_rows) AS n, bool_and(stats_min_value IS NOT NULL AND stats_max_value IS NOT NULL "
         f"AND stats_null_count IS NOT NULL) AS s FROM parquet_metadata({file}) GROUP BY g)").fetchone()
     sizes = [int(x) for x in groups or []]
-    if with_stats:
-        row = con.execute("SELECT count(*), " + ", ".join(f"count({c}), min({c}), max({c})" for c in cols)
-                          + f" FROM read_parquet({file})").fetchone()
-        n = int(row[0])
-        for j in range(bits):
-            count, lo, hi = row[1 + 3 * j: 4 + 3 * j]
-            if int(count) != n or (n and (int(lo) < 0 or int(hi) > 1)):
-                return None
+    if with_stats and not _counts_and_ranges_are_bits(con, f"read_parquet({file})", cols):
+        return None
     xs = ", ".join(c if t == "UTINYINT" else f"CAST({c} AS UTINYINT) AS {c}"
                    for c, t in zip(cols, types, strict=True))
     threads = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
