@@ -196,6 +196,33 @@ def renamed_fields(renames: Mapping[str, str]) -> Callable[[type[_T]], type[_T]]
     return decorate
 
 
+def check_choice(name: str, value: Any, allowed: tuple[str, ...],
+                 aliases: Mapping[str, str] | None = None) -> str:
+    """``value`` if it is one of ``allowed`` (or the value an alias of ``aliases`` stands for), else ParameterError.
+
+    The check of a word from a fixed vocabulary: every direction vocabulary
+    (:class:`~sufficientdp.loss.result.Direction`, and the ``"add"``/``"remove"`` words that name different pairs)
+    goes through it. The message names the parameter, the value and the allowed values (aliases included):
+    ``"direction must be one of add, remove; got 'up'"``.
+
+    Examples:
+        >>> check_choice("direction", "add", ("add", "remove"))
+        'add'
+        >>> check_choice("outlier_in", "original", ("forward", "reverse"), {"original": "reverse"})
+        'reverse'
+    """
+    aliases = aliases or {}
+    if isinstance(value, str):
+        if value in allowed:
+            return str(value)
+        if value in aliases and aliases[value] in allowed:
+            return str(aliases[value])
+    usable = [f"{a!r} = {c!r}" for a, c in aliases.items() if c in allowed]
+    alias_text = f" (or the alias{'es' if len(usable) > 1 else ''} {', '.join(usable)})" if usable else ""
+    listed = ", ".join(allowed)
+    raise ParameterError(f"{name} must be one of {listed}{alias_text}; got {value!r}")
+
+
 def check_positive_finite(name: str, value: Any) -> float:
     """Return ``value`` as a float if it is finite and ``> 0``."""
     range_text = "(0, inf)"

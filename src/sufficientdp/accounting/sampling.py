@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import ParameterError
+from .._validation import check_choice
 from ..loss.distribution import PrivacyLossDistribution
-from ..loss.result import check_choice
 
 __all__ = ["SUBSAMPLING_DIRECTIONS", "poisson_subsample"]
 

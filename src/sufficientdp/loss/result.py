@@ -25,7 +25,7 @@ from typing import Any
 
 from .._errors import ParameterError
 from .._frozen import freeze, thaw
-from .._validation import _as_float, renamed_fields
+from .._validation import _as_float, check_choice, renamed_fields
 
 __all__ = [
     "DIRECTIONS",
@@ -109,32 +109,6 @@ SCOPES = tuple(s.value for s in Scope)
 DIRECTIONS = tuple(d.value for d in Direction)
 #: The older spellings of a homogeneous pair's direction (the ``outlier_in`` argument), accepted as aliases.
 DIRECTION_ALIASES: Mapping[str, Direction] = {"modified": Direction.FORWARD, "original": Direction.REVERSE}
-
-
-def check_choice(name: str, value: Any, allowed: tuple[str, ...],
-                 aliases: Mapping[str, str] | None = None) -> str:
-    """``value`` if it is one of ``allowed`` (or the value an alias of ``aliases`` stands for), else ParameterError.
-
-    The one check of every direction vocabulary (:class:`Direction`, and the ``"add"``/``"remove"`` words that name
-    different pairs, see :class:`Direction`). The message names the parameter, the value and the allowed values
-    (aliases included): ``"direction must be one of add, remove; got 'up'"``.
-
-    Examples:
-        >>> check_choice("direction", "add", ("add", "remove"))
-        'add'
-        >>> check_choice("outlier_in", "original", ("forward", "reverse"), {"original": "reverse"})
-        'reverse'
-    """
-    aliases = aliases or {}
-    if isinstance(value, str):
-        if value in allowed:
-            return str(allowed[allowed.index(value)])
-        if value in aliases and aliases[value] in allowed:
-            return str(aliases[value])
-    usable = [f"{a!r} = {c!r}" for a, c in aliases.items() if c in allowed]
-    alias_text = f" (or the alias{'es' if len(usable) > 1 else ''} {', '.join(usable)})" if usable else ""
-    listed = ", ".join(allowed)
-    raise ParameterError(f"{name} must be one of {listed}{alias_text}; got {value!r}")
 
 
 def check_direction(name: str, value: Any, allowed: tuple[Direction, ...] = tuple(Direction)) -> Direction:
