@@ -67,6 +67,7 @@ __all__ = [
     "tail_result",
     "dot",
     "empirical_bernstein",
+    "enumerate_forward_upper",
     "enumerate_heavy",
     "forward_problem",
     "impossible",
@@ -864,6 +865,146 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
     return heavy
 
 
+#: relative allowance between two float evaluations of the same sum of ``exp`` of dropped children (see
+#: :func:`enumerate_forward_upper`): the child's rounding (|child| <= ~800: 800 ulp in the exponential), the
+#: prefix sums over the count row (one ulp per count) and ~100 ulp of exp, products and pairwise sums, times 4
+_DROPPED_REL_ULPS = 4 * 900
+
+
+def _unimodal_rows(t: np.ndarray) -> tuple[bool, np.ndarray]:
+    """(every row of ``t`` rises to its first maximum and falls after it (``-inf`` allowed), that first maximum)."""
+    top = np.argmax(t, axis=1)
+    col = np.arange(1, t.shape[1])
+    rising = col[None, :] <= top[:, None]  # the pair (i - 1, i) lies left of the maximum
+    ok = np.where(rising, t[:, 1:] >= t[:, :-1], t[:, 1:] <= t[:, :-1])
+    return bool(np.all(ok)), top
+
+
+def _first_true(pred: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray,
+                last: bool) -> np.ndarray:
+    """Per entry, the first (``last=False``: ``pred`` false then true on ``[lo, hi]``, true at ``hi``) or the last
+    (``last=True``: true then false, true at ``lo``) index where ``pred`` holds, by vectorized bisection."""
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        open_ = lo < hi
+        if not np.any(open_):
+            return lo
+        mid = (lo + hi + 1) // 2 if last else (lo + hi) // 2
+        ok = pred(mid) | ~open_
+        if last:
+            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid - 1)
+        else:
+            lo, hi = np.where(ok, lo, mid + 1), np.where(ok, mid, hi)
+
+
+def enumerate_forward_upper(pb: Problem, *, y: float, cap: int, log_prune: float,
+                            window_tol: float) -> tuple[Heavy, float, float] | None:
+    """:func:`enumerate_heavy` (FORWARD, ``stop_level=2``) for the upper end of the exact tail only (issue 10).
+
+    Returns ``(heavy, dropped_lo, dropped_hi)``: ``heavy`` has the same live configurations (``logp``, ``h``,
+    ``m``, in the same order) and the same certain mass as :func:`enumerate_heavy`'s, bit for bit (the same float
+    operations on the same numbers), no collapsed configurations (the delta brackets need them, the upper end of
+    eta does not), and ``dropped = dropped_hi``; ``[dropped_lo, dropped_hi]`` contains the float that
+    :func:`enumerate_heavy` sums as its dropped mass (each float addition is monotone in its operands).
+
+    Each count row ``log P[Bin(m, a) = c]`` over the window is unimodal, so the children a parent keeps
+    (``logp + log pmf >= log_prune``) are an interval of counts, found by bisection with the same float test; the
+    kept children are built from those intervals, without the parents x window grid. The mass of the dropped
+    children (the rest of the grid) is taken from prefix and suffix sums of each row's ``exp``, whose difference
+    from the grid's own float sum is bounded by :data:`_DROPPED_REL_ULPS` ulp (plus an absolute allowance for
+    subnormal terms). None if some row is not unimodal in floats (then the caller uses :func:`enumerate_heavy`).
+    Raises :class:`TooMany` exactly where :func:`enumerate_heavy` does.
+    """
+    v = pb.v
+    heavy = root(pb)
+    v0 = float(v[0])
+    margin = 1e-9 * abs(y) + 1e-300
+    d_lo = d_hi = heavy.dropped
+    certain = heavy.certain
+    ulp = 2.0 ** -52
+    for lev in range(pb.j, 1, -1):
+        if heavy.logp.size == 0:
+            heavy = replace(heavy, lstar=lev)
+            continue
+        log_a = float(pb.logpi[lev] - pb.logle[lev])
+        log1m_a = float(pb.logle[lev - 1] - pb.logle[lev])
+        vl = float(v[lev])
+        m = heavy.m
+        lo, hi = window(int(m.min()), int(m.max()), log_a, log1m_a, window_tol)
+        c = np.arange(lo, hi + 1, dtype=np.int64) if hi >= lo else np.zeros(0, dtype=np.int64)
+        if c.size * m.size > 8 * cap:
+            raise TooMany
+        low_t = log_lower_tail(np.full(m.shape, lo - 1), m, log_a, log1m_a)
+        up_t = log_upper_tail(np.full(m.shape, hi + 1), m, log_a, log1m_a)
+        outside = float(np.sum(np.exp(heavy.logp + np.logaddexp(up_t, low_t))))
+        d_lo += outside
+        d_hi += outside
+        if c.size == 0:
+            heavy = Heavy(lev, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), d_hi, certain)
+            continue
+        n_par, width = m.size, c.size
+        um, uinv = unique_counts(m)
+        with np.errstate(divide="ignore"):
+            ltab = np.log(pmf_table(pb, c, um, log_a, log1m_a))
+        ncol = np.clip(um - lo + 1, 0, width)  # counts c <= m (the others are not children)
+        ltab = np.where(np.arange(width)[None, :] < ncol[:, None], ltab, -np.inf)
+        unimodal, top = _unimodal_rows(ltab)
+        if not unimodal:
+            return None
+        logp = heavy.logp
+        row = uinv
+
+        def keeps(k: np.ndarray) -> np.ndarray:
+            out: np.ndarray = ltab[row, k] + logp >= log_prune  # the test of enumerate_heavy: child >= log_prune
+            return out
+
+        peak = top[row]
+        some = keeps(peak)
+        first = np.where(some, _first_true(keeps, np.zeros(n_par, dtype=np.int64), peak, last=False), width)
+        last = np.where(some, _first_true(keeps, peak, np.maximum(ncol[row] - 1, peak), last=True), width - 1)
+        per_parent = last - first + 1
+        # the kept children in row-major order (parents, then counts), as enumerate_heavy's boolean masks give them
+        total = int(per_parent.sum())
+        start = np.cumsum(per_parent) - per_parent
+        parent = np.repeat(np.arange(n_par), per_parent)
+        ci = np.arange(total) - np.repeat(start - first, per_parent)
+        ck = c[ci]
+        lp = ltab[row[parent], ci] + logp[parent]
+        h = np.repeat(heavy.h, per_parent) + ck * vl
+        m_new = np.repeat(m, per_parent) - ck
+        mf = m_new.astype(float)
+        sure = h + mf * v0 > y + margin
+        never = (h + mf * float(v[lev - 1])) * (1.0 + 1e-9) < y - margin
+        live = ~sure & ~never
+        if int(np.count_nonzero(live)) > cap:
+            raise TooMany
+        # the dropped children: per parent, the row's mass left and right of its kept interval (prefix / suffix sums
+        # of exp over the row), times exp(logp); -inf entries count ABS_FLOOR each, as in enumerate_heavy
+        e = np.exp(ltab)
+        left = np.zeros((e.shape[0], width + 1))
+        np.cumsum(e, axis=1, out=left[:, 1:])
+        right = _suffix(e)
+        mass = np.exp(logp) * (left[row, first] + right[row, last + 1])
+        n_drop = ncol[row] - per_parent
+        n_inf = np.count_nonzero(np.isneginf(ltab) & (np.arange(width)[None, :] < ncol[:, None]), axis=1)[row]
+        rel = (_DROPPED_REL_ULPS + width) * ulp
+        step = max(1, 2_000_000 // width)  # enumerate_heavy's chunks of parents: the same partial sums
+        for a in range(0, n_par, step):
+            b = min(a + step, n_par)
+            if int(n_drop[a:b].sum()) > 0:
+                s = float(np.sum(mass[a:b]))
+                k_inf = int(n_inf[a:b].sum())
+                tiny = float(n_drop[a:b].sum()) * 4.0 * 5e-324 * (width + 4)
+                d_lo += max(s * (1.0 - rel) - tiny, 0.0) + ABS_FLOOR * k_inf
+                d_hi += (s * (1.0 + rel) + tiny) + ABS_FLOOR * k_inf
+            ka, kb = int(start[a]), int(start[b]) if b < n_par else total
+            sel = sure[ka:kb]
+            if np.any(sel):
+                certain += float(np.sum(np.exp(lp[ka:kb][sel])))
+        heavy = Heavy(lev, lp[live], h[live], m_new[live], d_hi, certain)
+    return heavy, d_lo, d_hi
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The binomial finish: levels {0, 1} left (the exact methods, both directions)
 # ---------------------------------------------------------------------------------------------------------------
@@ -926,6 +1067,13 @@ class BinomialFinish:
         raise NotImplementedError
 
 
+def _suffix(x: np.ndarray) -> np.ndarray:
+    """Row-wise suffix sums ``out[:, i] = sum(x[:, i:])``, with a last column of zeros."""
+    out = np.zeros((x.shape[0], x.shape[1] + 1))
+    out[:, :-1] = np.cumsum(x[:, ::-1], axis=1)[:, ::-1]
+    return out
+
+
 class ForwardFinish(BinomialFinish):
     """FORWARD finish: the law of ``T_1`` as pmf tables over a count window ``[lo, hi]`` per distinct ``m``, with
     suffix sums of the pmf and of its first two centred moments (the delta bracket of :mod:`.tail` reads them)
@@ -944,23 +1092,25 @@ class ForwardFinish(BinomialFinish):
                                  "method='certified' or 'mc'")
         self.kvals = np.arange(lo, hi + 1)
         self.pmf = pmf_table(pb, self.kvals, self.mu, self.log_a, self.log1m_a)
-        # suffix sums over k >= lo + i (last column 0) of pmf, and of pmf * (k - c), pmf * (k - c)**2 with the
-        # centre c = m a1 (centred to avoid cancellation in the conditional variance)
-        centre = self.mu * math.exp(self.log_a)
-        self.centre = centre
-        kc = self.kvals[None, :] - centre[:, None]
-
-        def suffix(x: np.ndarray) -> np.ndarray:
-            out = np.zeros((x.shape[0], x.shape[1] + 1))
-            out[:, :-1] = np.cumsum(x[:, ::-1], axis=1)[:, ::-1]
-            return out
-
-        self.sf = suffix(self.pmf)
-        self.s1 = suffix(self.pmf * kc)
-        self.s2 = suffix(self.pmf * kc * kc)
+        # suffix sums over k >= lo + i (last column 0) of pmf, and (on first use: the delta bracket of :mod:`.tail`
+        # reads them, the upper end of eta does not) of pmf * (k - c), pmf * (k - c)**2 with the centre c = m a1
+        # (centred to avoid cancellation in the conditional variance)
+        self.centre = self.mu * math.exp(self.log_a)
+        self.sf = _suffix(self.pmf)
         tails = np.logaddexp(log_upper_tail(np.full(self.mu.shape, hi + 1), self.mu, self.log_a, self.log1m_a),
                              log_lower_tail(np.full(self.mu.shape, lo - 1), self.mu, self.log_a, self.log1m_a))
         self.outside = np.exp(tails)  # per distinct m: Chernoff bound on the mass outside the window
+
+    @functools.cached_property
+    def s1(self) -> np.ndarray:
+        """Suffix sums of ``pmf * (k - centre)`` (as :attr:`sf`)."""
+        return _suffix(self.pmf * (self.kvals[None, :] - self.centre[:, None]))
+
+    @functools.cached_property
+    def s2(self) -> np.ndarray:
+        """Suffix sums of ``pmf * (k - centre)**2`` (as :attr:`sf`)."""
+        kc = self.kvals[None, :] - self.centre[:, None]
+        return _suffix(self.pmf * kc * kc)
 
     def col(self, kmin: np.ndarray) -> np.ndarray:
         """The table column of the count ``kmin`` (clipped to the window; the last column is the empty sum)."""
