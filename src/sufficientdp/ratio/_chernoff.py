@@ -865,10 +865,9 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
     return heavy
 
 
-#: relative allowance between two float evaluations of the same sum of ``exp`` of dropped children (see
-#: :func:`enumerate_forward_upper`): the child's rounding (|child| <= ~800: 800 ulp in the exponential), the
-#: prefix sums over the count row (one ulp per count) and ~100 ulp of exp, products and pairwise sums, times 4
-_DROPPED_REL_ULPS = 4 * 900
+#: ulps (of 1) of exp, products and pairwise sums in two float evaluations of one sum of ``exp`` of dropped children
+#: (:func:`enumerate_forward_upper`; the child's own rounding and the row's prefix sums are added there)
+_DROPPED_REL_ULPS = 100
 
 
 def _unimodal_rows(t: np.ndarray) -> tuple[bool, np.ndarray]:
@@ -963,21 +962,47 @@ def enumerate_forward_upper(pb: Problem, *, y: float, cap: int, log_prune: float
         first = np.where(some, _first_true(keeps, np.zeros(n_par, dtype=np.int64), peak, last=False), width)
         last = np.where(some, _first_true(keeps, peak, np.maximum(ncol[row] - 1, peak), last=True), width - 1)
         per_parent = last - first + 1
-        # the kept children in row-major order (parents, then counts), as enumerate_heavy's boolean masks give them
-        total = int(per_parent.sum())
-        start = np.cumsum(per_parent) - per_parent
-        parent = np.repeat(np.arange(n_par), per_parent)
-        ci = np.arange(total) - np.repeat(start - first, per_parent)
-        ck = c[ci]
-        lp = ltab[row[parent], ci] + logp[parent]
-        h = np.repeat(heavy.h, per_parent) + ck * vl
-        m_new = np.repeat(m, per_parent) - ck
-        mf = m_new.astype(float)
-        sure = h + mf * v0 > y + margin
-        never = (h + mf * float(v[lev - 1])) * (1.0 + 1e-9) < y - margin
-        live = ~sure & ~never
-        if int(np.count_nonzero(live)) > cap:
+        # A kept child of parent i at count c is sure (in the event whatever the light levels do) iff
+        # S = h_i + c v_l + (m_i - c) v_0 > y + margin, and cannot be in it iff (h_i + c v_l + (m_i - c) v_rest)
+        # (1 + 1e-9) < y - margin. Both sums grow by at least v_l - v_rest per count, far more than their float
+        # rounding (checked), so along a parent's counts the sure ones are a suffix and the impossible ones a
+        # prefix: found by bisection with enumerate_heavy's own float tests.
+        v_rest = float(v[lev - 1])
+        scale = float(heavy.h.max()) + hi * vl + float(m.max()) * v_rest + abs(y) + 1.0
+        if not vl - v_rest > 64 * ulp * scale:
+            return None
+
+        def sure_at(k: np.ndarray) -> np.ndarray:
+            ck = np.minimum(k, last) + lo
+            out: np.ndarray = (heavy.h + ck * vl) + (m - ck).astype(float) * v0 > y + margin
+            return out | (k > last)
+
+        def possible_at(k: np.ndarray) -> np.ndarray:
+            ck = np.minimum(k, last) + lo
+            never = ((heavy.h + ck * vl) + (m - ck).astype(float) * v_rest) * (1.0 + 1e-9) < y - margin
+            out: np.ndarray = ~never | (k > last)
+            return out
+
+        sure_from = _first_true(sure_at, first, last + 1, last=False)
+        live_from = _first_true(possible_at, first, last + 1, last=False)
+        n_live = sure_from - live_from
+        n_sure = last + 1 - sure_from
+        if int(n_live.sum()) > cap:
             raise TooMany
+        flat_ltab = ltab.ravel()
+
+        def children(frm: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            """(log p, count c, offsets) of the children at columns ``frm .. frm + count - 1`` of each parent, in
+            row-major order, as enumerate_heavy's boolean masks give them."""
+            offs = np.cumsum(count) - count
+            flat = np.arange(int(count.sum())) + np.repeat(row * width + frm - offs, count)
+            lp = flat_ltab[flat] + np.repeat(logp, count)  # child = log pmf + log p(parent), one float addition
+            return lp, flat % width + lo, offs
+
+        lp_sure, _, sure_offs = children(sure_from, n_sure)
+        lp, ck, _ = children(live_from, n_live)
+        h = np.repeat(heavy.h, n_live) + ck * vl
+        m_new = np.repeat(m, n_live) - ck
         # the dropped children: per parent, the row's mass left and right of its kept interval (prefix / suffix sums
         # of exp over the row), times exp(logp); -inf entries count ABS_FLOOR each, as in enumerate_heavy
         e = np.exp(ltab)
@@ -987,7 +1012,9 @@ def enumerate_forward_upper(pb: Problem, *, y: float, cap: int, log_prune: float
         mass = np.exp(logp) * (left[row, first] + right[row, last + 1])
         n_drop = ncol[row] - per_parent
         n_inf = np.count_nonzero(np.isneginf(ltab) & (np.arange(width)[None, :] < ncol[:, None]), axis=1)[row]
-        rel = (_DROPPED_REL_ULPS + width) * ulp
+        # the grid sums exp(fl(log pmf + logp)): the rounding of a child |x| <= 745 - log_prune moves its exp by
+        # |x| ulp; the prefix sums add an ulp per count; four times the sum of the allowances
+        rel = 4.0 * (_DROPPED_REL_ULPS + 745.0 - log_prune + width) * ulp
         step = max(1, 2_000_000 // width)  # enumerate_heavy's chunks of parents: the same partial sums
         for a in range(0, n_par, step):
             b = min(a + step, n_par)
@@ -997,11 +1024,10 @@ def enumerate_forward_upper(pb: Problem, *, y: float, cap: int, log_prune: float
                 tiny = float(n_drop[a:b].sum()) * 4.0 * 5e-324 * (width + 4)
                 d_lo += max(s * (1.0 - rel) - tiny, 0.0) + ABS_FLOOR * k_inf
                 d_hi += (s * (1.0 + rel) + tiny) + ABS_FLOOR * k_inf
-            ka, kb = int(start[a]), int(start[b]) if b < n_par else total
-            sel = sure[ka:kb]
-            if np.any(sel):
-                certain += float(np.sum(np.exp(lp[ka:kb][sel])))
-        heavy = Heavy(lev, lp[live], h[live], m_new[live], d_hi, certain)
+            ka, kb = int(sure_offs[a]), int(sure_offs[b]) if b < n_par else lp_sure.size
+            if kb > ka:
+                certain += float(np.sum(np.exp(lp_sure[ka:kb])))
+        heavy = Heavy(lev, lp, h, m_new, d_hi, certain)
     return heavy, d_lo, d_hi
 
 
