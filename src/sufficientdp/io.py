@@ -17,7 +17,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +205,53 @@ def _parquet_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None 
             if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
                 raise DataError(f"column {name!r} of {str(path)!r} must hold 0/1 numbers; got type {t}")
         yield [np.zeros(0, dtype=np.uint8) for _ in names], names
+
+
+def _parquet_layout(path: str | os.PathLike[str]) -> tuple[list[str], int] | None:
+    """(column names, row groups) of a Parquet file whose columns are all numbers or booleans, for readers that
+    split the row groups between threads; None for anything else (not Parquet, no pyarrow, a missing or unreadable
+    file, no columns, another column type): :func:`_parquet_columns` then reads it and reports what is wrong."""
+    try:
+        if detect_format(path) != "parquet":
+            return None
+        pa = _pyarrow()
+        pf = pa.parquet.ParquetFile(Path(path))
+        schema = pf.schema_arrow
+        names = list(schema.names)
+        numeric = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
+        if not names or not all(any(f(schema.field(j).type) for f in numeric) for j in range(len(names))):
+            return None
+        return names, int(pf.num_row_groups)
+    except Exception:  # noqa: BLE001 - the careful reader raises the right error
+        return None
+
+
+def _parquet_group_batches(path: str | os.PathLike[str], next_group: Callable[[], int | None], batch_rows: int,
+                           max_cells: int | None = None) -> Iterator[Any]:
+    """The Arrow record batches (at most ``batch_rows`` rows and ``max_cells`` values, as :func:`_parquet_columns`
+    reads) of the row groups ``next_group()`` hands out, one group at a time until it returns None; several of
+    these readers, each on its own thread, share a file's row groups. Decoding runs in pyarrow without the GIL and
+    without pyarrow's own threads (the readers are the parallelism)."""
+    pf = _pyarrow().parquet.ParquetFile(Path(path))
+    batch_rows = _rows_for(batch_rows, max_cells, len(pf.schema_arrow.names))
+    while (group := next_group()) is not None:
+        yield from pf.iter_batches(batch_size=min(batch_rows, 1 << 30), row_groups=[group], use_threads=False)
+
+
+def _batch_bits(batch: Any) -> list[np.ndarray] | None:
+    """An Arrow record batch's columns as uint8 0/1 (as :func:`_parquet_columns` gives them), or None when one holds
+    a null, a type other than numbers or booleans, or a value other than 0/1 (the careful reader names it)."""
+    cols = []
+    for j in range(batch.num_columns):
+        col = batch.column(j)
+        if col.null_count:
+            return None
+        values = _arrow_numpy(col)
+        bits = _as_bits(values) if values.dtype.kind in "iufb" else None
+        if bits is None:
+            return None
+        cols.append(bits)
+    return cols
 
 
 def _csv_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns]:

@@ -15,7 +15,7 @@ import numpy as np
 from .._errors import DataError, ParameterError
 from .tally import MAX_HISTOGRAM_BITS, Tally
 
-__all__ = ["tally_columns"]
+__all__ = ["tally_columns", "vector_histogram_columns"]
 
 
 def tally_columns(columns: Sequence[np.ndarray], *, full_histogram: bool | None = None) -> Tally:
@@ -47,12 +47,46 @@ def tally_columns(columns: Sequence[np.ndarray], *, full_histogram: bool | None 
     for c in cols[1:]:
         np.add(weights, c, out=weights, casting="unsafe")
     weight_hist = np.bincount(weights, minlength=bits + 1).astype(np.int64, copy=False)
-    vh = None
-    if full_histogram:
-        code = cols[0].astype(np.uint32)
-        tmp = np.empty(n, dtype=np.uint32)
-        for j, c in enumerate(cols[1:], start=1):
-            np.left_shift(c, j, out=tmp, dtype=np.uint32)
-            np.bitwise_or(code, tmp, out=code)
-        vh = np.bincount(code, minlength=1 << bits).astype(np.int64, copy=False)
+    vh = _code_histogram(cols) if full_histogram else None
     return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weight_hist, vector_histogram=vh)
+
+
+def vector_histogram_columns(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """The 2^L histogram (int64) of the codes Σ_j columns[j]·2^j of equal-length 1-D ``uint8`` 0/1 columns (values
+    not checked), L <= 20: the ``vector_histogram`` of :func:`tally_columns`, without the bit counts and weights,
+    which :func:`~sufficientdp.aggregation.tally.tally_histogram` derives from it exactly; so summing the histograms
+    of a file's batches and deriving the counts once costs less than counting every batch three ways.
+
+    Examples:
+        >>> vector_histogram_columns([np.array([1, 1, 0], np.uint8), np.array([0, 1, 0], np.uint8)]).tolist()
+        [1, 1, 0, 1]
+    """
+    bits = len(columns)
+    if not 1 <= bits <= MAX_HISTOGRAM_BITS:
+        raise ParameterError(f"the vector histogram needs bits in [1, {MAX_HISTOGRAM_BITS}]; got bits={bits}")
+    n = int(np.asarray(columns[0]).shape[0])
+    cols = [np.asarray(c) for c in columns]
+    if any(c.ndim != 1 or c.shape[0] != n or c.dtype != np.uint8 for c in cols):
+        raise DataError("columns must be 1-D uint8 arrays of equal length")
+    return _code_histogram(cols)
+
+
+def _code_histogram(cols: list[np.ndarray]) -> np.ndarray:
+    """bincount of the codes: each group of 8 columns summed into one byte Σ_j c_j·2^j in ``uint8`` (exact for 0/1
+    values; multiply and add of same-type ``uint8`` arrays are several times faster than shifts into a wider type),
+    then the bytes joined into the code."""
+    n = cols[0].shape[0]
+    tmp = np.empty(n, dtype=np.uint8)
+    code = None
+    for start in range(8 * ((len(cols) - 1) // 8), -1, -8):
+        byte = cols[start].copy()
+        for j, c in enumerate(cols[start + 1:start + 8], start=1):
+            np.multiply(c, np.uint8(1 << j), out=tmp)
+            np.add(byte, tmp, out=byte)
+        if code is None:
+            code = byte.astype(np.intp)
+        else:
+            code <<= 8
+            code |= byte
+    assert code is not None
+    return np.bincount(code, minlength=1 << len(cols)).astype(np.int64, copy=False)

@@ -6,6 +6,7 @@ same result).
   (the readers of :mod:`sufficientdp.io`: pyarrow's Parquet and streaming CSV readers, or the standard-library
   CSV reader), validates each batch and counts it column by column
   (:func:`sufficientdp.aggregation.columns.tally_columns`); memory is bounded by the batch, not the file (core dependencies only; Parquet needs ``sufficientdp[parquet]``, pyarrow also speeds up CSV).
+  A Parquet file of several row groups is decoded by one reading thread per core (:func:`_tally_parquet_parallel`).
 * ``"duckdb"`` — :func:`~sufficientdp.engines.duckdb_engine.tally_file_duckdb` counts in SQL over the file without
   loading it into memory (``pip install 'sufficientdp[duckdb]'``); a Parquet file without the full histogram is
   read by DuckDB and counted batch by batch by the numpy kernel when pyarrow is installed (the per-row weight costs
@@ -26,12 +27,12 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-import numpy as np  # noqa: F401 - the doctests use it
+import numpy as np
 
 from .._errors import DataError, ParameterError
-from ..aggregation.columns import tally_columns
-from ..aggregation.tally import Tally
-from ..io import _iter_columns, detect_format
+from ..aggregation.columns import tally_columns, vector_histogram_columns
+from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally, tally_histogram
+from ..io import _batch_bits, _iter_columns, _parquet_group_batches, _parquet_layout, detect_format
 from ._handoff import Handoff
 from .duckdb_engine import sqlite_path, tally_collector_duckdb, tally_file_duckdb
 from .spark_engine import tally_dataframe_spark, tally_file_spark
@@ -106,20 +107,128 @@ def tally_file(path: str | os.PathLike[str], *, engine: str = "numpy", full_hist
         return tally_file_duckdb(path, full_histogram=full_histogram)
     if engine == "spark":
         return tally_file_spark(path, full_histogram=full_histogram, progress=progress, master=spark_master)
-    total: Tally | None = None
-    names: list[str] = []
-    done = 0
     total_rows = _row_count(path)
+    fast = _tally_parquet_parallel(path, full_histogram, progress, total_rows)
+    if fast is not None:
+        return fast
     # Streams: one batch (at most CHUNK_ROWS rows, CHUNK_CELLS values) in memory at a time, tallied column by
     # column (no packed copy).
+    running = _Running(full_histogram)
+    names: list[str] = []
     for cols, names in _prefetched(_iter_columns(path, CHUNK_ROWS, CHUNK_CELLS)):
-        part = tally_columns(cols, full_histogram=full_histogram)
-        total = part if total is None else total.merge(part)
-        done += part.reports
+        running.add(cols)
         if progress is not None:
-            progress(done, max(total_rows, done))
-    assert total is not None  # _iter_columns yields at least once
-    return total, names
+            progress(running.reports, max(total_rows, running.reports))
+    return running.tally(), names
+
+
+class _Running:
+    """The tally of the batches added so far: the kernels' counts of each batch, summed (exact integers, in any
+    order). With the full histogram only the 2^L histograms are summed, and the bit counts and weights derived from
+    the total once (:func:`~sufficientdp.aggregation.tally.tally_histogram`), identical to summing each batch's.
+    The first batch goes through :func:`~sufficientdp.aggregation.columns.tally_columns`, which checks the
+    arguments (``full_histogram`` for L > 20 raises its ParameterError there)."""
+
+    __slots__ = ("_bits", "_full", "_tally", "_vh", "reports")
+
+    def __init__(self, full_histogram: bool | None) -> None:
+        self._full = full_histogram
+        self._bits = 0
+        self._tally: Tally | None = None
+        self._vh: np.ndarray | None = None
+        self.reports = 0
+
+    def add(self, cols: list[np.ndarray]) -> None:
+        if self._vh is not None:
+            self._vh += vector_histogram_columns(cols)
+        else:
+            part = tally_columns(cols, full_histogram=self._full)
+            if part.vector_histogram is not None and self._tally is None:
+                self._vh = part.vector_histogram.astype(np.int64, copy=True)
+                self._bits = part.bits
+            else:
+                self._tally = part if self._tally is None else self._tally.merge(part)
+        self.reports += len(cols[0])
+
+    def tally(self) -> Tally:
+        if self._vh is not None:
+            return tally_histogram(self._vh, self._bits)
+        assert self._tally is not None  # the readers yield at least one batch
+        return self._tally
+
+
+#: Most reading threads of the numpy engine's Parquet path (one per core, each one batch ahead).
+_MAX_READERS = 4
+
+
+def _cores() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+
+def _tally_parquet_parallel(path: str | os.PathLike[str], full_histogram: bool | None,
+                            progress: Callable[[int, int], None] | None,
+                            total_rows: int) -> tuple[Tally, list[str]] | None:
+    """The numpy engine on a Parquet file of two or more row groups, on every core: up to :data:`_MAX_READERS`
+    threads (one per core) take the row groups in turn and decode them batch by batch (pyarrow, without the GIL);
+    this thread validates and counts every batch as it comes (numpy's kernels), so decoding, which costs most, runs
+    on all cores and counting alongside. The counts are sums, so the order in which batches arrive does not matter.
+
+    None (nothing reported; the sequential reader runs instead) for a file this path does not take (one row group,
+    one core, a column that is not numbers or booleans, the full histogram asked for L > 20) and as soon as a batch
+    holds a null or a value other than 0/1, or a reader fails: the sequential reader then reports the error it
+    always did (the column and the first bad row in file order), which a reader that went ahead cannot know.
+    Memory: each reader holds the batch it decodes and at most ``readers`` decoded batches wait.
+    """
+    layout = _parquet_layout(path)
+    if layout is None:
+        return None
+    names, groups = layout
+    readers = min(_MAX_READERS, _cores(), groups)
+    full = len(names) <= 16 if full_histogram is None else full_histogram
+    if readers < 2 or (full and len(names) > MAX_HISTOGRAM_BITS):
+        return None
+    lock = threading.Lock()
+    order = iter(range(groups))
+
+    def next_group() -> int | None:
+        with lock:
+            return next(order, None)
+
+    batches = Handoff(maxsize=readers)
+
+    def read() -> None:
+        try:
+            for batch in _parquet_group_batches(path, next_group, CHUNK_ROWS, CHUNK_CELLS):
+                if not batches.offer(0, batch):
+                    return
+            batches.offer(1, None)
+        except BaseException:  # noqa: BLE001 - the sequential reader reports it
+            batches.offer(2, None)
+
+    threads = [threading.Thread(target=read, name=f"sufficientdp-reader-{k}", daemon=True) for k in range(readers)]
+    running = _Running(full_histogram)
+    ended = 0
+    try:
+        for t in threads:
+            t.start()
+        while ended < readers:
+            kind, batch = batches.take()
+            if kind == 1:
+                ended += 1
+                continue
+            cols = _batch_bits(batch) if kind == 0 else None
+            if cols is None:
+                return None
+            running.add(cols)
+            if progress is not None:
+                progress(running.reports, max(total_rows, running.reports))
+    finally:
+        batches.close()  # the readers stop at their next batch
+        for t in threads:
+            if t.ident is not None:  # started
+                t.join()
+    return running.tally(), names
 
 
 def _prefetched(items: Iterator[_T]) -> Iterator[_T]:
