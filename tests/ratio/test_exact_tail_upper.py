@@ -1,5 +1,6 @@
-"""The upper end of the exact forward tail without the rest (issue 10): ``exact_tail_upper`` is
-``exact_tail(...).eta_upper``, the same float, and its enumeration keeps what ``enumerate_heavy`` keeps.
+"""The upper end of the exact tails without the rest (issue 10): ``exact_tail_upper`` is
+``exact_tail(...).eta_upper`` and ``reverse_exact_upper`` is ``reverse_tail(method="exact").eta_upper``, the same
+floats, and the forward enumeration keeps what ``enumerate_heavy`` keeps.
 
 The reference is :func:`sufficientdp.ratio.tail.exact_tail` itself (pinned bit for bit in
 tests/ratio/test_tail_engine_golden.py and checked against brute force in tests/ratio/test_tail.py); the fast path
@@ -13,7 +14,8 @@ import pytest
 
 from sufficientdp import ParameterError
 from sufficientdp.ratio import _chernoff, tail
-from sufficientdp.ratio.analysis import exact_forward_upper, privacy_tail
+from sufficientdp.ratio.analysis import exact_eta_upper, privacy_tail
+from sufficientdp.ratio.reverse import reverse_exact_upper, reverse_tail
 from sufficientdp.ratio.tail import exact_tail, exact_tail_upper
 
 # (q, bits, population, epsilon, outlier_bits): small and paper-sized, every j, near and far from eta = 1e-3
@@ -33,9 +35,23 @@ def test_the_upper_end_is_exact_tails_float(case: tuple[float, int, int, float, 
     assert want is not None
     got = exact_tail_upper(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=j)
     assert got.hex() == want.hex()
-    via = privacy_tail(q=q, bits=bits, population=population, epsilon=epsilon, method="exact", outlier_bits=j,
-                       direction="forward").eta_upper
-    assert exact_forward_upper(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=j) == via
+    for direction in ("forward", "reverse"):
+        via = privacy_tail(q=q, bits=bits, population=population, epsilon=epsilon, method="exact",
+                           outlier_bits=j, direction=direction).eta_upper
+        assert via is not None
+        got = exact_eta_upper(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=j,
+                              direction=direction)
+        assert got.hex() == via.hex()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_reverse_upper_end_is_reverse_tails_float(case: tuple[float, int, int, float, int]) -> None:
+    q, bits, population, epsilon, j = case
+    want = reverse_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=j,
+                        method="exact").eta_upper
+    assert want is not None
+    got = reverse_exact_upper(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=j)
+    assert got.hex() == want.hex()
 
 
 def test_local_dp_regime_is_zero() -> None:
@@ -106,6 +122,12 @@ def test_infeasible_is_the_same_error() -> None:
     with pytest.raises(ParameterError) as got:
         exact_tail_upper(**kw)
     assert str(got.value) == str(ref.value)
+    kw = {"q": 0.25, "bits": 7, "population": 3000, "epsilon": 1.0}
+    with pytest.raises(ParameterError) as ref:
+        reverse_tail(method="exact", **kw)
+    with pytest.raises(ParameterError) as got:
+        reverse_exact_upper(**kw)
+    assert str(got.value) == str(ref.value)
 
 
 def test_parameters_are_checked_as_privacy_tail_checks_them() -> None:
@@ -114,5 +136,7 @@ def test_parameters_are_checked_as_privacy_tail_checks_them() -> None:
         with pytest.raises(ParameterError) as ref:
             privacy_tail(method="exact", direction="forward", **kw)
         with pytest.raises(ParameterError) as got:
-            exact_forward_upper(**kw)
+            exact_eta_upper(direction="forward", **kw)
         assert str(got.value) == str(ref.value)
+    with pytest.raises(ParameterError, match="direction"):
+        exact_eta_upper(q=0.2, bits=3, population=10, epsilon=1.0, outlier_bits=2, direction="sideways")

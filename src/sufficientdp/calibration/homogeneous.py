@@ -26,7 +26,7 @@ from .._errors import CalibrationError, ParameterError
 from .._validation import check_int, check_open_interval, check_positive_finite, renamed
 from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q
-from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, exact_forward_upper, privacy_tail
+from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, exact_eta_upper, privacy_tail
 from ..ratio.reverse import two_sided_tail, worst_certified_two_sided, worst_two_sided
 from .search import bracket_smallest, grid_then_bisect, scan_smallest
 
@@ -171,9 +171,9 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
             worst = 0.0
             for j in range(bits, 0, -1):
                 for d in ("forward", "reverse"):
-                    if d == "forward" and reports == 1:  # the same float as privacy_tail's eta_upper, faster
-                        hi = exact_forward_upper(q=qq, bits=bits, population=population, epsilon=epsilon,
-                                                 outlier_bits=j)
+                    if reports == 1:  # the same float as privacy_tail's eta_upper, faster
+                        hi = exact_eta_upper(q=qq, bits=bits, population=population, epsilon=epsilon,
+                                             outlier_bits=j, direction=d)
                     else:
                         r = privacy_tail(q=qq, bits=bits, population=population, epsilon=epsilon, reports=reports,
                                          method="exact", outlier_bits=j, direction=d)

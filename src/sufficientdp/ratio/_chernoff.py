@@ -1176,12 +1176,19 @@ class ReverseFinish(BinomialFinish):
     def tail(self) -> FinishTail:
         if self.pc.size == 0:
             return FinishTail(0.0, 0.0, 0.0)
-        k_raw, k_lo, k_up = self.counts()
+        k_raw, k_lo, _ = self.counts()
         with np.errstate(invalid="ignore", over="ignore"):
-            up = self.cdf(k_up, self.m) + ABS_FLOOR
             lo = self.cdf(k_lo, self.m)
             raw = self.cdf(k_raw, self.m)
-        return FinishTail(raw=float(self.pc @ raw), lower=float(self.pc @ lo), upper=float(self.pc @ up))
+        return FinishTail(raw=float(self.pc @ raw), lower=float(self.pc @ lo), upper=self.upper())
+
+    def upper(self) -> float:
+        """:meth:`tail`'s upper end alone (one CDF evaluation instead of three)."""
+        if self.pc.size == 0:
+            return 0.0
+        with np.errstate(invalid="ignore", over="ignore"):
+            up = self.cdf(self.counts()[2], self.m) + ABS_FLOOR
+        return float(self.pc @ up)
 
     def delta(self) -> tuple[float, float]:
         """(``sum P[config] E[(1 - V)_+ | config]``, its rounding allowance) over the live configurations, exactly:

@@ -36,7 +36,7 @@ from .._validation import MAX_BITS, MAX_POPULATION, check_epsilon, check_int, ch
 from ..loss.result import DIRECTIONS, TailResult, check_direction
 from .proven import proven_tail
 
-__all__ = ["DIRECTIONS", "K_NOTE", "TAIL_METHODS", "WORST_CASE_NOTE", "certified_k_direction", "exact_forward_upper",
+__all__ = ["DIRECTIONS", "K_NOTE", "TAIL_METHODS", "WORST_CASE_NOTE", "certified_k_direction", "exact_eta_upper",
            "privacy_tail"]
 
 TAIL_METHODS = ("proven", "homogeneous", "exact", "mc")
@@ -160,18 +160,23 @@ def _check_tail_inputs(q: Any, bits: Any, population: Any, epsilon: Any, reports
     return q, bits, population, epsilon, reports, outlier_bits
 
 
-def exact_forward_upper(*, q: float, bits: int, population: int, epsilon: float, outlier_bits: int) -> float:
-    """``privacy_tail(method="exact", direction="forward", outlier_bits=j).eta_upper`` for one report, the same
-    float after the same checks, without the rest of the result (:func:`sufficientdp.ratio.tail.exact_tail_upper`,
-    about 4x faster): what the exact calibration search reads at each q (issue 10).
+def exact_eta_upper(*, q: float, bits: int, population: int, epsilon: float, outlier_bits: int,
+                    direction: str) -> float:
+    """``privacy_tail(method="exact", outlier_bits=j, direction=direction).eta_upper`` for one report and one
+    direction (``"forward"`` or ``"reverse"``), the same float after the same checks, without the rest of the result
+    (:func:`sufficientdp.ratio.tail.exact_tail_upper`, :func:`sufficientdp.ratio.reverse.reverse_exact_upper`):
+    what the exact calibration search reads at each q (issue 10).
 
     Raises:
         ParameterError: a parameter out of range, or the configuration is beyond the exact method's limit.
     """
-    from .tail import exact_tail_upper  # noqa: PLC0415 - scipy.special, as privacy_tail's homogeneous methods
+    # scipy.special on first use, as privacy_tail's homogeneous methods
+    from .reverse import reverse_exact_upper  # noqa: PLC0415
+    from .tail import exact_tail_upper  # noqa: PLC0415
 
     q, bits, population, epsilon, _, j = _check_tail_inputs(q, bits, population, epsilon, 1, outlier_bits)
-    return exact_tail_upper(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=j)
+    one = exact_tail_upper if check_direction("direction", direction) == "forward" else reverse_exact_upper
+    return one(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=j)
 
 
 def _relabel(obj: Any) -> Any:

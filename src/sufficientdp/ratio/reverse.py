@@ -61,6 +61,7 @@ __all__ = [
     "DIRECTIONS",
     "METHODS",
     "forward_k_certified",
+    "reverse_exact_upper",
     "reverse_tail",
     "two_sided_tail",
     "worst_certified_two_sided",
@@ -271,8 +272,8 @@ def _reverse_certified(cfg: Config) -> TailResult:
 # ---------------------------------------------------------------------------------------------------------------
 # exact
 # ---------------------------------------------------------------------------------------------------------------
-def _reverse_exact_k1(cfg: Config) -> TailResult:
-    t0 = time.perf_counter()
+def _reverse_exact_k1_parts(cfg: Config) -> tuple[float, Heavy, ReverseFinish, float, float]:
+    """(plain log bound, enumeration, its binomial finish, certain mass, dropped mass) of the k = 1 exact tail."""
     pb, _ = _reverse_problem(cfg, None)
     lb, _, _ = _plain_log_bound(pb)
     log_ref = max(lb, math.log(1e-200))
@@ -282,13 +283,38 @@ def _reverse_exact_k1(cfg: Config) -> TailResult:
         raise ParameterError(
             f"exact method infeasible for outlier_bits={cfg.j}, population={cfg.population}: more than "
             f"{EXACT_MAX_CONFIGS:,} heavy-count configurations; use method='certified' or 'mc'") from None
-    finish = ReverseFinish(pb, st)
-    fin = finish.tail()
-    fin_delta, fin_delta_err = finish.delta()
     cert = math.exp(st.log_certain) if st.log_certain > -math.inf else 0.0
     drop = math.exp(st.log_dropped) if st.log_dropped > -math.inf else 0.0
+    return lb, st, ReverseFinish(pb, st), cert, drop
+
+
+def _reverse_exact_k1_upper(lb: float, finish_upper: float, cert: float, drop: float) -> float:
+    return min(1.0, (finish_upper + cert + drop) * (1.0 + REL_SAFETY) + ABS_FLOOR, _finish_up(lb))
+
+
+def reverse_exact_upper(*, q: float, bits: int, population: int, epsilon: float,
+                        outlier_bits: int | None = None) -> float:
+    """``reverse_tail(method="exact", ...).eta_upper`` for one report, the same float, without the lower end, the
+    float value and delta (one binomial CDF per configuration instead of five): what the exact calibration search
+    reads (issue 10).
+
+    Raises:
+        ParameterError: as :func:`reverse_tail`.
+    """
+    cfg = check_config(q, bits, population, epsilon, outlier_bits, 1)
+    if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
+        return 0.0
+    lb, _, finish, cert, drop = _reverse_exact_k1_parts(cfg)
+    return _reverse_exact_k1_upper(lb, finish.upper(), cert, drop)
+
+
+def _reverse_exact_k1(cfg: Config) -> TailResult:
+    t0 = time.perf_counter()
+    lb, st, finish, cert, drop = _reverse_exact_k1_parts(cfg)
+    fin = finish.tail()
+    fin_delta, fin_delta_err = finish.delta()
     lo = max(0.0, (fin.lower + cert) * (1.0 - REL_SAFETY))
-    hi = min(1.0, (fin.upper + cert + drop) * (1.0 + REL_SAFETY) + ABS_FLOOR, _finish_up(lb))
+    hi = _reverse_exact_k1_upper(lb, fin.upper, cert, drop)
     raw = min(max(fin.raw + cert, lo), hi)
     d = fin_delta + st.certain_delta
     d_lo = max(0.0, (d - fin_delta_err) * (1.0 - REL_SAFETY))
