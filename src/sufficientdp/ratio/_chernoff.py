@@ -865,9 +865,10 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
     return heavy
 
 
-#: ulps (of 1) of exp, products and pairwise sums in two float evaluations of one sum of ``exp`` of dropped children
-#: (:func:`enumerate_forward_upper`; the child's own rounding and the row's prefix sums are added there)
-_DROPPED_REL_ULPS = 100
+#: units of roundoff (2**-53, relative) of exp (4 ulp each), products and pairwise sums (depth <= 34) in two float
+#: evaluations of one sum of ``exp`` of dropped children (:func:`enumerate_forward_upper`; the children's own
+#: rounding and the row's prefix sums are added there)
+_DROPPED_REL_ULPS = 128
 
 
 def _unimodal_rows(t: np.ndarray) -> tuple[bool, np.ndarray]:
@@ -910,7 +911,7 @@ def enumerate_forward_upper(pb: Problem, *, y: float, cap: int, log_prune: float
     (``logp + log pmf >= log_prune``) are an interval of counts, found by bisection with the same float test; the
     kept children are built from those intervals, without the parents x window grid. The mass of the dropped
     children (the rest of the grid) is taken from prefix and suffix sums of each row's ``exp``, whose difference
-    from the grid's own float sum is bounded by :data:`_DROPPED_REL_ULPS` ulp (plus an absolute allowance for
+    from the grid's own float sum is bounded by a few hundred units of roundoff (plus an absolute allowance for
     subnormal terms). None if some row is not unimodal in floats (then the caller uses :func:`enumerate_heavy`).
     Raises :class:`TooMany` exactly where :func:`enumerate_heavy` does.
     """
@@ -1012,16 +1013,19 @@ def enumerate_forward_upper(pb: Problem, *, y: float, cap: int, log_prune: float
         mass = np.exp(logp) * (left[row, first] + right[row, last + 1])
         n_drop = ncol[row] - per_parent
         n_inf = np.count_nonzero(np.isneginf(ltab) & (np.arange(width)[None, :] < ncol[:, None]), axis=1)[row]
-        # the grid sums exp(fl(log pmf + logp)): the rounding of a child |x| <= 745 - log_prune moves its exp by
-        # |x| ulp; the prefix sums add an ulp per count; four times the sum of the allowances
-        rel = 4.0 * (_DROPPED_REL_ULPS + 745.0 - log_prune + width) * ulp
+        # The grid sums exp(fl(x)), x = log pmf + logp: the rounding of x moves exp(x) by at most u |x| exp(x),
+        # which is <= u K exp(x) for |x| <= K and <= u K e**-K for |x| > K (|x| e**x falls there); K = 60 - log_prune
+        # (the kept children are >= log_prune). The prefix sums add u per count. Twice the sum of the allowances.
+        reach = 60.0 - log_prune
+        rel = 2.0 * (_DROPPED_REL_ULPS + reach + width) * 2.0 ** -53
+        far = reach * math.exp(-reach) * 2.0 ** -53
         step = max(1, 2_000_000 // width)  # enumerate_heavy's chunks of parents: the same partial sums
         for a in range(0, n_par, step):
             b = min(a + step, n_par)
             if int(n_drop[a:b].sum()) > 0:
                 s = float(np.sum(mass[a:b]))
                 k_inf = int(n_inf[a:b].sum())
-                tiny = float(n_drop[a:b].sum()) * 4.0 * 5e-324 * (width + 4)
+                tiny = float(n_drop[a:b].sum()) * (4.0 * 5e-324 * (width + 4) + far)  # subnormal and far terms
                 d_lo += max(s * (1.0 - rel) - tiny, 0.0) + ABS_FLOOR * k_inf
                 d_hi += (s * (1.0 + rel) + tiny) + ABS_FLOOR * k_inf
             ka, kb = int(sure_offs[a]), int(sure_offs[b]) if b < n_par else lp_sure.size
