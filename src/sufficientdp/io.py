@@ -207,10 +207,11 @@ def _parquet_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None 
         yield [np.zeros(0, dtype=np.uint8) for _ in names], names
 
 
-def _parquet_layout(path: str | os.PathLike[str]) -> tuple[list[str], int] | None:
-    """(column names, row groups) of a Parquet file whose columns are all numbers or booleans, for readers that
-    split the row groups between threads; None for anything else (not Parquet, no pyarrow, a missing or unreadable
-    file, no columns, another column type): :func:`_parquet_columns` then reads it and reports what is wrong."""
+def _parquet_layout(path: str | os.PathLike[str]) -> tuple[list[str], int, bool] | None:
+    """(column names, row groups, whether every column has the same integer type) of a Parquet file whose columns
+    are all numbers or booleans, for readers that split the row groups between threads; None for anything else
+    (not Parquet, no pyarrow, a missing or unreadable file, no columns, another column type):
+    :func:`_parquet_columns` then reads it and reports what is wrong."""
     try:
         if detect_format(path) != "parquet":
             return None
@@ -218,10 +219,11 @@ def _parquet_layout(path: str | os.PathLike[str]) -> tuple[list[str], int] | Non
         pf = pa.parquet.ParquetFile(Path(path))
         schema = pf.schema_arrow
         names = list(schema.names)
+        types = [schema.field(j).type for j in range(len(names))]
         numeric = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
-        if not names or not all(any(f(schema.field(j).type) for f in numeric) for j in range(len(names))):
+        if not names or not all(any(f(t) for f in numeric) for t in types):
             return None
-        return names, int(pf.num_row_groups)
+        return names, int(pf.num_row_groups), pa.types.is_integer(types[0]) and all(t == types[0] for t in types)
     except Exception:  # noqa: BLE001 - the careful reader raises the right error
         return None
 
@@ -238,12 +240,25 @@ def _parquet_group_batches(path: str | os.PathLike[str], next_group: Callable[[]
         yield from pf.iter_batches(batch_size=min(batch_rows, 1 << 30), row_groups=[group], use_threads=False)
 
 
-def _batch_bits(batch: Any) -> list[np.ndarray] | None:
+def _batch_bits(batch: Any, same_integer_type: bool = False) -> list[np.ndarray] | None:
     """An Arrow record batch's columns as uint8 0/1 (as :func:`_parquet_columns` gives them), or None when one holds
-    a null, a type other than numbers or booleans, or a value other than 0/1 (the careful reader names it)."""
+    a null, a type other than numbers or booleans, or a value other than 0/1 (the careful reader names it).
+
+    Columns all of one integer type (``same_integer_type``, e.g. the ``uint8`` columns pyarrow writes) are copied
+    into one column-major matrix by pyarrow (``to_tensor``, which refuses nulls) and checked with one ``max``: a
+    few calls per batch instead of a few per column, which at L = 64 cost more than the copy."""
+    if same_integer_type and batch.num_rows:
+        pa = _pyarrow()
+        try:
+            matrix = np.asarray(batch.to_tensor(row_major=False)).T  # (L, n), each column contiguous
+        except pa.ArrowException:
+            return None
+        unsigned = matrix.view(matrix.dtype.str.replace("i", "u"))  # negatives become huge
+        if unsigned.max() > 1:
+            return None
+        return list(unsigned if unsigned.dtype.itemsize == 1 else unsigned.astype(np.uint8))
     cols = []
-    for j in range(batch.num_columns):
-        col = batch.column(j)
+    for col in batch.columns:
         if col.null_count:
             return None
         values = _arrow_numpy(col)

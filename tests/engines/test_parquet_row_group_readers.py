@@ -69,11 +69,16 @@ def test_row_group_readers_equal_the_in_memory_tally(tmp_path, monkeypatch, read
     assert not any(th.name.startswith("sufficientdp-reader") for th in threading.enumerate())
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.bool_])
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint16, np.float32, np.bool_, "mixed"])
 def test_row_group_readers_take_every_column_type_the_sequential_reader_takes(tmp_path, monkeypatch, readers, dtype):
     data = np.random.default_rng(5).integers(0, 2, size=(5000, 6), dtype=np.uint8)
     path = tmp_path / "r.parquet"
-    _write(path, data, row_group_size=700, dtype=dtype)
+    if dtype == "mixed":
+        kinds = [np.uint8, np.int64, np.float64, np.bool_, np.int8, np.uint8]
+        pq.write_table(pa.table({f"b{j}": data[:, j].astype(k) for j, k in enumerate(kinds)}), path,
+                       row_group_size=700)
+    else:
+        _write(path, data, row_group_size=700, dtype=dtype)
     t, _ = tally_file(path)
     assert readers
     assert t.to_dict(include_vector_histogram=True) == tally(data).to_dict(include_vector_histogram=True)
@@ -87,12 +92,15 @@ def _bad_file(path, where, value=2, dtype=np.int64):
     _write(path, data, row_group_size=1000, dtype=dtype)
 
 
+@pytest.mark.parametrize(("value", "dtype"), [(2, np.int64), (-1, np.int64), (2, np.uint8), (255, np.uint8),
+                                              (-128, np.int8), (3.0, np.float32)])
 @pytest.mark.parametrize("chunk", [1000, 1 << 18])
 @pytest.mark.parametrize("where", [[(4321, 2)], [(3999, 1), (1500, 3)], [(999, 0), (4000, 0), (1000, 3)],
                                    [(2500, 3), (2999, 0), (4999, 1)]])
-def test_a_bad_value_names_the_first_bad_row_in_file_order(tmp_path, monkeypatch, readers, where, chunk):
+def test_a_bad_value_names_the_first_bad_row_in_file_order(tmp_path, monkeypatch, readers, where, chunk, value,
+                                                           dtype):
     path = tmp_path / "bad.parquet"
-    _bad_file(path, where)
+    _bad_file(path, where, value, dtype)
     monkeypatch.setattr(engines, "CHUNK_ROWS", chunk)
     # The careful reader's order: the first batch (of `chunk` rows, here whole row groups or the whole file) with a
     # bad value, in it the first column with one, in that column the first row.
@@ -101,7 +109,7 @@ def test_a_bad_value_names_the_first_bad_row_in_file_order(tmp_path, monkeypatch
     row = min(r for r, c in where if c == col and r // chunk == batch)
     with pytest.raises(DataError) as got:
         tally_file(path)
-    assert f"column 'b{col}'" in str(got.value) and str(got.value).endswith(f"(2) at row {row}")
+    assert f"column 'b{col}'" in str(got.value) and str(got.value).endswith(f"{dtype(value)!r} at row {row}")
     with pytest.raises(DataError) as sequential:
         _sequential(monkeypatch, path)
     assert str(got.value) == str(sequential.value)
@@ -113,11 +121,12 @@ def test_nan_and_nulls_raise_what_the_sequential_reader_raises(tmp_path, monkeyp
     _bad_file(path, [(2500, 1)], value=np.nan, dtype=np.float64)
     with pytest.raises(DataError, match=r"column 'b1'.* got np\.float64\(nan\) at row 2500$"):
         tally_file(path)
-    cols = {"a": pa.array([0, 1] * 2000, pa.int8()), "b": pa.array([1] * 3999 + [None], pa.int8())}
-    path = tmp_path / "null.parquet"
-    pq.write_table(pa.table(cols), path, row_group_size=500)
-    with pytest.raises(DataError, match="column 'b' .* has missing values"):
-        tally_file(path)
+    for other in (pa.int8(), pa.float64()):  # one integer type (read as one matrix) or not
+        cols = {"a": pa.array([0, 1] * 2000, other), "b": pa.array([1] * 3999 + [None], pa.int8())}
+        path = tmp_path / "null.parquet"
+        pq.write_table(pa.table(cols), path, row_group_size=500)
+        with pytest.raises(DataError, match="column 'b' .* has missing values"):
+            tally_file(path)
 
 
 def test_the_full_histogram_above_20_bits_raises_as_before(tmp_path, monkeypatch, readers):

@@ -183,7 +183,7 @@ def _tally_parquet_parallel(path: str | os.PathLike[str], full_histogram: bool |
     layout = _parquet_layout(path)
     if layout is None:
         return None
-    names, groups = layout
+    names, groups, same_integer_type = layout
     readers = min(_MAX_READERS, _cores(), groups)
     full = len(names) <= 16 if full_histogram is None else full_histogram
     if readers < 2 or (full and len(names) > MAX_HISTOGRAM_BITS):
@@ -217,7 +217,7 @@ def _tally_parquet_parallel(path: str | os.PathLike[str], full_histogram: bool |
             if kind == 1:
                 ended += 1
                 continue
-            cols = _batch_bits(batch) if kind == 0 else None
+            cols = _batch_bits(batch, same_integer_type) if kind == 0 else None
             if cols is None:
                 return None
             running.add(cols)
