@@ -21,6 +21,9 @@ server), each sending its next request as soon as the previous answer arrives, f
 * ``batch 100``: 100 reports per request;
 * ``batch 1, fresh connection``: one report per request on a new TCP connection each time (what
   ``sufficientdp.client.Reporter`` does by default, so that reports are not linked by connection);
+* ``2 processes on one SQLite file``: ``batch 1`` against two ``serve --reuse-port`` processes on one port and one
+  database file (the kernel spreads the connections over them), then the baseline again (a fresh server), to show
+  how much the shared machine's load drifted during the run;
 * with PostgreSQL (see below): ``batch 1`` against one collector process on PostgreSQL, then against two
   processes sharing the database (the connections alternate between them).
 
@@ -148,8 +151,9 @@ def _run_baseline_server(port: int, database: str) -> None:
 class Server:
     """A server subprocess on a free port, stopped (by its own pid) on exit."""
 
-    def __init__(self, workdir: Path, name: str, baseline: bool, database: str | None = None) -> None:
-        self.port = _free_port()
+    def __init__(self, workdir: Path, name: str, baseline: bool, database: str | None = None, *,
+                 port: int | None = None, reuse_port: bool = False) -> None:
+        self.port = _free_port() if port is None else port
         self.url = f"http://{HOST}:{self.port}"
         self.workdir = workdir
         self.logfile = workdir / f"{name}.log"
@@ -160,6 +164,8 @@ class Server:
         else:
             cmd = [sys.executable, "-m", "sufficientdp.cli", "serve", "--host", HOST, "--port", str(self.port),
                    "--database", database or f"sqlite:///{db}", "--log-level", "warning"]
+            if reuse_port:
+                cmd.append("--reuse-port")
         env = {**os.environ, "SUFFICIENTDP_ADMIN_TOKEN": ADMIN}
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
 
@@ -396,6 +402,49 @@ class _Postgres:
             shutil.rmtree(self._dir, ignore_errors=True)
 
 
+def run_sqlite_processes(seconds: float = PHASE_SECONDS) -> list[tuple[str, dict[str, float]]]:
+    """One-report requests to two collector processes on one SQLite file and one port (``serve --reuse-port``:
+    the kernel spreads the connections), then to the baseline again (how much the machine's load drifted)."""
+    import httpx
+
+    from sufficientdp import randomize
+
+    with tempfile.TemporaryDirectory(prefix="bench-collector-sqlite-") as tmp:
+        base = Server(Path(tmp), "baseline-again", baseline=True)
+        port = _free_port()
+        database = f"sqlite:///{Path(tmp) / 'shared.db'}"
+        servers = [Server(Path(tmp), f"shared{i}", baseline=False, database=database, port=port, reuse_port=True)
+                   for i in range(2)]
+        try:
+            for srv in [base, *servers]:
+                srv.wait_ready()
+            campaign = _active_campaign(servers[0].url)
+            cid = campaign["id"]
+            pool = randomize(np.random.default_rng(SEED).integers(0, 2, size=(4096, BITS)), q=campaign["q"],
+                             rng=np.random.default_rng(SEED + 1)).tolist()
+
+            def post(path: str) -> Callable[[int], tuple[bytes, int]]:
+                def make(i: int) -> tuple[bytes, int]:
+                    body = {"reports": [pool[i % len(pool)]], "nonces": [secrets.token_hex(32)]}
+                    return _post(path, port, body, fresh=False), 1
+                return make
+
+            results = [("collector, 2 processes on one SQLite file and one port (`--reuse-port`): POST reports, "
+                        "batch 1", _phase([port], post(f"/v1/campaigns/{cid}/reports"), fresh=False,
+                                          seconds=seconds, pids=[s.proc.pid for s in servers]))]
+            final = httpx.get(f"{servers[1].url}/v1/campaigns/{cid}", timeout=30.0).json()
+            if int(final.get("pending_reports", -1)) != int(results[0][1]["reports"]):
+                raise RuntimeError(f"servers hold {final.get('pending_reports')} reports; clients sent "
+                                   f"{results[0][1]['reports']:.0f}")
+            results.append(("baseline again (after the collector phases)",
+                            _phase([base.port], post("/reports"), fresh=False, seconds=seconds,
+                                   pids=[base.proc.pid])))
+            return results
+        finally:
+            for srv in [*servers, base]:
+                srv.stop()
+
+
 def run_postgres(pg: _Postgres, seconds: float = PHASE_SECONDS) -> list[tuple[str, dict[str, float]]]:
     """One-report requests to one, then two collector processes sharing the PostgreSQL database ``pg.url``."""
     import httpx
@@ -440,6 +489,7 @@ def main() -> str:
     """Run the load test and return a markdown section."""
     t0 = time.perf_counter()
     results, campaign = run()
+    results += run_sqlite_processes()
     with _Postgres() as pg:
         if pg.url is not None:
             results += run_postgres(pg)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -115,6 +116,11 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                         "fails with calibration_timeout (default 600)")
     p.add_argument("--calibration-memory-mb", type=_job_limit("calibration-memory-mb"), default=None,
                    help="address-space limit of a calibration job's process in MiB (default 4096)")
+    p.add_argument("--reuse-port", action="store_true",
+                   help="share --port with other collector processes started with this flag (SO_REUSEPORT, "
+                        "Linux: the kernel spreads connections over them; only processes of the same user may "
+                        "join). Every guarantee holds across processes on one SQLite file or PostgreSQL database "
+                        "(docs/collector.md)")
     p.add_argument("--log-level", choices=("critical", "error", "warning", "info"), default="info",
                    help="server log level (the access log is always off)")
     common(p)
@@ -145,11 +151,45 @@ def _cmd(args: argparse.Namespace) -> int:
         state = ("need the bearer token" if admin is not None else
                  f"are closed (set {ADMIN_TOKEN_ENV} to open them with a token)")
         print(f"sufficientdp collector on {url} (OpenAPI at /openapi.json); admin calls {state}", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level,
-                server_header=False, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE,
-                timeout_graceful_shutdown=SHUTDOWN_GRACE, http=header_deadline_protocol(
-                    args.read_timeout, max_connections_per_client=args.max_connections_per_client or None))
+    options = dict(host=args.host, port=args.port, access_log=False, log_level=args.log_level, server_header=False,
+                   proxy_headers=False, timeout_keep_alive=KEEP_ALIVE, timeout_graceful_shutdown=SHUTDOWN_GRACE,
+                   http=header_deadline_protocol(args.read_timeout,
+                                                 max_connections_per_client=args.max_connections_per_client or None))
+    if not args.reuse_port:
+        uvicorn.run(app, **options)
+        return 0
+    sock = _shared_socket(args.host, args.port)  # (uvicorn.run binds its own socket, without SO_REUSEPORT)
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # pragma: no cover - uvicorn handles SIGINT itself
+        pass
+    finally:
+        sock.close()
+    if not server.started:  # as uvicorn.run: the server could not start (its log says why)
+        raise SystemExit(3)
     return 0
+
+
+def _shared_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``(host, port)`` with ``SO_REUSEPORT``, for several collector processes on one port.
+
+    Raises:
+        ParameterError: the platform has no ``SO_REUSEPORT``.
+        OSError: the address cannot be bound (in use by a process without the flag, or not an address here).
+    """
+    if not hasattr(socket, "SO_REUSEPORT"):
+        raise ParameterError("--reuse-port needs SO_REUSEPORT, which this platform does not have")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def _job_limits(args: argparse.Namespace) -> dict[str, Any]:
