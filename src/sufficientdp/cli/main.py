@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import __version__
+from .._allocator import tune_allocator
 from .._errors import ParameterError, SufficientDPError
 from ..calibration.methods import METHODS
 from ._common import (
@@ -778,6 +779,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sufficientdp {__version__}")
         return 0
     _on_termination_unwind()
+    if first != "serve":  # the long-running collector keeps the allocator's defaults
+        tune_allocator()
     try:
         only = None  # load every command module (help, a typo, options before the command)
         if first is not None and not words[0].startswith("-"):

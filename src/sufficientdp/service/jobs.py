@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .._allocator import tune_allocator
 from .._errors import CalibrationError, ParameterError
 from ..collection.campaign import Campaign, TargetNotMetError, plan_campaign
 
@@ -242,6 +243,7 @@ def _worker_main() -> int:
     except (AttributeError, OSError):  # pragma: no cover - not POSIX
         pass
     _limit_resources(time_limit, memory_limit)
+    tune_allocator()  # (this process is the package's own: reuse the bounds' freed buffers)
     try:
         outcome = compute_outcome(dict(job["fields"]))
     except MemoryError:
