@@ -881,10 +881,18 @@ def _unimodal_rows(t: np.ndarray) -> tuple[bool, np.ndarray]:
 
 
 def _first_true(pred: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray,
-                last: bool) -> np.ndarray:
+                last: bool, guess: np.ndarray | None = None) -> np.ndarray:
     """Per entry, the first (``last=False``: ``pred`` false then true on ``[lo, hi]``, true at ``hi``) or the last
-    (``last=True``: true then false, true at ``lo``) index where ``pred`` holds, by vectorized bisection."""
+    (``last=True``: true then false, true at ``lo``) index where ``pred`` holds, by vectorized bisection.
+
+    ``guess`` (``last=False`` only): a likely answer; ``pred`` is tried there and just below it first, which
+    closes the bracket of every entry it is right for (any guess is safe: each probe only narrows the bracket)."""
     lo, hi = lo.copy(), hi.copy()
+    if guess is not None:
+        for shift in (0, 1):
+            g = np.clip(guess - shift, lo, hi)
+            ok = pred(g)
+            lo, hi = np.where(ok, lo, np.maximum(lo, g + 1)), np.where(ok, np.minimum(hi, g), hi)
     while True:
         open_ = lo < hi
         if not np.any(open_):
@@ -984,8 +992,15 @@ def enumerate_forward_upper(pb: Problem, *, y: float, cap: int, log_prune: float
             out: np.ndarray = ~never | (k > last)
             return out
 
-        sure_from = _first_true(sure_at, first, last + 1, last=False)
-        live_from = _first_true(possible_at, first, last + 1, last=False)
+        # where the sums cross their thresholds in exact arithmetic: the bisections' first probes
+        base = heavy.h - lo * vl
+        with np.errstate(over="ignore", invalid="ignore"):
+            x_sure = np.floor((y + margin - (base + (m - lo) * v0)) / (vl - v0)) + 1.0
+            x_live = np.ceil(((y - margin) / (1.0 + 1e-9) - (base + (m - lo) * v_rest)) / (vl - v_rest))
+        sure_from = _first_true(sure_at, first, last + 1, last=False,
+                                guess=np.clip(x_sure, -1.0, width + 1.0).astype(np.int64))
+        live_from = _first_true(possible_at, first, last + 1, last=False,
+                                guess=np.clip(x_live, -1.0, width + 1.0).astype(np.int64))
         n_live = sure_from - live_from
         n_sure = last + 1 - sure_from
         if int(n_live.sum()) > cap:
