@@ -422,14 +422,16 @@ def pmf_table(pb: Problem, c: np.ndarray, um: np.ndarray, log_a: float, log1m_a:
         entry = (lo, hi, fresh)
         pb.pmfs[key] = entry
     c0, c1, rows = entry
-    missing = [int(x) for x in um if int(x) not in rows]
+    counts = um.tolist()  # Python ints: the dictionary's keys
+    missing = [x for x in counts if x not in rows]
     if missing:
         full = np.arange(c0, c1 + 1, dtype=np.int64)
         tab = binom_pmf(full[None, :], np.asarray(missing, dtype=np.int64)[:, None], log_a, log1m_a)
         for i, mv in enumerate(missing):
             rows[mv] = tab[i]
     start = int(c[0]) - c0
-    out = np.stack([rows[int(x)][start:start + c.size] for x in um])
+    stop = start + c.size
+    out = np.stack([rows[x][start:stop] for x in counts])
     if sum((e[1] - e[0] + 1) * len(e[2]) for e in pb.pmfs.values()) > _PMF_CACHE_MAX:
         pb.pmfs.clear()
     return out
