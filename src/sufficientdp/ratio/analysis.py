@@ -169,6 +169,12 @@ def exact_eta_upper(*, q: float, bits: int, population: int, epsilon: float, out
 
     Raises:
         ParameterError: a parameter out of range, or the configuration is beyond the exact method's limit.
+
+    Examples:
+        >>> kw = {"q": 0.25, "bits": 3, "population": 50, "epsilon": 0.5, "outlier_bits": 3}
+        >>> exact_eta_upper(direction="reverse", **kw) == privacy_tail(method="exact", direction="reverse",
+        ...                                                            **kw).eta_upper
+        True
     """
     # scipy.special on first use, as privacy_tail's homogeneous methods
     from .reverse import reverse_exact_upper  # noqa: PLC0415

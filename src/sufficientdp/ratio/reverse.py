@@ -300,6 +300,11 @@ def reverse_exact_upper(*, q: float, bits: int, population: int, epsilon: float,
 
     Raises:
         ParameterError: as :func:`reverse_tail`.
+
+    Examples:
+        >>> kw = {"q": 0.25, "bits": 3, "population": 50, "epsilon": 0.5}
+        >>> reverse_exact_upper(**kw) == reverse_tail(method="exact", **kw).eta_upper
+        True
     """
     cfg = check_config(q, bits, population, epsilon, outlier_bits, 1)
     if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):

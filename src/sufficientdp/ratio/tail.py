@@ -525,13 +525,19 @@ def _exact_stratum_upper(model: Problem, l1: int) -> float:
 
 
 def exact_tail_upper(*, q: float, bits: int, population: int, epsilon: float, outlier_bits: int | None = None) -> float:
-    """``exact_tail(...).eta_upper``, the same float, about 4x faster: what a calibration search needs (issue 10).
+    """``exact_tail(...).eta_upper``, the same float, ~5x faster at L = 5, N = 1000: what a calibration search needs
+    (issue 10).
 
     Per stratum, :func:`_exact_stratum_upper` (no delta bracket; the kept children built from per-parent count
     intervals, the dropped mass to an interval that leaves the upper end unchanged).
 
     Raises:
         ParameterError: as :func:`exact_tail`.
+
+    Examples:
+        >>> kw = {"q": 0.169199, "bits": 5, "population": 1000, "epsilon": 2.0}
+        >>> exact_tail_upper(**kw) == exact_tail(**kw).eta_upper
+        True
     """
     cfg = check_config(q, bits, population, epsilon, outlier_bits)
     model = forward_problem(cfg.q, cfg.j, cfg.population, cfg.epsilon)
