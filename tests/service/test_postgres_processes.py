@@ -1,18 +1,9 @@
 """Several collector processes sharing one PostgreSQL database (issue 10): the tests of
 ``collector_processes`` on PostgreSQL, and a deadlock between two processes' batches.
 
-Three ``sufficientdp serve`` processes (``python -m sufficientdp.cli serve``) on 127.0.0.1 use one database; the
-tests send requests to all of them at once and check the guarantees against what the clients themselves sent and
-were told (the independent truth), and against the database read directly:
-
-* concurrent one-report submissions and concurrent releases from every process: the releases are disjoint and
-  together hold every acknowledged report exactly once (their report counts and per-bit counts add up to the
-  acknowledged reports' count and column sums; every stored row belongs to exactly one release);
-* one token sent to every process at the same moment is accepted exactly once in total; an issuance recorded by
-  one process is answered again (identical retry) or refused (another list) by the others;
-* ``kill -9`` of one process while all of them take reports (and another one releases): every report it
-  acknowledged is stored with its nonce; the survivors answer it as a duplicate; after resubmitting the
-  unacknowledged requests the releases hold every report sent, once.
+The shared tests (three ``sufficientdp serve`` processes on one database: disjoint and complete releases under
+concurrent load, a token spent once, nothing acknowledged lost on ``kill -9``) are described in
+``collector_processes``.
 
 The PostgreSQL server comes from ``test_postgres``'s fixtures: ``$SUFFICIENTDP_TEST_POSTGRES_URL`` (CI), else a
 throwaway server if ``initdb`` is installed, else the tests are skipped saying so.
