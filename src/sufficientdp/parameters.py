@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ._numerics.dyadic import DyadicProbability
 from ._numerics.search import Bracket, Creep, search
 from ._validation import check_int, check_open_interval, check_positive_finite, check_reports
+
+if TYPE_CHECKING:  # (loaded where a flip probability is built: fractions and decimal stay out of start-up)
+    from ._numerics.dyadic import DyadicProbability
 
 __all__ = ["PrivacyTarget", "RandomizationParams", "effective_bits", "local_q", "sigma_per_sqrt_n"]
 
@@ -166,6 +169,8 @@ class RandomizationParams:
         object.__setattr__(self, "q", check_open_interval("q", self.q, 0.0, 0.5))
         object.__setattr__(self, "reports", check_reports(self.reports))
         object.__setattr__(self, "precision", check_int("precision", self.precision, minimum=2, maximum=64))
+        from ._numerics.dyadic import DyadicProbability
+
         DyadicProbability.from_float(self.q, precision=self.precision)  # validates representability
 
     @classmethod
@@ -187,6 +192,8 @@ class RandomizationParams:
     @property
     def flip(self) -> DyadicProbability:
         """The exact dyadic flip probability that the randomizer uses."""
+        from ._numerics.dyadic import DyadicProbability
+
         return DyadicProbability.from_float(self.q, precision=self.precision)
 
     @property

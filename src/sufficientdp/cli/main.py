@@ -346,8 +346,7 @@ def _finite_or_none(x: float) -> float | None:
 
 # ---------------------------------------------------------------------------------------------------- tail
 def _cmd_tail(args: argparse.Namespace) -> int:
-    from ..ratio.analysis import privacy_tail
-    from ..ratio.proven import Domain, proven_tail
+    from ..ratio.proven import Domain, proven_tail  # (the other methods' module is loaded only for them)
 
     rng = np.random.default_rng(args.seed) if args.seed is not None else None
     bar = step_progress(not (args.json or args.quiet), f"tail ({args.method})")
@@ -369,6 +368,8 @@ def _cmd_tail(args: argparse.Namespace) -> int:
                 raise ParameterError("--one-hot and --max-weight apply only to --method proven")
             if args.larger_crowds:
                 raise ParameterError(f"--larger-crowds applies only to --method proven; got --method {args.method}")
+            from ..ratio.analysis import privacy_tail
+
             res = privacy_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
                                reports=args.reports, outlier_bits=args.outlier_bits,
                                method=args.method, direction=args.direction, rng=rng, samples=args.samples, progress=bar)
