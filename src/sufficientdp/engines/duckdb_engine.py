@@ -40,7 +40,7 @@ import numpy as np
 
 from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally, tally_histogram
-from ..io import detect_format
+from ..io import _batch_bits, detect_format
 from ._handoff import Handoff
 
 __all__ = ["sqlite_path", "tally_collector_duckdb", "tally_file_duckdb"]
@@ -289,8 +289,9 @@ def _arrow_available() -> bool:
 def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[str]) -> Tally | None:
     """The tally of a Parquet file of integer or boolean columns without the full histogram: DuckDB reads and
     decodes the file and hands Arrow batches (``uint8`` columns) to the numpy engine's counting kernel
-    (:func:`~sufficientdp.aggregation.columns.tally_columns`); None when a value is missing or not 0/1, for the
-    validating passes to name the column.
+    (:func:`~sufficientdp.aggregation.columns.tally_columns`), each batch checked by the numpy engine's
+    :func:`sufficientdp.io._batch_bits`; None when a value is missing or not 0/1, for the validating passes to name
+    the column.
 
     Why not SQL: the weight histogram needs each row's weight ``c0 + … + c_{L-1}``, and DuckDB's L - 1 additions
     per row cost more than the plain per-column sums (docs/benchmarks.md, "Aggregation engines"), while numpy adds
@@ -395,21 +396,6 @@ def _row_ranges(sizes: list[int], streams: int) -> list[int]:
     if n > bounds[-1] or len(bounds) == 1:
         bounds.append(n)
     return bounds
-
-
-def _batch_bits(batch: Any) -> list[np.ndarray] | None:
-    """The columns of an Arrow batch of ``uint8`` columns as numpy views, or None when one holds a null or a
-    value above 1."""
-    columns = []
-    for j in range(batch.num_columns):
-        col = batch.column(j)
-        if col.null_count or str(col.type) != "uint8":
-            return None
-        values = np.frombuffer(col.buffers()[1], dtype=np.uint8, count=len(col), offset=col.offset)
-        if values.shape[0] and int(values.max()) > 1:
-            return None
-        columns.append(values)
-    return columns
 
 
 def _from_codes(bits: int, code: np.ndarray, count: np.ndarray) -> Tally:
