@@ -272,21 +272,128 @@ def _batch_bits(batch: Any, same_integer_type: bool = False) -> list[np.ndarray]
 def _csv_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns]:
     """Yield the columns of each batch of at most ``batch_rows`` CSV rows (at least one batch, possibly empty).
 
-    Well-formed files stream through pyarrow's CSV reader (when installed) in blocks; at the first thing it does
-    not accept (a parse error, a missing or non-integer cell, a value other than 0/1) the careful standard-library
-    reader takes over after the rows already yielded, and names the offending line. The rows are the same
-    either way (both skip empty lines), so the result never depends on where a batch boundary falls.
+    A file of one character per cell (:func:`_csv_fixed_layout`: what sufficientdp, pyarrow, pandas, polars and
+    DuckDB write for 0/1 integers) is read as a byte matrix and checked byte by byte (:func:`_csv_fixed_columns`).
+    Other well-formed files stream through pyarrow's CSV reader (when installed) in blocks. At the first thing
+    either does not accept (a parse error, a missing or non-integer cell, a value other than 0/1) the careful
+    standard-library reader takes over after the rows already yielded, and names the offending line (when the
+    byte-matrix reader stops before yielding anything, pyarrow's reader runs first). The rows are the same every
+    way (all skip empty lines, and a file of the fixed layout has none), so the result never depends on where a
+    batch boundary falls.
     """
     done = 0
-    for item in _csv_arrow_columns(p, batch_rows, max_cells):
-        if item is None:
-            break
-        yield item
-        done += len(item[0][0])
-    else:
+    readers: list[Callable[[], Iterator[_Columns | None]]] = [
+        lambda: _csv_fixed_columns(p, batch_rows, max_cells), lambda: _csv_arrow_columns(p, batch_rows, max_cells)]
+    for reader in readers:
+        for item in reader():
+            if item is None:
+                break
+            yield item
+            done += len(item[0][0])
+        else:
+            if done:
+                return
         if done:
-            return
+            break
     yield from _csv_stdlib_columns(p, path, batch_rows, skip=done, max_cells=max_cells)
+
+
+#: Longest header line the byte-matrix CSV reader looks at (longer: the other readers).
+_MAX_HEADER_BYTES = 1 << 24
+
+
+def _csv_header_names(header: bytes, p: Path) -> list[str] | None:
+    """The column names the other CSV readers would give for a file whose first line is ``header``: pyarrow's
+    parse of it when pyarrow is installed (:func:`_csv_arrow_columns`), else the standard-library reader's
+    (:func:`_csv_stdlib_columns`); None where the header is empty or does not parse."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:
+        try:
+            with p.open(newline="") as fh:
+                names = [n.strip() for n in next(csv.reader(fh), [])]
+        except (UnicodeDecodeError, csv.Error):
+            return None
+        return names if names and names != [""] else None
+    try:
+        with p.open(newline="") as fh:  # (the check _csv_arrow_columns makes before pyarrow reads the file)
+            if not next(csv.reader(fh), []):
+                return None
+        table = pacsv.read_csv(pa.py_buffer(header), read_options=pacsv.ReadOptions(use_threads=False))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, csv.Error):
+        return None
+    names = [str(n).strip() for n in table.schema.names]
+    return names or None
+
+
+def _csv_fixed_layout(p: Path) -> tuple[list[str], int, int, int] | None:
+    """``(names, data_start, rows, row_bytes)`` when the CSV file may be one character per cell: after the header
+    line, ``rows`` rows of exactly ``row_bytes`` bytes, ``2L`` (``c,c,…,c\n``) or ``2L + 1`` (ending ``\r\n``),
+    L the header's column count, judged from the file size and the first row's line end. None otherwise. Every row
+    is checked byte by byte when read (:func:`_csv_fixed_columns`)."""
+    try:
+        size = p.stat().st_size
+        with p.open("rb") as fh:
+            header = fh.readline(_MAX_HEADER_BYTES)
+            if not header.endswith(b"\n"):
+                return None
+            names = _csv_header_names(header, p)
+            if names is None:
+                return None
+            width = 2 * len(names)
+            first = fh.read(width + 1)
+    except OSError:
+        return None
+    if first[width - 1:width] == b"\n":
+        row_bytes = width
+    elif first[width - 1:width + 1] == b"\r\n":
+        row_bytes = width + 1
+    else:
+        return None
+    data = size - len(header)
+    if data <= 0 or data % row_bytes:
+        return None
+    return names, len(header), data // row_bytes, row_bytes
+
+
+def _csv_fixed_columns(p: Path, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns | None]:
+    """The CSV reader for files of one character per cell (:func:`_csv_fixed_layout`); yields None (and stops)
+    where another reader must take over: the layout does not fit, or a row of the batch at hand is not exactly
+    ``0`` or ``1`` cells separated by commas and ended by the first row's line end.
+
+    Each batch of rows is read into one byte matrix (rows x row bytes) and compared with the template row
+    ``0,0,…,0\n``: the difference (``uint8``, so a byte below the template's wraps to a large value) must be 0 at
+    every comma and line end and 0 or 1 at every cell. Exactly then each row is L cells ``0``/``1``, which the
+    careful reader (Python's csv module and ``int()``) reads as the same values, and the cells' differences are
+    the bits. Memory: a few copies of one batch."""
+    layout = _csv_fixed_layout(p)
+    if layout is None:
+        yield None
+        return
+    names, start, rows, row_bytes = layout
+    bits = len(names)
+    step = _rows_for(batch_rows, max_cells, bits)
+    template = np.full(row_bytes, ord(","), dtype=np.uint8)
+    template[0:2 * bits:2] = ord("0")
+    template[2 * bits - 1:] = np.frombuffer(b"\r\n" if row_bytes > 2 * bits else b"\n", dtype=np.uint8)
+    allowed = np.zeros(row_bytes, dtype=np.uint8)
+    allowed[0:2 * bits:2] = 1
+    with p.open("rb") as fh:
+        fh.seek(start)
+        for first in range(0, rows, step):
+            n = min(step, rows - first)
+            buf = bytearray(n * row_bytes)
+            if fh.readinto(buf) != len(buf):  # the file changed under us
+                yield None
+                return
+            diff = np.frombuffer(buf, dtype=np.uint8).reshape(n, row_bytes)
+            np.subtract(diff, template, out=diff)
+            if bool(np.greater(diff, allowed).any()):
+                yield None
+                return
+            cols = np.ascontiguousarray(diff[:, 0:2 * bits:2].T)
+            yield list(cols), names
 
 
 def _csv_arrow_columns(p: Path, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns | None]:
@@ -346,40 +453,53 @@ def _csv_arrow_columns(p: Path, batch_rows: int, max_cells: int | None = None) -
 def _csv_stdlib_columns(p: Path, path: Any, batch_rows: int, skip: int = 0,
                         max_cells: int | None = None) -> Iterator[_Columns]:
     """The careful CSV reader: every line checked, errors name the line; the first ``skip`` rows (already
-    yielded by the fast reader) are checked but not yielded again."""
+    yielded by the fast reader) are checked but not yielded again. Text that does not decode (the platform's
+    default encoding, UTF-8 in practice) or that Python's csv module refuses is a DataError too."""
     with p.open(newline="") as fh:
         reader = csv.reader(fh)
         try:
-            names = next(reader)
-        except StopIteration:
-            raise DataError(f"{str(path)!r} is empty; expected a header row with one column per bit") from None
-        names = [n.strip() for n in names]
-        if not names or names == [""]:
-            raise DataError(f"{str(path)!r} has an empty header; expected one column per bit")
-        batch_rows = _rows_for(batch_rows, max_cells, len(names))
-        rows: list[list[int]] = []
-        seen = 0
-        yielded = False
-        for lineno, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if len(row) != len(names):
-                raise DataError(f"{str(path)!r} line {lineno}: {len(row)} values, expected {len(names)}")
-            try:
-                vals = [int(v) for v in row]
-            except ValueError:
-                raise DataError(f"{str(path)!r} line {lineno}: values must be 0 or 1; got {row!r}") from None
-            if any(v not in (0, 1) for v in vals):
-                raise DataError(f"{str(path)!r} line {lineno}: values must be 0 or 1; got {row!r}")
-            seen += 1
-            if seen <= skip:
-                continue
-            rows.append(vals)
-            if len(rows) == batch_rows:
-                arr = np.asarray(rows, dtype=np.uint8).reshape(len(rows), len(names))
-                rows = []
-                yielded = True
-                yield [arr[:, j] for j in range(len(names))], names
+            yield from _csv_stdlib_rows(reader, path, batch_rows, skip, max_cells)
+        except UnicodeDecodeError as exc:  # (decoded a block at a time: no line number to give)
+            raise DataError(f"{str(path)!r} is not text in the expected encoding ({exc.encoding}: {exc.reason}); "
+                            "a report file holds 0/1 values under a header line") from None
+        except csv.Error as exc:
+            raise DataError(f"{str(path)!r} line {reader.line_num}: not CSV ({exc})") from None
+
+
+def _csv_stdlib_rows(reader: Any, path: Any, batch_rows: int, skip: int,
+                     max_cells: int | None) -> Iterator[_Columns]:
+    """The body of :func:`_csv_stdlib_columns` on an open ``csv.reader``."""
+    try:
+        names = next(reader)
+    except StopIteration:
+        raise DataError(f"{str(path)!r} is empty; expected a header row with one column per bit") from None
+    names = [n.strip() for n in names]
+    if not names or names == [""]:
+        raise DataError(f"{str(path)!r} has an empty header; expected one column per bit")
+    batch_rows = _rows_for(batch_rows, max_cells, len(names))
+    rows: list[list[int]] = []
+    seen = 0
+    yielded = False
+    for lineno, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) != len(names):
+            raise DataError(f"{str(path)!r} line {lineno}: {len(row)} values, expected {len(names)}")
+        try:
+            vals = [int(v) for v in row]
+        except ValueError:
+            raise DataError(f"{str(path)!r} line {lineno}: values must be 0 or 1; got {row!r}") from None
+        if any(v not in (0, 1) for v in vals):
+            raise DataError(f"{str(path)!r} line {lineno}: values must be 0 or 1; got {row!r}")
+        seen += 1
+        if seen <= skip:
+            continue
+        rows.append(vals)
+        if len(rows) == batch_rows:
+            arr = np.asarray(rows, dtype=np.uint8).reshape(len(rows), len(names))
+            rows = []
+            yielded = True
+            yield [arr[:, j] for j in range(len(names))], names
     if rows or not (yielded or skip):
         arr = np.asarray(rows, dtype=np.uint8).reshape(len(rows), len(names))
         yield [arr[:, j] for j in range(len(names))], names
