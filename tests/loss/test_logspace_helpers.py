@@ -12,6 +12,7 @@ from scipy.special import logsumexp as scipy_logsumexp
 
 from sufficientdp._numerics.binomial import log_binom_pmf_all
 from sufficientdp._numerics.logspace import (
+    _EXP_ZERO,
     log_add_exp,
     log_comb,
     log_comb_large_n,
@@ -188,6 +189,35 @@ def test_logsumexp_finite_rows_is_logsumexp_on_finite_rows() -> None:
         with mpmath.workdps(50):
             exact = [float(mpmath.log(sum(mpmath.exp(mpmath.mpf(x)) for x in row))) for row in a]
         assert _ulps(logsumexp_finite_rows(a), np.array(exact)) <= 8
+
+
+def test_exp_is_zero_below_the_cutoff() -> None:
+    """``exp`` underflows to exactly 0 below :data:`_EXP_ZERO` (numpy's SIMD kernel at every offset of an array,
+    its 0-d call and libm), and not just above ``log(2**-1075)``."""
+    far = [-1e4, -1e300, -np.finfo(float).max]
+    grid = np.concatenate([np.linspace(-900.0, _EXP_ZERO, 200_003, endpoint=False), far])
+    for start in range(9):  # every lane offset of the vector kernel, and its scalar tail
+        assert not np.any(np.exp(grid[start:]))
+    assert math.exp(np.nextafter(_EXP_ZERO, -np.inf)) == 0.0 and np.exp(np.float64(_EXP_ZERO - 1e-9)) == 0.0
+    assert np.exp(-745.0) > 0.0  # the subnormal band is not cut
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_logsumexp_finite_rows_cutoff_keeps_every_float(overwrite: bool) -> None:
+    """Terms that underflow are set to 0 without ``exp``: the rows come out as the plain formula's, bit for bit,
+    with many such terms, subnormal ones and none at all (the lattice window's rows at large theta)."""
+    rng = np.random.default_rng(3)
+    for cols in (1, 5, 12, 33, 786):
+        a = rng.normal(scale=10.0 ** rng.uniform(0, 3.5), size=(112, cols)) * rng.uniform(0, 3, size=(112, 1))
+        a[::7, :] -= rng.uniform(700.0, 760.0, size=(16, cols))  # the subnormal band and just below it
+        a[::7, 0] = 0.0
+        top = np.max(a, axis=1)
+        plain = top + np.log(np.sum(np.exp(a - top[:, None]), axis=1))
+        kept = a.copy()
+        got = logsumexp_finite_rows(kept, overwrite=overwrite)
+        assert got.tobytes() == plain.tobytes()
+        if not overwrite:
+            assert kept.tobytes() == a.tobytes()
 
 
 _SCIPY_SPLIT_MAX = tuple(int(v) for v in __import__("scipy").__version__.split(".")[:2]) >= (1, 15)

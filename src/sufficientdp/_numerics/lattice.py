@@ -109,7 +109,7 @@ def window_ends_and_mgf(n: int, k: NDArray[np.float64], logpi: NDArray[np.float6
     th = _signed_theta_grid(grid) / k_sd  # (-x) / k_sd == -(x / k_sd) exactly: the same floats as +-thetas
     exponents = np.multiply.outer(th, k)
     exponents += logpi
-    inner = log_gamma + log_sum_exp_rows(exponents)
+    inner = log_gamma + log_sum_exp_rows(exponents, overwrite=True)  # (exponents is not used again)
     lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
     cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
     with np.errstate(invalid="ignore"):
