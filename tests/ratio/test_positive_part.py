@@ -231,3 +231,24 @@ def test_checked_probs_raise_as_raw_probs(values: list[float], probs: list[float
     with pytest.raises(ValueError) as checked:
         compound_positive_part_upper(values, positive_part.checked_probs(probs), gamma=gamma, n=10)
     assert str(checked.value) == str(raw.value)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_single_heavy_sum_on_python_floats_is_the_array_arithmetic(seed: int) -> None:
+    """A single heavy sum goes through Python floats (_one_heavy_sum); the same sum given as two atoms, the second
+    of probability 0 (so every dot product and clipped index is that of the one atom, in array arithmetic), gives
+    the same floats, bit for bit, with the cut inside, below and above the window."""
+    rng = np.random.default_rng(seed)
+    kv = np.concatenate([np.arange(-7.0, 9.0), np.arange(-7.0, 9.0) + 1.0])
+    kp = rng.random(kv.size)
+    kp /= kp.sum()
+    lam = rng.normal(size=positive_part._THETAS)
+    for h, cells, a_lo, a_hi in ((0.01, 1024, -300.0, 600.0), (0.25, 2048, -60.0, 1500.0)):
+        for y in (0.0, -0.0, 0.37, -0.9, 2.5, -40.0, 40.0, h * 3.0, -h * 5.0):
+            w = float(rng.uniform(0.1, 1.0))
+            one = [(np.array([y]), np.array([w]))]
+            two = [(np.array([y, y]), np.array([w, 0.0]))]
+            got = [positive_part._evaluate(kv, kp, 0.3, 5000, h, cells, a_lo, a_hi, law, 1e-12, 9.0, lam, 0.2)
+                   for law in (one, two)]
+            assert [float(x).hex() for x in (got[0].upper, got[0].allowance, got[0].slack_estimate)] == \
+                [float(x).hex() for x in (got[1].upper, got[1].allowance, got[1].slack_estimate)]

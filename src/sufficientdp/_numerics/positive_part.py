@@ -33,6 +33,7 @@ The lattice step is refined (cells doubled) until the estimated rounding slack i
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import OrderedDict
@@ -61,6 +62,11 @@ def _dot(a: NDArray[Any], b: NDArray[Any]) -> float:
     """``sum(a * b)`` without BLAS (whose threads cost milliseconds per small product on a busy machine); the
     ufunc's own reduction (what ``np.sum`` calls) without ``np.sum``'s Python-level dispatch."""
     return float(_ADD(a * b))
+
+
+def _dot_into(a: NDArray[Any], b: NDArray[Any]) -> float:
+    """:func:`_dot` computing the products in ``b`` (which is overwritten): the same floats."""
+    return float(_ADD(np.multiply(a, b, out=b)))
 
 
 _ADD = np.add.reduce
@@ -344,6 +350,37 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
     return best
 
 
+@functools.cache
+def _cell_numbers(cells: int) -> NDArray[np.float64]:
+    """``np.arange(cells, dtype=float)``, computed once per lattice size (read-only)."""
+    out = np.arange(cells, dtype=float)
+    out.flags.writeable = False
+    return out
+
+
+def _one_heavy_sum(y: float, w: float, h: float, a_lo: float, a_hi: float, cells: int, s0: NDArray[np.float64],
+                   s1: NDArray[np.float64], law: NDArray[np.float64]) -> tuple[float, float, float, float, float]:
+    """The per-heavy-sum terms of :func:`_evaluate` for a single heavy sum ``y`` of probability ``w`` (every call
+    without a heavy split), on Python floats instead of one-element arrays: the same IEEE operations in the same
+    order, so the same floats. ``np.add.reduce`` of one element ``x`` is ``0.0 + x`` (it starts from the identity),
+    ``np.maximum(x, 0.0)`` is ``x if x > 0.0 else 0.0`` (it returns its second argument on ties, so ``+0.0`` for
+    ``x = -0.0``), ``np.floor`` is ``math.floor`` (up to the sign of a zero, which only feeds the cell indices) and
+    ``astype(np.int64)`` truncates the integer-valued clipped index as ``int`` does.
+
+    Returns ``sum w (h s1 + y s0)`` from the first cell with ``h k + y > 0``, ``w (h a_hi + y)_+``,
+    ``w (h a_lo + y)_+``, ``w`` and ``w law[k]`` at the cell of ``h k + y = 0``, each as :func:`_dot` gives it.
+    """
+    lo_cell = float(math.floor(-y / h))
+    i = int(min(max(lo_cell + 1.0 - a_lo, 0.0), float(cells)))
+    part = 0.0 + w * (h * float(s1[i]) + y * float(s0[i]))
+    top = h * a_hi + y
+    low = h * a_lo + y
+    top_part = 0.0 + w * (top if top > 0.0 else 0.0)
+    low_part = 0.0 + w * (low if low > 0.0 else 0.0)
+    j = int(min(max(lo_cell - a_lo, 0.0), float(cells - 1)))
+    return part, top_part, low_part, 0.0 + w, 0.0 + w * float(law[j])
+
+
 def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, n: int, h: float, cells: int,
               a_lo: float, a_hi: float, laws: list[tuple[NDArray[np.float64], NDArray[np.float64]]], tail: float,
               k_sd: float, lam: NDArray[np.float64], mean_ff: float) -> PositivePartBound:
@@ -366,7 +403,7 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
         n * gamma_l * math.sqrt(_dot(pmf, pmf)) + 1.0)
     thetas = theta_grid(_THETAS) / k_sd
     log_thetas = np.log(thetas)
-    kk = a_lo + np.arange(cells, dtype=float)
+    kk = a_lo + _cell_numbers(cells)
     shift = int(a_lo) % cells
     kv_top = max(0.0, float(_MAXIMUM(kv)))
     total = 0.0
@@ -377,30 +414,57 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     s1 = np.empty(cells + 1)
     s0[cells] = s1[cells] = 0.0
     s0_rev, s1_rev = s0[:cells][::-1], s1[:cells][::-1]
+    weighted = np.empty(cells)
+    theta_a_hi = thetas * a_hi
     for r in range(h_max + 1):
         m = n - r
         raw = np.fft.irfft(powers[r], cells)
         law = np.concatenate((raw[shift:], raw[:shift]))  # np.roll(raw, -shift)
         np.maximum(law, 0.0, out=law)
         np.cumsum(law[::-1], out=s0_rev)
-        np.cumsum((law * kk)[::-1], out=s1_rev)
+        np.multiply(law, kk, out=weighted)
+        np.cumsum(weighted[::-1], out=s1_rev)
         ys, ws = laws[r]
-        # E[(hK + y)_+] over the window: cells with h k + y > 0, i.e. k >= floor(-y / h) + 1
-        lo_cell = np.floor(-ys / h)
-        i = np.minimum(np.maximum(lo_cell + 1.0 - a_lo, 0), cells).astype(np.int64)
-        total += _dot(ws, h * s1[i] + ys * s0[i])
-        top = np.maximum(h * a_hi + ys, 0.0)  # the largest (hk + y)_+ in the window
-        w_top = _dot(ws, top)
-        allowance += 2.0 * fft_err * w_top + ALPHA * _dot(ws, np.maximum(h * a_lo + ys, 0.0))
+        if ys.size == 1:  # no heavy atoms: the same operations on Python floats (see _one_heavy_sum)
+            part, top_part, low_part, w_sum, dens = _one_heavy_sum(float(ys[0]), float(ws[0]), h, a_lo, a_hi,
+                                                                   cells, s0, s1, law)
+            total += part
+            w_top = top_part
+            allowance += 2.0 * fft_err * w_top + ALPHA * low_part
+        else:
+            # E[(hK + y)_+] over the window: cells with h k + y > 0, i.e. k >= floor(-y / h) + 1. (In place, in
+            # the same order: ys / -h is -ys / h, IEEE division being symmetric in the signs; products and sums
+            # of two terms are commutative.)
+            lo_cell = np.divide(ys, -h)
+            np.floor(lo_cell, out=lo_cell)
+            idx = lo_cell + 1.0
+            idx -= a_lo
+            np.maximum(idx, 0.0, out=idx)
+            np.minimum(idx, cells, out=idx)
+            i = idx.astype(np.int64)
+            term = s1.take(i)
+            term *= h
+            term += np.multiply(s0.take(i), ys, out=idx)
+            total += _dot_into(ws, term)
+            top = np.add(ys, h * a_hi, out=term)  # the largest (hk + y)_+ in the window
+            np.maximum(top, 0.0, out=top)
+            w_top = _dot_into(ws, top)
+            low = np.add(ys, h * a_lo, out=idx)
+            np.maximum(low, 0.0, out=low)
+            allowance += 2.0 * fft_err * w_top + ALPHA * _dot_into(ws, low)
+            w_sum = float(_ADD(ws))
+            lo_cell -= a_lo
+            np.maximum(lo_cell, 0.0, out=lo_cell)
+            np.minimum(lo_cell, cells - 1, out=lo_cell)
+            dens = _dot_into(ws, law.take(lo_cell.astype(np.int64)))
         # above the window (step 3): (hK + y)_+ <= h (K - a_hi)_+ + (h a_hi + y)_+ on {K > a_hi}, with
         # E[(K - a)_+] <= e^{-theta a} E[e^{theta K}] / (e theta) and P[K > a] <= e^{-theta a} E[e^{theta K}]
         if a_hi < m * kv_top:  # else the window reaches the top of the support
-            log_chern = m * lam - thetas * a_hi
+            log_chern = m * lam - theta_a_hi
             above = h * float(np.exp(np.minimum.reduce(log_chern - 1.0 - log_thetas)))
-            allowance += float(_ADD(ws)) * above + w_top * float(np.exp(np.minimum.reduce(log_chern)))
+            allowance += w_sum * above + w_top * float(np.exp(np.minimum.reduce(log_chern)))
         # density of hK + y at 0 (per unit), for the slack estimate
-        j = np.minimum(np.maximum(lo_cell - a_lo, 0), cells - 1).astype(np.int64)
-        density0 += _dot(ws, law[j]) / h
+        density0 += dens / h
     var_round = n * gamma_l * mean_ff * h * h
     slack = 0.5 * var_round * density0
     return PositivePartBound(total + allowance, cells, h, allowance, slack)
