@@ -17,6 +17,13 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 
+@pytest.fixture(autouse=True)
+def _without_polars(monkeypatch):
+    """These are the pyarrow readers' tests: polars' reader, which runs first when polars is installed, is off
+    (tests/engines/test_parquet_polars.py tests it)."""
+    monkeypatch.setattr(engines, "_polars", lambda: None)
+
+
 @pytest.fixture
 def readers(monkeypatch):
     """Three cores whatever the machine, and a record of the row groups the readers took."""
