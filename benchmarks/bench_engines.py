@@ -8,8 +8,8 @@ Files (written once to a temporary folder; random reports, each bit 1 with proba
 
 Every measurement runs in a fresh subprocess (``python bench_engines.py --worker KIND PATH``) that imports numpy,
 pyarrow and duckdb first, then times only the aggregation call and reports its wall time and its own peak RSS
-(``VmHWM`` of ``/proc/self/status``, which includes the interpreter and those imports; the ``idle``
-row is a worker that only imports them). Kinds:
+(``VmHWM`` of ``/proc/self/status``, which includes the interpreter and those imports, and polars' when it is
+installed; the ``idle`` row is a worker that only imports them). Kinds:
 
 * ``engine=numpy`` / ``engine=duckdb`` — ``sufficientdp.engines.tally_file(path, engine=...)``: read, validate
   every value is 0/1, bit counts, weight histogram and (L = 16) the full 2^16 histogram;
@@ -109,6 +109,11 @@ def _worker(kind: str, path: str) -> dict[str, Any]:
     import duckdb
     import pyarrow.csv  # noqa: F401 - imported before the clock starts, as for every kind
     import pyarrow.parquet  # noqa: F401
+
+    try:  # (the numpy engine decodes Parquet with polars when it is installed; the polars row uses it)
+        import polars  # noqa: F401
+    except ImportError:
+        pass
 
     from sufficientdp.engines import tally_file
 
