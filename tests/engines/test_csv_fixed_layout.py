@@ -143,19 +143,13 @@ def test_every_byte_at_every_kind_of_position_reads_exactly_as_before(tmp_path, 
     assert compared == 2 * 2 * 256 * 4 + 2 * 256
 
 
-def test_a_bad_byte_deep_in_the_file_names_its_line_after_the_rows_already_counted(tmp_path, monkeypatch):
+def test_a_bad_byte_deep_in_the_file_names_its_line_after_the_rows_already_counted(tmp_path, monkeypatch,
+                                                                                   careful_skips):
     rows = ["0,1,0"] * 30_000
     rows[23_456] = "1,7,0"
     path = tmp_path / "bad.csv"
     path.write_text("a,b,c\n" + "".join(r + "\n" for r in rows))
-    skips = []
-    careful = sio._csv_stdlib_columns
-
-    def spy(p, path, batch_rows, skip=0, max_cells=None):
-        skips.append(skip)
-        return careful(p, path, batch_rows, skip, max_cells)
-
-    monkeypatch.setattr(sio, "_csv_stdlib_columns", spy)
+    skips = careful_skips
     monkeypatch.setattr(engines, "CHUNK_ROWS", 1000)
     with pytest.raises(DataError, match="line 23458"):  # header is line 1
         tally_file(path)

@@ -29,11 +29,6 @@ def slices(monkeypatch):
     return taken
 
 
-def _write(path, data, row_group_size, dtype=np.uint8):
-    pq.write_table(pa.table({f"b{j}": data[:, j].astype(dtype) for j in range(data.shape[1])}), path,
-                   row_group_size=row_group_size)
-
-
 def _without_polars(path, monkeypatch, **kw):
     with monkeypatch.context() as m:
         m.setattr(engines, "_polars", lambda: None)
@@ -42,12 +37,12 @@ def _without_polars(path, monkeypatch, **kw):
 
 @pytest.mark.parametrize("bits, full_histogram", [(1, None), (5, True), (16, None), (20, True), (70, None),
                                                   (12, False)])
-def test_polars_reader_equals_the_in_memory_tally(tmp_path, monkeypatch, slices, bits, full_histogram):
+def test_polars_reader_equals_the_in_memory_tally(tmp_path, monkeypatch, slices, bits, full_histogram, write_parquet):
     rng = np.random.default_rng(bits)
     n = 5003
     data = (rng.random((n, bits)) < rng.random(bits)).astype(np.uint8)
     path = tmp_path / "r.parquet"
-    _write(path, data, 1500)  # row groups of 1500, 1500, 1500, 503
+    write_parquet(path, data, 1500)  # row groups of 1500, 1500, 1500, 503
     monkeypatch.setattr(engines, "POLARS_SLICE_CELLS", 700 * bits)  # each group cut into 3 slices (the last: 1)
     seen = []
     t, names = tally_file(path, full_histogram=full_histogram, progress=lambda done, total: seen.append(done))
@@ -70,11 +65,12 @@ def test_slices_cover_every_row_once_within_row_groups(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint16, np.float32, np.bool_])
-def test_polars_reader_takes_every_column_type_the_sequential_reader_takes(tmp_path, monkeypatch, slices, dtype):
+def test_polars_reader_takes_every_column_type_the_sequential_reader_takes(tmp_path, monkeypatch, slices, dtype,
+                                                                           write_parquet):
     rng = np.random.default_rng(2)
     data = (rng.random((3001, 6)) < 0.4).astype(np.uint8)
     path = tmp_path / "t.parquet"
-    _write(path, data, 1000, dtype)
+    write_parquet(path, data, 1000, dtype)
     t, _ = tally_file(path)
     assert slices  # polars read it
     assert t.to_dict(include_vector_histogram=True) == tally(data).to_dict(include_vector_histogram=True)
@@ -114,20 +110,20 @@ def test_a_string_column_and_an_empty_file_go_to_the_sequential_reader(tmp_path,
     assert t.to_dict() == _without_polars(empty, monkeypatch)[0].to_dict()
 
 
-def test_without_polars_the_path_is_not_taken(tmp_path, monkeypatch, slices):
+def test_without_polars_the_path_is_not_taken(tmp_path, monkeypatch, slices, write_parquet):
     data = np.eye(4, dtype=np.uint8)
     path = tmp_path / "p.parquet"
-    _write(path, data, 2)
+    write_parquet(path, data, 2)
     monkeypatch.setattr(engines, "_polars", lambda: None)
     assert engines._tally_parquet_polars(path, None, None, 4) is None
     t, _ = tally_file(path)
     assert not slices and t.bit_counts.tolist() == [1, 1, 1, 1]
 
 
-def test_a_failing_progress_callback_stops_the_decoder(tmp_path, monkeypatch):
+def test_a_failing_progress_callback_stops_the_decoder(tmp_path, monkeypatch, write_parquet):
     data = np.ones((6000, 2), dtype=np.uint8)
     path = tmp_path / "p.parquet"
-    _write(path, data, 1000)
+    write_parquet(path, data, 1000)
 
     def stop(done, total):
         raise KeyboardInterrupt

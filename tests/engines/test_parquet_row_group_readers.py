@@ -44,11 +44,6 @@ def readers(monkeypatch):
     return taken
 
 
-def _write(path, data, row_group_size, dtype=np.uint8):
-    pq.write_table(pa.table({f"b{j}": data[:, j].astype(dtype) for j in range(data.shape[1])}), path,
-                   row_group_size=row_group_size)
-
-
 def _sequential(monkeypatch, path, **kw):
     with monkeypatch.context() as m:
         m.setattr(engines, "_tally_parquet_parallel", lambda *a: None)
@@ -57,12 +52,13 @@ def _sequential(monkeypatch, path, **kw):
 
 @pytest.mark.parametrize(("bits", "full_histogram"), [(1, None), (9, None), (16, None), (16, False), (20, True),
                                                       (21, None), (70, None)])
-def test_row_group_readers_equal_the_in_memory_tally(tmp_path, monkeypatch, readers, bits, full_histogram):
+def test_row_group_readers_equal_the_in_memory_tally(tmp_path, monkeypatch, readers, bits, full_histogram,
+                                                     write_parquet):
     rng = np.random.default_rng(bits)
     n = 12_345
     data = (rng.random((n, bits)) < rng.random(bits)).astype(np.uint8)
     path = tmp_path / "r.parquet"
-    _write(path, data, row_group_size=1000)
+    write_parquet(path, data, row_group_size=1000)
     monkeypatch.setattr(engines, "CHUNK_ROWS", 333)  # several batches per row group, one that does not divide it
     seen = []
     t, names = tally_file(path, full_histogram=full_histogram, progress=lambda done, total: seen.append((done, total)))
@@ -77,7 +73,8 @@ def test_row_group_readers_equal_the_in_memory_tally(tmp_path, monkeypatch, read
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint16, np.float32, np.bool_, "mixed"])
-def test_row_group_readers_take_every_column_type_the_sequential_reader_takes(tmp_path, monkeypatch, readers, dtype):
+def test_row_group_readers_take_every_column_type_the_sequential_reader_takes(tmp_path, monkeypatch, readers, dtype,
+                                                                              write_parquet):
     data = np.random.default_rng(5).integers(0, 2, size=(5000, 6), dtype=np.uint8)
     path = tmp_path / "r.parquet"
     if dtype == "mixed":
@@ -85,7 +82,7 @@ def test_row_group_readers_take_every_column_type_the_sequential_reader_takes(tm
         pq.write_table(pa.table({f"b{j}": data[:, j].astype(k) for j, k in enumerate(kinds)}), path,
                        row_group_size=700)
     else:
-        _write(path, data, row_group_size=700, dtype=dtype)
+        write_parquet(path, data, row_group_size=700, dtype=dtype)
     t, _ = tally_file(path)
     assert readers
     assert t.to_dict(include_vector_histogram=True) == tally(data).to_dict(include_vector_histogram=True)
@@ -96,7 +93,7 @@ def _bad_file(path, where, value=2, dtype=np.int64):
     data = np.random.default_rng(9).integers(0, 2, size=(5000, 4)).astype(dtype)
     for row, col in where:
         data[row, col] = value
-    _write(path, data, row_group_size=1000, dtype=dtype)
+    pq.write_table(pa.table({f"b{j}": data[:, j] for j in range(data.shape[1])}), path, row_group_size=1000)
 
 
 @pytest.mark.parametrize(("value", "dtype"), [(2, np.int64), (-1, np.int64), (2, np.uint8), (255, np.uint8),
@@ -136,31 +133,31 @@ def test_nan_and_nulls_raise_what_the_sequential_reader_raises(tmp_path, monkeyp
             tally_file(path)
 
 
-def test_the_full_histogram_above_20_bits_raises_as_before(tmp_path, monkeypatch, readers):
+def test_the_full_histogram_above_20_bits_raises_as_before(tmp_path, monkeypatch, readers, write_parquet):
     path = tmp_path / "wide.parquet"
-    _write(path, np.zeros((3000, 21), dtype=np.uint8), row_group_size=1000)
+    write_parquet(path, np.zeros((3000, 21), dtype=np.uint8), row_group_size=1000)
     with pytest.raises(ParameterError, match="full_histogram needs bits in"):
         tally_file(path, full_histogram=True)
 
 
-def test_one_row_group_or_one_core_reads_sequentially(tmp_path, monkeypatch, readers):
+def test_one_row_group_or_one_core_reads_sequentially(tmp_path, monkeypatch, readers, write_parquet):
     data = np.random.default_rng(4).integers(0, 2, size=(3000, 5), dtype=np.uint8)
     one = tmp_path / "one.parquet"
-    _write(one, data, row_group_size=10_000)
+    write_parquet(one, data, row_group_size=10_000)
     want = tally(data).to_dict(include_vector_histogram=True)
     assert tally_file(one)[0].to_dict(include_vector_histogram=True) == want
     assert readers == []
     many = tmp_path / "many.parquet"
-    _write(many, data, row_group_size=1000)
+    write_parquet(many, data, row_group_size=1000)
     monkeypatch.setattr(engines, "_cores", lambda: 1)
     assert tally_file(many)[0].to_dict(include_vector_histogram=True) == want
     assert readers == []
 
 
-def test_a_failing_progress_callback_stops_the_readers(tmp_path, monkeypatch, readers):
+def test_a_failing_progress_callback_stops_the_readers(tmp_path, monkeypatch, readers, write_parquet):
     data = np.ones((20_000, 3), dtype=np.uint8)
     path = tmp_path / "r.parquet"
-    _write(path, data, row_group_size=1000)
+    write_parquet(path, data, row_group_size=1000)
     monkeypatch.setattr(engines, "CHUNK_ROWS", 100)
 
     def stop(done, total):
@@ -191,7 +188,8 @@ def test_vector_histogram_columns_is_the_full_histogram_of_tally():
 
 
 @pytest.mark.slow
-def test_peak_memory_of_the_row_group_readers_does_not_grow_with_the_file(tmp_path, monkeypatch, readers):
+def test_peak_memory_of_the_row_group_readers_does_not_grow_with_the_file(tmp_path, monkeypatch, readers,
+                                                                          write_parquet):
     import tracemalloc
 
     rng = np.random.default_rng(11)
@@ -199,7 +197,7 @@ def test_peak_memory_of_the_row_group_readers_does_not_grow_with_the_file(tmp_pa
     peaks = {}
     for n in (50_000, 400_000):
         path = tmp_path / f"r{n}.parquet"
-        _write(path, rng.integers(0, 2, size=(n, 16), dtype=np.uint8), row_group_size=25_000)
+        write_parquet(path, rng.integers(0, 2, size=(n, 16), dtype=np.uint8), row_group_size=25_000)
         tracemalloc.start()
         try:
             tally_file(path)

@@ -56,9 +56,7 @@ def _csv(path, rows, header="a,b,c"):
 
 
 @pytest.mark.slow
-def test_csv_fast_reader_hands_over_mid_file_without_losing_or_repeating_rows(tmp_path, monkeypatch):
-    import sufficientdp.io as sio
-
+def test_csv_fast_reader_hands_over_mid_file_without_losing_or_repeating_rows(tmp_path, monkeypatch, careful_skips):
     rng = np.random.default_rng(7)
     data = (rng.random((50_001, 3)) < 0.5).astype(np.uint8)
     rows = [",".join(map(str, r)) for r in data]
@@ -67,14 +65,7 @@ def test_csv_fast_reader_hands_over_mid_file_without_losing_or_repeating_rows(tm
     rows.insert(25_000, "")  # an empty line is skipped by both readers
     path = tmp_path / "odd.csv"
     _csv(path, rows)
-    skips = []
-    careful = sio._csv_stdlib_columns
-
-    def spy(p, path, batch_rows, skip=0, max_cells=None):
-        skips.append(skip)
-        return careful(p, path, batch_rows, skip, max_cells)
-
-    monkeypatch.setattr(sio, "_csv_stdlib_columns", spy)
+    skips = careful_skips
     monkeypatch.setattr(engines, "CHUNK_ROWS", 300)
     t, _ = tally_file(path)
     assert t.to_dict(include_vector_histogram=True) == _in_memory(data)
