@@ -350,11 +350,19 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
     return best
 
 
-@functools.cache
 def _cell_numbers(cells: int) -> NDArray[np.float64]:
-    """``np.arange(cells, dtype=float)``, computed once per lattice size (read-only)."""
+    """``np.arange(cells, dtype=float)``, kept once per lattice size up to :data:`_CACHED_CELLS` cells (at most 1 MB
+    in all; a larger lattice's FFTs dwarf computing it again)."""
+    return _small_cell_numbers(cells) if cells <= _CACHED_CELLS else np.arange(cells, dtype=float)
+
+
+_CACHED_CELLS = 2 ** 16
+
+
+@functools.cache
+def _small_cell_numbers(cells: int) -> NDArray[np.float64]:
     out = np.arange(cells, dtype=float)
-    out.flags.writeable = False
+    out.flags.writeable = False  # shared by every call
     return out
 
 
