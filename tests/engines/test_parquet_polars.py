@@ -133,3 +133,16 @@ def test_a_failing_progress_callback_stops_the_decoder(tmp_path, monkeypatch, wr
     import threading
 
     assert not [t for t in threading.enumerate() if t.name == "sufficientdp-polars"]
+
+
+def test_the_named_file_is_read_not_a_glob_match_or_a_hive_partition(tmp_path, slices, write_parquet):
+    ones, eye = np.ones((6, 3), dtype=np.uint8), np.eye(3, dtype=np.uint8)
+    write_parquet(tmp_path / "r1.parquet", ones, 2)
+    write_parquet(tmp_path / "r[1].parquet", eye, 2)  # as a glob pattern this name matches r1.parquet
+    t, _ = tally_file(tmp_path / "r[1].parquet")
+    assert slices and t.bit_counts.tolist() == [1, 1, 1] and t.reports == 3
+    hive = tmp_path / "year=2024"
+    hive.mkdir()
+    write_parquet(hive / "r.parquet", eye, 2)
+    t, names = tally_file(hive / "r.parquet")
+    assert names == ["b0", "b1", "b2"] and t.bit_counts.tolist() == [1, 1, 1]

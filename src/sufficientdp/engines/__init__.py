@@ -296,7 +296,9 @@ def _polars_plan(path: str | os.PathLike[str], full_histogram: bool | None
 
         meta = pq.ParquetFile(path).metadata
         sizes = [int(meta.row_group(g).num_rows) for g in range(meta.num_row_groups)]
-        frame = pl.scan_parquet(path)
+        # the one file named (no glob: 'r[1].parquet' is that file, not r1.parquet; no columns from directory
+        # names such as year=2024/)
+        frame = pl.scan_parquet(path, glob=False, hive_partitioning=False)
         if list(frame.collect_schema().names()) != names:
             return None
     except Exception:  # noqa: BLE001 - the pyarrow readers report what is wrong
