@@ -4,6 +4,8 @@ Truth is the numpy engine, itself pinned to brute force in tests/aggregation/tes
 must give field-for-field identical tallies on random CSV and Parquet files, and reject the same bad input.
 """
 
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -421,3 +423,21 @@ def test_duckdb_parquet_batches_raise_an_unexpected_error_of_any_stream(tmp_path
     calls.clear()
     with pytest.raises(RuntimeError, match="disk on fire"):
         tally_file(path, engine="duckdb")
+
+
+@pytest.mark.parametrize("engine", EMBEDDED)
+@pytest.mark.parametrize(("name", "decoy"), [("r[1].parquet", "r1.parquet"), ("c[1].csv", "c1.csv"),
+                                              ("a*b.csv", "aXb.csv"), ("q?.parquet", "qX.parquet"),
+                                              ("{x,y}.csv", "x.csv")])
+def test_a_file_name_with_glob_characters_is_that_file(tmp_path, monkeypatch, engine, name, decoy):
+    """DuckDB would expand ``[1]``, ``*``, ``?`` (so would polars' reader, unless told not to): the engine must
+    count the file named, not another file the name matches as a pattern, and leave no link behind."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    write_reports(tmp_path / decoy, np.ones((6, 3), dtype=np.uint8))
+    write_reports(tmp_path / name, np.eye(3, dtype=np.uint8))
+    t, names = tally_file(tmp_path / name, engine=engine)
+    assert names == ["bit0", "bit1", "bit2"]
+    assert t.reports == 3 and t.bit_counts.tolist() == [1, 1, 1]
+    assert not list(scratch.iterdir())

@@ -334,3 +334,14 @@ def test_engine_session_binds_to_loopback_without_ui_and_is_quiet(tmp_path):
     assert res.stdout.split() == ["127.0.0.1", "127.0.0.1", "false", "None"]
     noise = [line for line in res.stderr.splitlines() if " WARN " in line or "Warning" in line]
     assert noise == []
+
+
+@pytest.mark.parametrize(("name", "decoy"), [("r[1].parquet", "r1.parquet"), ("c[1].csv", "c1.csv"),
+                                              ("a*b.csv", "aXb.csv"), ("{x,y}.parquet", "x.parquet")])
+def test_a_file_name_with_glob_characters_is_that_file(spark, tmp_path, name, decoy):
+    """Spark (Hadoop) expands ``[1]``, ``*``, ``{x,y}`` in paths: the file named is counted, not a match."""
+    write_reports(tmp_path / decoy, np.ones((6, 3), dtype=np.uint8))
+    write_reports(tmp_path / name, np.eye(3, dtype=np.uint8))
+    t, names = tally_file_spark(tmp_path / name, spark=spark)
+    assert names == ["bit0", "bit1", "bit2"]
+    assert t.reports == 3 and t.bit_counts.tolist() == [1, 1, 1]

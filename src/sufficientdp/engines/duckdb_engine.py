@@ -42,6 +42,7 @@ from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally, tally_histogram
 from ..io import _batch_bits, detect_format
 from ._handoff import Handoff
+from ._paths import duckdb_readable
 
 __all__ = ["sqlite_path", "tally_collector_duckdb", "tally_file_duckdb"]
 
@@ -103,6 +104,14 @@ def tally_file_duckdb(path: str | os.PathLike[str], *,
         raise DataError(f"input file {str(path)!r} does not exist")
     if fmt == "csv" and p.stat().st_size == 0:  # as the numpy engine (DuckDB would invent one empty column)
         raise DataError(f"{str(path)!r} is empty; expected a header row with one column per bit")
+    with duckdb_readable(p) as readable:  # (never a glob pattern: r[1].parquet is not r1.parquet)
+        return _tally_named_file(readable, path, fmt, full_histogram)
+
+
+def _tally_named_file(p: Path, path: str | os.PathLike[str], fmt: str,
+                      full_histogram: bool | None) -> tuple[Tally, list[str]]:
+    """:func:`tally_file_duckdb` on the file ``p`` that DuckDB reads (``path``, as the user named it, in
+    messages)."""
     duckdb = _duckdb()
     if fmt == "parquet":
         source = f"read_parquet({_literal(str(p))})"

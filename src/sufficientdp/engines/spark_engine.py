@@ -40,6 +40,7 @@ import numpy as np
 from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally
 from ..io import detect_format
+from ._paths import hadoop_escaped
 
 __all__ = ["tally_dataframe_spark", "tally_file_spark"]
 
@@ -311,6 +312,7 @@ def tally_file_spark(path: str | os.PathLike[str], *, full_histogram: bool | Non
         raise DataError(f"input file {text!r} does not exist")
     session = _session(spark, master)
     label = repr(text)
+    text = hadoop_escaped(text)  # the file named, never a glob pattern (r[1].parquet is not r1.parquet)
     from pyspark.errors import PySparkException
     from pyspark.sql import types as T
 
