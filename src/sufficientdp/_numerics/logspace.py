@@ -106,20 +106,29 @@ def logsumexp_finite_rows(a: NDArray[np.float64], *, overwrite: bool = False) ->
     floats) without its infinity handling, which costs a third of the time on the many small calls of the lattice
     bracket. ``overwrite=True`` works in ``a`` (which is then garbage) instead of a new array.
 
-    The shifted terms below :data:`_EXP_ZERO` are set to 0 without calling ``exp``, which would return exactly 0
-    for them, ~20 times slower per element than for other values (its underflow path): the same terms in the
-    same order go into the same row sums, so the result is the same, bit for bit (tested)."""
-    top = np.max(a, axis=1)
+    On arrays of more than :data:`_EXP_CUT_SIZE` terms, the shifted terms below :data:`_EXP_ZERO` are set to 0
+    without calling ``exp``, which would return exactly 0 for them, ~20 times slower per element than for other
+    values (its underflow path): the same terms in the same order go into the same row sums, so the result is the
+    same, bit for bit (tested). The reductions are the ufuncs' own (what ``np.max`` / ``np.sum`` call)."""
+    top = _MAX_REDUCE(a, axis=1)  # (np.max and np.sum call these ufunc reductions: the same floats)
     if overwrite:
         shifted = a
         shifted -= top[:, None]
     else:
         shifted = a - top[:, None]
-    zero = shifted < _EXP_ZERO
-    np.copyto(shifted, 0.0, where=zero)  # (any value with a fast exp; replaced by 0 below)
-    np.exp(shifted, out=shifted)
-    np.copyto(shifted, 0.0, where=zero)
-    return np.asarray(top + np.log(np.sum(shifted, axis=1)), dtype=float)
+    if shifted.size <= _EXP_CUT_SIZE:  # (the cut costs more calls than it saves on a small array)
+        np.exp(shifted, out=shifted)
+    else:
+        zero = shifted < _EXP_ZERO
+        np.copyto(shifted, 0.0, where=zero)  # (any value with a fast exp; replaced by 0 below)
+        np.exp(shifted, out=shifted)
+        np.copyto(shifted, 0.0, where=zero)
+    return np.asarray(top + np.log(_ADD_REDUCE(shifted, axis=1)), dtype=float)
+
+
+_MAX_REDUCE = np.maximum.reduce
+_ADD_REDUCE = np.add.reduce
+_EXP_CUT_SIZE = 4096
 
 
 def logsumexp_groups(a: NDArray[np.float64], onehot: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -429,9 +429,9 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
         raw = np.fft.irfft(powers[r], cells)
         law = np.concatenate((raw[shift:], raw[:shift]))  # np.roll(raw, -shift)
         np.maximum(law, 0.0, out=law)
-        np.cumsum(law[::-1], out=s0_rev)
+        law[::-1].cumsum(out=s0_rev)  # (what np.cumsum calls)
         np.multiply(law, kk, out=weighted)
-        np.cumsum(weighted[::-1], out=s1_rev)
+        weighted[::-1].cumsum(out=s1_rev)
         ys, ws = laws[r]
         if ys.size == 1:  # no heavy atoms: the same operations on Python floats (see _one_heavy_sum)
             part, top_part, low_part, w_sum, dens = _one_heavy_sum(float(ys[0]), float(ws[0]), h, a_lo, a_hi,
