@@ -5,7 +5,8 @@ same result).
 * ``"numpy"`` — streams the file in batches of at most :data:`CHUNK_ROWS` rows and :data:`CHUNK_CELLS` values
   (the readers of :mod:`sufficientdp.io`: pyarrow's Parquet and streaming CSV readers, or the standard-library
   CSV reader), validates each batch and counts it column by column
-  (:func:`sufficientdp.aggregation.columns.tally_columns`); memory is bounded by the batch, not the file (core dependencies only; Parquet needs ``sufficientdp[parquet]``, pyarrow also speeds up CSV).
+  (:func:`sufficientdp.aggregation.columns.tally_columns`); memory is bounded by the batch, not the file (core
+  dependencies only; Parquet needs ``sufficientdp[parquet]``, pyarrow also speeds up CSV).
   Parquet files are decoded by polars when it is installed (``sufficientdp[polars]``, in ``[all]``; a row group at
   a time, :func:`_tally_parquet_polars`), else a file of several row groups by one pyarrow reading thread per core
   (:func:`_tally_parquet_parallel`). CSV files of one character per cell are read as a byte matrix

@@ -114,10 +114,10 @@ def _tally_named_file(p: Path, path: str | os.PathLike[str], fmt: str,
     messages)."""
     duckdb = _duckdb()
     if fmt == "parquet":
-        source = f"read_parquet({_literal(str(p))})"
+        source = f"read_parquet({_literal(str(p))}, hive_partitioning = false)"
     else:
-        source = (f"read_csv({_literal(str(p))}, header = true, all_varchar = true, delim = ',', quote = '\"', "
-                  "escape = '\"')")
+        source = (f"read_csv({_literal(str(p))}, hive_partitioning = false, header = true, all_varchar = true, "
+                  "delim = ',', quote = '\"', escape = '\"')")
     con = duckdb.connect(":memory:")
     try:
         try:
@@ -223,7 +223,8 @@ def _tally_one_pass(con: Any, path: Path, source: str, cols: list[str], fmt: str
             return None  # cannot be one character per cell
         data_bytes = layout[1]
         typed = ", ".join("'UTINYINT'" for _ in cols)
-        source = (f"read_csv({_literal(str(path))}, header = true, delim = ',', quote = '\"', escape = '\"', "
+        source = (f"read_csv({_literal(str(path))}, hive_partitioning = false, header = true, delim = ',', "
+                  "quote = '\"', escape = '\"', "
                   f"types = [{typed}])")
         xs = list(cols)
     else:
@@ -328,16 +329,16 @@ def _tally_parquet_batches(con: Any, path: Path, cols: list[str], types: list[st
         "any_value(row_group_num_rows) AS n, bool_and(stats_min_value IS NOT NULL AND stats_max_value IS NOT NULL "
         f"AND stats_null_count IS NOT NULL) AS s FROM parquet_metadata({file}) GROUP BY g)").fetchone()
     sizes = [int(x) for x in groups or []]
-    if with_stats and not _counts_and_ranges_are_bits(con, f"read_parquet({file})", cols):
+    if with_stats and not _counts_and_ranges_are_bits(con, f"read_parquet({file}, hive_partitioning = false)", cols):
         return None
     xs = ", ".join(c if t == "UTINYINT" else f"CAST({c} AS UTINYINT) AS {c}"
                    for c, t in zip(cols, types, strict=True))
     threads = int(con.execute("SELECT current_setting('threads')").fetchone()[0])
     bounds = _row_ranges(sizes, 1 if '"file_row_number"' in cols else threads)
     if len(bounds) <= 2:
-        queries = [f"SELECT {xs} FROM read_parquet({file})"]
+        queries = [f"SELECT {xs} FROM read_parquet({file}, hive_partitioning = false)"]
     else:
-        queries = [f"SELECT {xs} FROM read_parquet({file}, file_row_number = true) "
+        queries = [f"SELECT {xs} FROM read_parquet({file}, hive_partitioning = false, file_row_number = true) "
                    f"WHERE file_row_number >= {lo} AND file_row_number < {hi}"
                    for lo, hi in zip(bounds, bounds[1:], strict=False)]
     rows = max(1, _ARROW_BATCH_CELLS // bits)
