@@ -87,6 +87,25 @@ def test_bound_with_rare_heavy_atoms(rare: float, monkeypatch: pytest.MonkeyPatc
     assert plain.upper <= exact * (1 + 2e-3)
 
 
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_heavy_atoms_with_fewer_people_than_enumerated_counts(n: int) -> None:
+    # With lambda <= 1e-3 the heavy enumeration wants counts r = 0..3 (lambda^r / r! above 1e-9), more than n people
+    # at n = 2: it stops at n (P[H > n] = 0). It raised "math domain error" (log C(n, r) for r > n).
+    values = np.array([-7.0, -1.0, 2.0, 5.0, 300.0, -250.0])
+    probs = np.array([0.1, 0.4, 0.3, 0.2 - 2e-4, 1e-4, 1e-4])
+    gamma = 0.2
+    law = compound_law(values, probs, gamma, n)
+    exact = sum(p * max(s, 0.0) for s, p in law.items())
+    b = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
+    assert exact <= b.upper * (1 + 1e-10)
+    assert b.upper <= exact * (1 + 2e-3) + 1e-12
+    thresholds = np.array([-300.0, -5.0, 0.0, 4.0, 299.0])
+    bracket = compound_tail_bracket(values, probs, gamma=gamma, n=n, thresholds=thresholds)
+    truth = np.array([sum(p for s, p in law.items() if s > t) for t in thresholds])
+    assert np.all(bracket.lower <= truth * (1 + 1e-10) + 1e-15)
+    assert np.all(truth <= bracket.upper * (1 + 1e-10) + 1e-15)
+
+
 def test_degenerate_cases() -> None:
     assert compound_positive_part_upper([1.0], [1.0], gamma=0.0, n=10).upper == 0.0
     assert compound_positive_part_upper([2.0, -1.0], [0.5, 0.5], gamma=0.5, n=1).upper == pytest.approx(0.5)

@@ -154,6 +154,14 @@ _CELLS = [(1, 5, 0.2, 0.5), (2, 4, 0.1, 3.0), (2, 5, 0.25, 1.0), (2, 6, 0.3, 0.5
           (3, 4, 0.2, 1.0), (3, 5, 0.3, 1.0), (4, 3, 0.25, 2.0)]
 
 
+def test_two_people_with_heavy_atoms_get_a_bound() -> None:
+    # N = 2 at L = 5, q = 0.2: the blanket's heavy split asked for more heavy people than the crowd has and the
+    # bound raised "math domain error"; it is a valid bound above the exhaustive worst case.
+    worst = worst_case_exhaustive(5, 2, 0.2, 1.0)
+    bound = proven_tail(q=0.2, bits=5, population=2, epsilon=1.0)
+    assert bound.eta >= worst.eta * (1 - 1e-9)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("bits", "population", "q", "eps"), _CELLS)
 def test_proven_eta_is_above_exhaustive_worst(bits: int, population: int, q: float, eps: float) -> None:

@@ -150,12 +150,12 @@ def _heavy_split(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, 
     p = gamma * pi_h  # chance that one person draws a heavy atom
     lam_h = n * p
     h_max = 0
-    while lam_h ** (h_max + 1) / math.factorial(h_max + 1) > DROP / 2:
+    while h_max < n and lam_h ** (h_max + 1) / math.factorial(h_max + 1) > DROP / 2:  # (at most n heavy people)
         h_max += 1
     gamma_l = gamma * (1.0 - pi_h) / (1.0 - p)
     lp = lp / lp.sum()
     hq = hp / pi_h
-    left_out = lam_h ** (h_max + 1) / math.factorial(h_max + 1)
+    left_out = 0.0 if h_max >= n else lam_h ** (h_max + 1) / math.factorial(h_max + 1)  # P[H > n] = 0
     budget = DROP / 2  # for pruning the rarest heavy sums
     laws: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
     ys, ps = np.zeros(1), np.ones(1)

@@ -114,7 +114,7 @@ def _enumerate_heavy(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: flo
     p = gamma * pi_h
     lam_h = n * p
     h_max = 0
-    while lam_h ** h_max / math.factorial(h_max) > tail_power:
+    while h_max < n and lam_h ** h_max / math.factorial(h_max) > tail_power:  # (no more than n heavy people)
         h_max += 1
     gamma_l = gamma * (1.0 - pi_h) / (1.0 - p)
     lp = lp / lp.sum()
@@ -134,7 +134,8 @@ def _enumerate_heavy(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: flo
         log_pr = (log_comb_large_n(n, r) + r * math.log(p)
                   + (n - r) * math.log1p(-p))
         laws.append((ys.copy(), ps * math.exp(log_pr)))
-    tail = n * gamma * float(pi @ np.maximum(v, 0.0)) * lam_h ** h_max / math.factorial(h_max)
+    # H > h_max is impossible once h_max = n (every person enumerated): nothing left out
+    tail = 0.0 if h_max >= n else n * gamma * float(pi @ np.maximum(v, 0.0)) * lam_h ** h_max / math.factorial(h_max)
     return lv, lp, gamma_l, laws, tail
 
 
