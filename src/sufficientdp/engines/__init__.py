@@ -240,6 +240,9 @@ def _tally_parquet_parallel(path: str | os.PathLike[str], full_histogram: bool |
 #: Most values (rows x columns) in one slice that polars decodes for the numpy engine (64 MB of ``uint8``): a row
 #: group is one slice when it fits (a slice that starts or ends inside a row group decodes all of it).
 POLARS_SLICE_CELLS = 1 << 26
+#: Slices of at most this many values (16 MB of ``uint8``) are decoded one per core at a time (see
+#: :func:`_tally_parquet_polars`).
+POLARS_NARROW_CELLS = 1 << 24
 
 
 def _polars() -> Any:
@@ -307,42 +310,72 @@ def _polars_plan(path: str | os.PathLike[str], full_histogram: bool | None
     return pl, frame, names, _polars_slices(sizes, len(names))
 
 
+class _SharedIterator:
+    """Items handed out one at a time to several threads (None once all are taken)."""
+
+    def __init__(self, items: list[tuple[int, int]]) -> None:
+        self._items = iter(items)
+        self._lock = threading.Lock()
+
+    def take(self) -> tuple[int, int] | None:
+        with self._lock:
+            return next(self._items, None)
+
+
+def _polars_decode(frame: Any, pieces: _SharedIterator, ready: Handoff) -> None:
+    """One decoding thread of :func:`_tally_parquet_polars`: collects the slices it takes and hands them over
+    (kind 0), then kind 1; kind 2 when polars fails (the sequential reader then reports the error)."""
+    try:
+        while (piece := pieces.take()) is not None:
+            if not ready.offer(0, frame.slice(*piece).collect()):
+                return
+        ready.offer(1, None)
+    except BaseException:  # noqa: BLE001 - the sequential reader reports it
+        ready.offer(2, None)
+
+
+def _polars_decoders(slices: list[tuple[int, int]], bits: int) -> int:
+    """Decoding threads for :func:`_tally_parquet_polars`: one per core (at most :data:`_MAX_READERS`, at most one
+    per slice) when every slice holds at most :data:`POLARS_NARROW_CELLS` values, else one."""
+    widest = max((rows for _, rows in slices), default=0) * bits
+    return max(1, min(_MAX_READERS, _cores(), len(slices))) if widest <= POLARS_NARROW_CELLS else 1
+
+
 def _tally_parquet_polars(path: str | os.PathLike[str], full_histogram: bool | None,
                           progress: Callable[[int, int], None] | None,
                           total_rows: int) -> tuple[Tally, list[str]] | None:
     """The numpy engine on a Parquet file when polars is installed: polars decodes the file a row group at a time
-    (:func:`_polars_slices`; polars' reader decodes a row group on every core and is 2-3x faster than pyarrow's
-    here, docs/benchmarks.md), one slice ahead in a background thread, and this thread validates and counts each
-    slice with the numpy kernels, as the other readers' batches are counted.
+    (:func:`_polars_slices`; polars' reader is 2-3x faster than pyarrow's here, docs/benchmarks.md) in background
+    threads, and this thread validates and counts each slice with the numpy kernels as it comes, as the other
+    readers' batches are counted (the counts are sums: arrival order does not matter). Polars spreads one slice
+    over its threads column by column, which a narrow slice does not fill: slices of at most
+    :data:`POLARS_NARROW_CELLS` values are decoded one per core at a time, wider ones one at a time.
 
     None (nothing reported; the pyarrow readers run instead) when polars is not installed, for a file this path
     does not take (what :func:`_tally_parquet_parallel` refuses, other column names in polars than in the file's
     Arrow schema), and as soon as a slice holds a null or a value other than 0/1 or polars fails: the sequential
-    reader then reports the error it always did. Memory: at most two slices (:data:`POLARS_SLICE_CELLS` values
-    each) and polars' buffers for the one it decodes."""
+    reader then reports the error it always did. Memory: each decoding thread holds the slice it decodes and at
+    most as many decoded slices wait as there are decoding threads (each at most :data:`POLARS_SLICE_CELLS`
+    values, and at most :data:`POLARS_NARROW_CELLS` when there are several threads)."""
     plan = _polars_plan(path, full_histogram)
     if plan is None:
         return None
     pl, frame, names, slices = plan
-    ready = Handoff(maxsize=1)
-
-    def decode() -> None:
-        try:
-            for start, rows in slices:
-                if not ready.offer(0, frame.slice(start, rows).collect()):
-                    return
-            ready.offer(1, None)
-        except BaseException:  # noqa: BLE001 - the sequential reader reports it
-            ready.offer(2, None)
-
-    worker = threading.Thread(target=decode, name="sufficientdp-polars", daemon=True)
+    decoders = _polars_decoders(slices, len(names))
+    ready = Handoff(maxsize=decoders)
+    pieces = _SharedIterator(slices)
+    workers = [threading.Thread(target=_polars_decode, args=(frame, pieces, ready), name="sufficientdp-polars",
+                                daemon=True) for _ in range(decoders)]
     running = _Running(full_histogram)
+    ended = 0
     try:
-        worker.start()
-        while True:
+        for w in workers:
+            w.start()
+        while ended < decoders:
             kind, df = ready.take()
             if kind == 1:
-                break
+                ended += 1
+                continue
             cols = _polars_bits(df, pl) if kind == 0 else None
             if cols is None:
                 return None
@@ -352,8 +385,9 @@ def _tally_parquet_polars(path: str | os.PathLike[str], full_histogram: bool | N
                     progress(running.reports, max(total_rows, running.reports))
     finally:
         ready.close()
-        if worker.ident is not None:
-            worker.join()
+        for w in workers:
+            if w.ident is not None:
+                w.join()
     if not running.reports:  # no rows: the sequential reader's empty tally (and its column type checks)
         return None
     return running.tally(), names
