@@ -97,3 +97,20 @@ def test_other_stack_comparison_can_fail() -> None:
     assert _agree(dict(want), want) == []
     assert _agree({**want, "q": (float.fromhex(str(want["q"])) * (1 + 1e-2)).hex()}, want) != []
     assert _agree({**want, "worst_pair": "j=4"}, want) != []
+
+
+@pytest.mark.parametrize("domain", [Domain(bits=6), Domain(bits=6, kind="onehot"), Domain(bits=7, kind="weight",
+                                                                                         max_weight=2)])
+def test_threads_or_the_calling_thread_give_the_same_bound(monkeypatch: pytest.MonkeyPatch, domain: Domain) -> None:
+    """The bounds run on threads for large domains and in the calling thread for small ones: the same floats."""
+    from sufficientdp._numerics import positive_part
+    from sufficientdp.ratio import proven
+
+    results = []
+    for threshold in (0, 10**9):
+        monkeypatch.setattr(proven, "_THREADED_CLASSES", threshold)
+        positive_part._MEMO.clear()
+        positive_part._memo_floats[0] = 0
+        q, tail, _ = proven_q(bits=domain.bits, population=500, epsilon=1.0, eta=1e-3, domain=domain)
+        results.append((q.hex(), _fields(tail)))
+    assert results[0] == results[1]

@@ -74,6 +74,11 @@ _REL_SAFETY = 1e-9
 _COARSE = 5e-2  # lattice resolution of the first pass over pair types
 _MID = 1.5e-2  # and of the second
 _THREADS = 2  # pair types bounded at once
+#: Report classes (summed over the pair types evaluated) from which the bounds run on :data:`_THREADS` threads;
+#: below it they run in the calling thread: small lattices hold the GIL in numpy's many short calls, so threads
+#: only add hand-overs (L = 5 calibration: 0.20 s on two threads, 0.14 s in one; L = 40, all 40 types at N = 1e7:
+#: 0.25 s on two threads, 0.30 s in one; docs/benchmarks.md).
+_THREADED_CLASSES = 4000
 DEFAULT_RESOLUTION = 5e-4
 """Default lattice resolution of the bound (the rounding slack, as a fraction of the blanket sum's sd); the lattice
 is also capped at :data:`FINAL_CELLS` cells, which is what binds for large crowds."""
@@ -602,7 +607,8 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
             cache[key] = d / -math.expm1(eps_q - epsilon)
         return cache[key]
 
-    with ThreadPoolExecutor(max_workers=_THREADS) as pool:  # numpy's FFTs and ufuncs release the GIL
+    threaded = sum(t.log_p.size for t in types) >= _THREADED_CLASSES  # (the same floats either way)
+    with ThreadPoolExecutor(max_workers=_THREADS) if threaded else _InlinePool() as pool:
         def prefetch_keys(keys: list[tuple[PairType, float, float]]) -> None:
             """``eta_of`` at several (type, e', tier) at once (the same numbers as one by one: each is a pure
             function of its key)."""
@@ -679,6 +685,20 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     eta = min(1.0, val * (1 + _REL_SAFETY))
     return Evaluation(eta, delta_w, eps_w, worst_name, tuple((k, v[0]) for k, v in best.items()), log_gamma, dom,
                       tuple(notes))
+
+
+class _InlinePool:
+    """The part of an executor :func:`evaluate` uses (``map`` in a ``with`` block), running every call in the
+    calling thread, in order."""
+
+    def __enter__(self) -> _InlinePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn: Callable[[Any], Any], items: Any) -> list[Any]:
+        return [fn(x) for x in items]
 
 
 def _widest(types: list[PairType]) -> PairType:
