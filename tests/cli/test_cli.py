@@ -284,6 +284,19 @@ def test_version_and_start_up_import_no_math() -> None:
     assert out.strip().splitlines() == [f"sufficientdp {__version__}", "False"]
 
 
+def test_a_small_calibration_loads_no_thread_pool_and_no_loss_distribution() -> None:
+    # calibrate --bits 5 bounds its few pair types in the calling thread (threads only added GIL hand-overs) and
+    # needs the result types, not the privacy-loss distribution code: neither is imported (start-up, issue 10).
+    import subprocess
+    import sys
+
+    code = ("import sys; from sufficientdp.cli.main import main; "
+            "main(['calibrate', '--bits', '5', '--population', '1000', '--epsilon', '0.693147', '--json']); "
+            "print(sorted(m for m in ('concurrent.futures', 'sufficientdp.loss.distribution') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
 def test_internal_errors_are_one_line_exit_1_and_debug_shows_the_traceback(capsys, monkeypatch):
     # An unexpected exception inside a command: one line on stderr, exit 1, no traceback (issue 13); --debug
     # re-raises it.

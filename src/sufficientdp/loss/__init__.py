@@ -13,8 +13,20 @@ This layer sits below ``sufficientdp.ratio`` and ``sufficientdp.accounting``, wh
 
 from __future__ import annotations
 
-from .distribution import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution
-from .result import DIRECTIONS, KINDS, SCOPES, Direction, Interval, Kind, Scope, TailResult
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from .distribution import MAX_COMPOSE_ATOMS, MERGE_TOL, PrivacyLossDistribution
+    from .result import DIRECTIONS, KINDS, SCOPES, Direction, Interval, Kind, Scope, TailResult
+
+# (loaded on first use: a result type does not need the distribution code; issue 10, start-up)
+__getattr__ = lazy_getattr(__name__, {
+    "MAX_COMPOSE_ATOMS": ".distribution", "MERGE_TOL": ".distribution", "PrivacyLossDistribution": ".distribution",
+    "DIRECTIONS": ".result", "KINDS": ".result", "SCOPES": ".result", "Direction": ".result", "Interval": ".result",
+    "Kind": ".result", "Scope": ".result", "TailResult": ".result",
+})
 
 __all__ = [
     "DIRECTIONS",

@@ -47,7 +47,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -608,6 +607,8 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
         return cache[key]
 
     threaded = sum(t.log_p.size for t in types) >= _THREADED_CLASSES  # (the same floats either way)
+    if threaded:  # (concurrent.futures and logging are loaded only here: 8 ms of every command's start-up)
+        from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=_THREADS) if threaded else _InlinePool() as pool:
         def prefetch_keys(keys: list[tuple[PairType, float, float]]) -> None:
             """``eta_of`` at several (type, e', tier) at once (the same numbers as one by one: each is a pure
