@@ -213,28 +213,39 @@ def _tally_parquet_parallel(path: str | os.PathLike[str], full_histogram: bool |
             batches.offer(2, None)
 
     threads = [threading.Thread(target=read, name=f"sufficientdp-reader-{k}", daemon=True) for k in range(readers)]
+    running = _count_handed_over(threads, batches, lambda batch: _batch_bits(batch, same_integer_type),
+                                 full_histogram, progress, total_rows)
+    return None if running is None else (running.tally(), names)
+
+
+def _count_handed_over(workers: list[threading.Thread], handoff: Handoff,
+                       bits_of: Callable[[Any], list[np.ndarray] | None], full_histogram: bool | None,
+                       progress: Callable[[int, int], None] | None, total_rows: int) -> _Running | None:
+    """Start ``workers`` (each hands items over as kind 0, then kind 1 when done; kind 2 when it fails) and
+    validate (``bits_of``: the item's 0/1 columns, or None) and count every item in this thread as it comes. None
+    at the first item refused or a failure; the workers stop at their next hand-over and are joined either way."""
     running = _Running(full_histogram)
     ended = 0
     try:
-        for t in threads:
-            t.start()
-        while ended < readers:
-            kind, batch = batches.take()
+        for w in workers:
+            w.start()
+        while ended < len(workers):
+            kind, item = handoff.take()
             if kind == 1:
                 ended += 1
                 continue
-            cols = _batch_bits(batch, same_integer_type) if kind == 0 else None
+            cols = bits_of(item) if kind == 0 else None
             if cols is None:
                 return None
             running.add(cols)
             if progress is not None:
                 progress(running.reports, max(total_rows, running.reports))
     finally:
-        batches.close()  # the readers stop at their next batch
-        for t in threads:
-            if t.ident is not None:  # started
-                t.join()
-    return running.tally(), names
+        handoff.close()  # the workers stop at their next hand-over
+        for w in workers:
+            if w.ident is not None:  # started
+                w.join()
+    return running
 
 
 #: Most values (rows x columns) in one slice that polars decodes for the numpy engine (64 MB of ``uint8``): a row
@@ -366,29 +377,9 @@ def _tally_parquet_polars(path: str | os.PathLike[str], full_histogram: bool | N
     pieces = _SharedIterator(slices)
     workers = [threading.Thread(target=_polars_decode, args=(frame, pieces, ready), name="sufficientdp-polars",
                                 daemon=True) for _ in range(decoders)]
-    running = _Running(full_histogram)
-    ended = 0
-    try:
-        for w in workers:
-            w.start()
-        while ended < decoders:
-            kind, df = ready.take()
-            if kind == 1:
-                ended += 1
-                continue
-            cols = _polars_bits(df, pl) if kind == 0 else None
-            if cols is None:
-                return None
-            if df.height:
-                running.add(cols)
-                if progress is not None:
-                    progress(running.reports, max(total_rows, running.reports))
-    finally:
-        ready.close()
-        for w in workers:
-            if w.ident is not None:
-                w.join()
-    if not running.reports:  # no rows: the sequential reader's empty tally (and its column type checks)
+    running = _count_handed_over(workers, ready, lambda df: _polars_bits(df, pl), full_histogram, progress,
+                                 total_rows)
+    if running is None or not running.reports:  # (no rows: the sequential reader's empty tally and type checks)
         return None
     return running.tally(), names
 
