@@ -34,3 +34,18 @@ def write_parquet():
                        row_group_size=row_group_size)
 
     return write
+
+
+@pytest.fixture
+def hive_named_file(tmp_path):
+    """``make(ext)``: the 3 x 3 identity as report file ``flag=1/r<ext>`` (a folder named like a hive partition,
+    which DuckDB's readers would turn into an extra column ``flag``)."""
+    from sufficientdp.io import write_reports
+
+    def make(ext):
+        folder = tmp_path / "flag=1"
+        folder.mkdir(exist_ok=True)
+        write_reports(folder / f"r{ext}", np.eye(3, dtype=np.uint8))
+        return folder / f"r{ext}"
+
+    return make

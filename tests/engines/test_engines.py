@@ -445,12 +445,9 @@ def test_a_file_name_with_glob_characters_is_that_file(tmp_path, monkeypatch, en
 
 @pytest.mark.parametrize("engine", EMBEDDED)
 @pytest.mark.parametrize("ext", [".csv", ".parquet"])
-def test_a_folder_named_like_a_hive_partition_adds_no_column(tmp_path, engine, ext):
+def test_a_folder_named_like_a_hive_partition_adds_no_column(hive_named_file, engine, ext):
     """``flag=1/r.parquet``: DuckDB's reader would add a column ``flag`` (all ones) from the folder name, a bit that
     is not in the file."""
-    folder = tmp_path / "flag=1"
-    folder.mkdir()
-    write_reports(folder / f"r{ext}", np.eye(3, dtype=np.uint8))
-    t, names = tally_file(folder / f"r{ext}", engine=engine)
+    t, names = tally_file(hive_named_file(ext), engine=engine)
     assert names == ["bit0", "bit1", "bit2"]
     assert t.reports == 3 and t.bit_counts.tolist() == [1, 1, 1]

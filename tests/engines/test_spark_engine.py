@@ -348,10 +348,7 @@ def test_a_file_name_with_glob_characters_is_that_file(spark, tmp_path, name, de
 
 
 @pytest.mark.parametrize("ext", [".csv", ".parquet"])
-def test_a_folder_named_like_a_hive_partition_adds_no_column(spark, tmp_path, ext):
-    folder = tmp_path / "flag=1"
-    folder.mkdir()
-    write_reports(folder / f"r{ext}", np.eye(3, dtype=np.uint8))
-    t, names = tally_file_spark(folder / f"r{ext}", spark=spark)
+def test_a_folder_named_like_a_hive_partition_adds_no_column(spark, hive_named_file, ext):
+    t, names = tally_file_spark(hive_named_file(ext), spark=spark)
     assert names == ["bit0", "bit1", "bit2"]
     assert t.reports == 3 and t.bit_counts.tolist() == [1, 1, 1]
