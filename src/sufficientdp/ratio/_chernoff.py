@@ -732,6 +732,13 @@ def root(pb: Problem) -> Heavy:
     return Heavy(lstar=pb.j + 1, logp=np.zeros(1), h=np.zeros(1), m=np.full(1, pb.n, dtype=np.int64))
 
 
+def _level(pb: Problem, lev: int) -> tuple[float, float, float]:
+    """``(log a, log(1 - a), v)`` of level ``lev`` of the heavy enumeration: how a configuration's count at this
+    level splits off the levels below (binomial with ``a = pi_lev / le_lev``) and the level's value (shared by
+    :func:`enumerate_heavy` and :func:`enumerate_forward_upper`)."""
+    return float(pb.logpi[lev] - pb.logle[lev]), float(pb.logle[lev - 1] - pb.logle[lev]), float(pb.v[lev])
+
+
 def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float, window_tol: float,
                     y: float = 1.0, stage: Callable[[Heavy], bool | None] | None = None) -> Heavy:
     """Enumerate heavy counts level by level from ``j`` down to ``stop_level`` (``pb.direction`` sets the event).
@@ -757,9 +764,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
         if heavy.logp.size == 0:
             heavy = replace(heavy, lstar=lev)
             continue
-        log_a = float(pb.logpi[lev] - pb.logle[lev])
-        log1m_a = float(pb.logle[lev - 1] - pb.logle[lev])
-        vl = float(v[lev])
+        log_a, log1m_a, vl = _level(pb, lev)
         m = heavy.m
         if forward:
             cmax = m
@@ -936,9 +941,7 @@ def enumerate_forward_upper(pb: Problem, *, y: float, cap: int, log_prune: float
         if heavy.logp.size == 0:
             heavy = replace(heavy, lstar=lev)
             continue
-        log_a = float(pb.logpi[lev] - pb.logle[lev])
-        log1m_a = float(pb.logle[lev - 1] - pb.logle[lev])
-        vl = float(v[lev])
+        log_a, log1m_a, vl = _level(pb, lev)
         m = heavy.m
         lo, hi = window(int(m.min()), int(m.max()), log_a, log1m_a, window_tol)
         c = np.arange(lo, hi + 1, dtype=np.int64) if hi >= lo else np.zeros(0, dtype=np.int64)
