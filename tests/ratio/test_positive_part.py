@@ -271,3 +271,34 @@ def test_single_heavy_sum_on_python_floats_is_the_array_arithmetic(seed: int) ->
                    for law in (one, two)]
             assert [float(x).hex() for x in (got[0].upper, got[0].allowance, got[0].slack_estimate)] == \
                 [float(x).hex() for x in (got[1].upper, got[1].allowance, got[1].slack_estimate)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_window_is_the_row_per_theta_formula(seed: int) -> None:
+    """The Chernoff window and Lambda(theta) (lattice.window_ends_and_mgf: one column per theta, the fewer-people
+    term only when there are fewer) are the floats of the formula written one row per theta, bit for bit, on the
+    positive-part grid and the tail bracket's, with and without fewer people, gamma < 1 and = 1."""
+    from sufficientdp._numerics.lattice import theta_grid, window_ends_and_mgf
+    from sufficientdp._numerics.logspace import logsumexp_finite_rows
+
+    rng = np.random.default_rng(seed)
+    for trial in range(60):
+        atoms = int(rng.integers(1, 90))
+        k = np.floor(rng.normal(0.0, 10.0 ** rng.uniform(0, 4), atoms))
+        k[0] = -0.0 if trial % 4 == 0 else k[0]
+        probs = rng.random(atoms) + 1e-3
+        logpi = np.log(probs / probs.sum())
+        gamma = 1.0 if trial % 7 == 0 else float(rng.uniform(1e-5, 0.9))
+        log_1mg = -math.inf if gamma == 1.0 else math.log1p(-gamma)
+        n, k_sd, fewer = int(rng.integers(2, 10 ** 7)), float(rng.uniform(1.0, 1e4)), int(rng.integers(0, 4))
+        grid = (56, 300)[trial % 2]
+        base = theta_grid(grid)
+        th = np.concatenate([base, -base]) / k_sd
+        lam = math.log(gamma) + logsumexp_finite_rows(np.multiply.outer(th, k) + logpi)
+        lam = lam if log_1mg == -math.inf else np.logaddexp(log_1mg, lam)
+        cand = (n * lam + fewer * np.maximum(0.0, -lam) - math.log(1e-14)) / th
+        a_hi = math.ceil(min(float(np.nanmin(cand[:grid])), n * max(0.0, float(k.max()))))
+        a_lo = math.floor(max(float(np.nanmax(cand[grid:])), n * min(0.0, float(k.min()))))
+        got = window_ends_and_mgf(n, k, logpi, math.log(gamma), log_1mg, k_sd, math.log(1e-14), fewer, grid)
+        assert (got[0], got[1]) == (a_lo, a_hi)
+        assert got[2].tobytes() == lam[:grid].tobytes()

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .logspace import log_comb_large_n
-from .logspace import logsumexp_finite_rows as log_sum_exp_rows
+from .logspace import logsumexp_finite_columns as log_sum_exp_columns
 
 __all__ = ["ALPHA", "DROP", "HEAVY_RATE", "TailBracket", "compound_tail_bracket"]
 
@@ -105,19 +105,29 @@ def window_ends_and_mgf(n: int, k: NDArray[np.float64], logpi: NDArray[np.float6
                         ) -> tuple[float, float, NDArray[np.float64]]:
     """:func:`_window_ends`, and ``Lambda(theta)`` on its grid of positive thetas (``np.geomspace(1e-9, 1e4, grid) /
     k_sd``), which the positive-part bound reuses for its tail allowance. Both signs of theta go through one
-    row-wise log-sum-exp (each row is reduced on its own, so the numbers are those of two separate calls)."""
+    log-sum-exp (each theta's sum is reduced on its own, so the numbers are those of two separate calls)."""
     th = _signed_theta_grid(grid) / k_sd  # (-x) / k_sd == -(x / k_sd) exactly: the same floats as +-thetas
-    exponents = np.multiply.outer(th, k)
-    exponents += logpi
-    inner = log_gamma + log_sum_exp_rows(exponents, overwrite=True)  # (exponents is not used again)
+    # exponents[j, i] = theta_i k_j + log pi_j: one column per theta (log_sum_exp_columns: the same floats as the
+    # row-per-theta layout, faster on these short sums)
+    exponents = np.multiply(k[:, None], th)
+    exponents += logpi[:, None]
+    inner = log_gamma + log_sum_exp_columns(exponents)
     lam = inner if log_1mg == -math.inf else np.logaddexp(log_1mg, inner)
-    cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
-    with np.errstate(invalid="ignore"):
-        a_up = float(np.fmin.reduce(cand[:grid]))  # np.nanmin / np.nanmax without their Python-level checks
-        a_down = float(np.fmax.reduce(cand[grid:]))
-    a_hi = math.ceil(min(a_up, n * max(0.0, float(np.maximum.reduce(k)))))
-    a_lo = math.floor(max(a_down, n * min(0.0, float(np.minimum.reduce(k)))))
+    if fewer:
+        cand = (n * lam + fewer * np.maximum(0.0, -lam) - log_alpha) / th
+    else:  # (fewer * max(0, -lam) is +0, which leaves n * lam - log_alpha unchanged: the same floats)
+        cand = n * lam
+        cand -= log_alpha
+        cand /= th
+    a_up = float(_FMIN(cand[:grid]))  # np.nanmin / np.nanmax without their Python-level checks (fmin is quiet)
+    a_down = float(_FMAX(cand[grid:]))
+    a_hi = math.ceil(min(a_up, n * max(0.0, float(_MAXIMUM(k)))))
+    a_lo = math.floor(max(a_down, n * min(0.0, float(_MINIMUM(k)))))
     return float(a_lo), float(a_hi), lam[:grid]
+
+
+_FMIN, _FMAX = np.fmin.reduce, np.fmax.reduce
+_MAXIMUM, _MINIMUM = np.maximum.reduce, np.minimum.reduce
 
 
 HEAVY_RATE = 1e-3

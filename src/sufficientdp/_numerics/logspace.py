@@ -2,12 +2,13 @@
 
 Every log-space helper of the core lives here, once (issue 11): :func:`logsumexp` (any axis, infinities handled,
 weights; its ``split_max`` form is scipy's algorithm, so the core calls no ``scipy.special.logsumexp``),
-:func:`logsumexp_finite_rows` (its lean form for finite rows), :func:`logsumexp_groups` (sums over groups of
-terms), :func:`log_add_exp` / :func:`log_sub_exp` / :func:`log_expm1` (two scalar terms), :func:`log_comb` (a
-log-factorial table, integer ``n``), :func:`log_falling_factorials` and :func:`log_comb_large_n` (the falling
-factorial, ``n`` up to ~1e9). Each keeps the arithmetic of the copy it replaced, so results are unchanged bit for
-bit. ``np.logaddexp`` (the ``log1p`` form) is used directly where the code used it; :func:`log_add_exp` is the
-``log(1 + e^-d)`` form the closed-form calibration was built on. The binomial log pmf, which needs ``gammaln``, is
+:func:`logsumexp_finite_rows` (its lean form for finite rows) and :func:`logsumexp_finite_columns` (the same
+floats, transposed), :func:`logsumexp_groups` (sums over groups of terms), :func:`log_add_exp` /
+:func:`log_sub_exp` / :func:`log_expm1` (two scalar terms), :func:`log_comb` (a log-factorial table, integer
+``n``), :func:`log_falling_factorials` and :func:`log_comb_large_n` (the falling factorial, ``n`` up to ~1e9). Each
+keeps the arithmetic of the copy it replaced, so results are unchanged bit for bit. ``np.logaddexp`` (the
+``log1p`` form) is used directly where the code used it; :func:`log_add_exp` is the ``log(1 + e^-d)`` form the
+closed-form calibration was built on. The binomial log pmf, which needs ``gammaln``, is
 :func:`sufficientdp._numerics.binomial.log_binom_pmf_all`.
 
 ``scipy.special`` costs 0.2–0.4 s to import (it loads scipy's array-API layer, which imports most of numpy's
@@ -26,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "log_add_exp", "log_comb", "log_comb_large_n", "log_expm1", "log_factorials", "log_falling_factorials",
-    "log_sub_exp", "logsumexp", "logsumexp_finite_rows", "logsumexp_groups",
+    "log_sub_exp", "logsumexp", "logsumexp_finite_columns", "logsumexp_finite_rows", "logsumexp_groups",
 ]
 
 _MAX_TABLE = 10_000_001  # log-factorial tables beyond this are computed per call (not cached)
@@ -116,6 +117,21 @@ def logsumexp_finite_rows(a: NDArray[np.float64], *, overwrite: bool = False) ->
         shifted -= top[:, None]
     else:
         shifted = a - top[:, None]
+    return _log_row_sums(top, shifted)
+
+
+def logsumexp_finite_columns(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`logsumexp_finite_rows` of ``a.T`` (the same floats), for a C-ordered array whose columns are the sums
+    (terms x sums): the maxima are taken down the columns, where the ufunc's reduction runs along contiguous rows
+    (a few times faster than across short rows), and the shifted terms are written transposed, so that each sum
+    is the contiguous row reduction the rows form does (numpy's pairwise order: the order decides the floats)."""
+    top = _MAX_REDUCE(a, axis=0)  # the maximum is exact in any order
+    shifted = np.subtract(a.T, top[:, None], out=np.empty((a.shape[1], a.shape[0])))
+    return _log_row_sums(top, shifted)
+
+
+def _log_row_sums(top: NDArray[np.float64], shifted: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``top + log(sum(exp(shifted), axis=1))``, working in ``shifted`` (C-ordered; overwritten)."""
     if shifted.size <= _EXP_CUT_SIZE:  # (the cut costs more calls than it saves on a small array)
         np.exp(shifted, out=shifted)
     else:

@@ -71,6 +71,7 @@ def _dot_into(a: NDArray[Any], b: NDArray[Any]) -> float:
 
 _ADD = np.add.reduce
 _MAXIMUM = np.maximum.reduce
+_MINIMUM = np.minimum.reduce
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,27 +296,37 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
     log_1mg = math.log1p(-gamma_l) if gamma_l < 1.0 else -math.inf
     sd = math.sqrt(max(n * (gamma_l * _dot(lp, lv * lv) - (gamma_l * _dot(lp, lv)) ** 2), 1e-300))
 
+    atoms = lv.size
+    log_alpha = math.log(ALPHA)
+
     def fit(h: float, cells: int) -> _Fit:
         """A step near h whose Chernoff window fits the cells (the window's width in cells scales like 1/h)."""
         for _ in range(80):
+            # kv = [floor(lv / h), floor(lv / h) + 1] with probabilities kp = [lp (1 - f), lp f], the atoms of
+            # probability 0 left out (written into the halves of new arrays: the same floats as concatenating)
             scaled = lv / h
-            kf = np.floor(scaled)
-            f = scaled - kf
-            kv = np.concatenate([kf, kf + 1.0])
-            kp = np.concatenate([lp * (1.0 - f), lp * f])
-            pos = kp > 0
-            kv, kp = kv[pos], kp[pos]
+            kv = np.empty(2 * atoms)
+            kf = np.floor(scaled, out=kv[:atoms])
+            np.add(kf, 1.0, out=kv[atoms:])
+            f = np.subtract(scaled, kf, out=scaled)
+            one_minus_f = 1.0 - f
+            kp = np.empty(2 * atoms)
+            np.multiply(lp, one_minus_f, out=kp[:atoms])
+            np.multiply(lp, f, out=kp[atoms:])
+            if not _MINIMUM(kp) > 0.0:  # (rarely: an atom on the lattice, f = 0)
+                pos = kp > 0
+                kv, kp = kv[pos], kp[pos]
             k_sd = math.sqrt(max(n * (gamma_l * _dot(kp, kv * kv) - (gamma_l * _dot(kp, kv)) ** 2), 1.0))
-            a_lo, a_hi, lam = window_ends_and_mgf(n, kv, np.log(kp), log_gamma, log_1mg, k_sd, math.log(ALPHA),
+            a_lo, a_hi, lam = window_ends_and_mgf(n, kv, np.log(kp), log_gamma, log_1mg, k_sd, log_alpha,
                                                   fewer=h_max, grid=_THETAS)
             width = a_hi - a_lo + 1
             if width > cells:
                 h *= 1.02 * width / cells
-            elif width < 0.7 * cells and h * width > 1e-300 and kf.size and float(_MAXIMUM(np.abs(kf))) > 4:
+            elif width < 0.7 * cells and h * width > 1e-300 and atoms and float(_MAXIMUM(np.abs(kf))) > 4:
                 h *= max(width / cells, 0.25) * 1.01
             else:
-                return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f)), k_sd, lam
-        return h, kv, kp, a_lo, a_hi, _dot(lp, f * (1.0 - f)), k_sd, lam
+                return h, kv, kp, a_lo, a_hi, _dot(lp, f * one_minus_f), k_sd, lam
+        return h, kv, kp, a_lo, a_hi, _dot(lp, f * one_minus_f), k_sd, lam
 
     cells = _MIN_CELLS
     h = 16.0 * sd / cells
@@ -397,11 +408,16 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     person's ``log E[exp(theta k)]`` on the grid ``np.geomspace(1e-9, 1e4, _THETAS) / k_sd`` (from the window)."""
     h_max = len(laws) - 1
     pmf = np.bincount(np.mod(kv.astype(np.int64), cells), weights=kp, minlength=cells)
-    fhat = np.fft.rfft(pmf)
-    shifted = gamma_l * (fhat - 1.0)
+    shifted = np.fft.rfft(pmf)
+    shifted -= 1.0
+    shifted *= gamma_l  # gamma_l (fhat - 1), in place (a product of two numbers is the same in either order)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        g = np.exp((n - h_max) * np.log1p(shifted))
-    g = np.where(np.isfinite(g), g, 0.0)
+        g = np.log1p(shifted)
+        g *= n - h_max
+        np.exp(g, out=g)
+        finite = math.isfinite(float(_ADD(g.view(np.float64))))  # (a finite sum: every entry is finite)
+    if not finite:
+        g = np.where(np.isfinite(g), g, 0.0)
     powers = [g]
     if h_max:
         phi = 1.0 + shifted
