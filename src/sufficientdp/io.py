@@ -162,7 +162,7 @@ def _column_bits(values: np.ndarray, name: str, path: Any, offset: int, type_tex
     out = _as_bits(values)
     if out is None:
         i = _first_bad_value(values)
-        raise DataError(f"column {name!r} of {str(path)!r} must hold only 0 and 1; got {values[i]!r} at row "
+        raise DataError(f"column {name!r} of {str(path)!r} must hold only 0 and 1; got {values[i].item()!r} at row "
                         f"{offset + i}")
     return out
 
@@ -178,17 +178,50 @@ def _rows_for(batch_rows: int, max_cells: int | None, columns: int) -> int:
     return max(1, min(batch_rows, max(256, max_cells // columns)))
 
 
+def _pandas_index_columns(metadata: Mapping[bytes, bytes] | None) -> frozenset[str]:
+    """The columns in which pandas' ``DataFrame.to_parquet`` stored the frame's index, from a Parquet file's
+    key-value metadata: the ``index_columns`` of its ``pandas`` entry that are column names (a ``RangeIndex`` is
+    stored as a description, not a column). They are not report bits: every reader leaves them out, as
+    ``pandas.read_parquet`` makes them the index again. Empty when the entry is missing or not pandas' JSON.
+
+    Examples:
+        >>> sorted(_pandas_index_columns({b"pandas": b'{"index_columns": ["__index_level_0__"]}'}))
+        ['__index_level_0__']
+        >>> _pandas_index_columns({b"pandas": b'{"index_columns": [{"kind": "range"}]}'})
+        frozenset()
+    """
+    raw = (metadata or {}).get(b"pandas")
+    if raw is None:
+        return frozenset()
+    try:
+        meta = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return frozenset()
+    listed = meta.get("index_columns") if isinstance(meta, dict) else None
+    return frozenset(c for c in listed if isinstance(c, str)) if isinstance(listed, list) else frozenset()
+
+
+def _report_fields(schema: Any) -> tuple[list[str], list[Any], list[str] | None]:
+    """``(names, types, columns)`` of the report columns of a Parquet file's Arrow schema: every column but pandas'
+    stored index (:func:`_pandas_index_columns`); ``columns`` is what to ask pyarrow's readers for: None (every
+    column, the usual case) or the names kept."""
+    index = _pandas_index_columns(schema.metadata)
+    keep = [j for j, n in enumerate(schema.names) if n not in index]
+    names = [schema.names[j] for j in keep]
+    return names, [schema.field(j).type for j in keep], (names if len(keep) < len(schema.names) else None)
+
+
 def _parquet_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns]:
     """Yield the columns of each batch of at most ``batch_rows`` rows (at least one batch, possibly empty)."""
     pa = _pyarrow()
     pf = pa.parquet.ParquetFile(p)
-    names = list(pf.schema_arrow.names)
+    names, types, selected = _report_fields(pf.schema_arrow)
     if not names:
         raise DataError(f"{str(path)!r} has no columns")
     batch_rows = _rows_for(batch_rows, max_cells, len(names))
     offset = 0
     yielded = False
-    for batch in pf.iter_batches(batch_size=min(batch_rows, 1 << 30)):
+    for batch in pf.iter_batches(batch_size=min(batch_rows, 1 << 30), columns=selected):
         cols = []
         for j, name in enumerate(names):
             col = batch.column(j)
@@ -200,8 +233,7 @@ def _parquet_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None 
         yielded = True
         yield cols, names
     if not yielded:
-        for j, name in enumerate(names):
-            t = pf.schema_arrow.field(j).type
+        for name, t in zip(names, types, strict=True):
             if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
                 raise DataError(f"column {name!r} of {str(path)!r} must hold 0/1 numbers; got type {t}")
         yield [np.zeros(0, dtype=np.uint8) for _ in names], names
@@ -218,8 +250,7 @@ def _parquet_layout(path: str | os.PathLike[str]) -> tuple[list[str], int, bool]
         pa = _pyarrow()
         pf = pa.parquet.ParquetFile(Path(path))
         schema = pf.schema_arrow
-        names = list(schema.names)
-        types = [schema.field(j).type for j in range(len(names))]
+        names, types, _ = _report_fields(schema)
         numeric = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
         if not names or not all(any(f(t) for f in numeric) for t in types):
             return None
@@ -235,9 +266,11 @@ def _parquet_group_batches(path: str | os.PathLike[str], next_group: Callable[[]
     these readers, each on its own thread, share a file's row groups. Decoding runs in pyarrow without the GIL and
     without pyarrow's own threads (the readers are the parallelism)."""
     pf = _pyarrow().parquet.ParquetFile(Path(path))
-    batch_rows = _rows_for(batch_rows, max_cells, len(pf.schema_arrow.names))
+    names, _, selected = _report_fields(pf.schema_arrow)
+    batch_rows = _rows_for(batch_rows, max_cells, len(names))
     while (group := next_group()) is not None:
-        yield from pf.iter_batches(batch_size=min(batch_rows, 1 << 30), row_groups=[group], use_threads=False)
+        yield from pf.iter_batches(batch_size=min(batch_rows, 1 << 30), row_groups=[group], columns=selected,
+                                   use_threads=False)
 
 
 def _batch_bits(batch: Any, same_integer_type: bool = False) -> list[np.ndarray] | None:

@@ -113,7 +113,7 @@ def test_a_bad_value_names_the_first_bad_row_in_file_order(tmp_path, monkeypatch
     row = min(r for r, c in where if c == col and r // chunk == batch)
     with pytest.raises(DataError) as got:
         tally_file(path)
-    assert f"column 'b{col}'" in str(got.value) and str(got.value).endswith(f"{dtype(value)!r} at row {row}")
+    assert f"column 'b{col}'" in str(got.value) and str(got.value).endswith(f"got {dtype(value).item()!r} at row {row}")
     with pytest.raises(DataError) as sequential:
         _sequential(monkeypatch, path)
     assert str(got.value) == str(sequential.value)
@@ -123,7 +123,7 @@ def test_a_bad_value_names_the_first_bad_row_in_file_order(tmp_path, monkeypatch
 def test_nan_and_nulls_raise_what_the_sequential_reader_raises(tmp_path, monkeypatch, readers):
     path = tmp_path / "nan.parquet"
     _bad_file(path, [(2500, 1)], value=np.nan, dtype=np.float64)
-    with pytest.raises(DataError, match=r"column 'b1'.* got np\.float64\(nan\) at row 2500$"):
+    with pytest.raises(DataError, match=r"column 'b1'.* got nan at row 2500$"):
         tally_file(path)
     for other in (pa.int8(), pa.float64()):  # one integer type (read as one matrix) or not
         cols = {"a": pa.array([0, 1] * 2000, other), "b": pa.array([1] * 3999 + [None], pa.int8())}

@@ -352,3 +352,19 @@ def test_a_folder_named_like_a_hive_partition_adds_no_column(spark, hive_named_f
     t, names = tally_file_spark(hive_named_file(ext), spark=spark)
     assert names == ["bit0", "bit1", "bit2"]
     assert t.reports == 3 and t.bit_counts.tolist() == [1, 1, 1]
+
+
+def test_pandas_stored_index_is_not_a_report_column(spark, tmp_path):
+    """As in the embedded engines (tests/engines/test_pandas_index_columns.py): the columns pandas' metadata names
+    as the stored index are left out."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1, 0, 1, 1, 0], "b": [0, 0, 1, 1, 1]}).set_axis(
+        pd.Index([100, 101, 102, 103, 104], name="person"))
+    frame = frame[frame["a"] + frame["b"] > 0]
+    path = tmp_path / "indexed.parquet"
+    frame.to_parquet(path)
+    t, names = tally_file(path, engine="spark")
+    assert names == ["a", "b"]
+    assert t.to_dict(include_vector_histogram=True) == tally_file(path, engine="numpy")[0].to_dict(
+        include_vector_histogram=True)
+    assert t.bit_counts.tolist() == [3, 3] and t.reports == 4

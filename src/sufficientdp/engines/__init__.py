@@ -314,8 +314,12 @@ def _polars_plan(path: str | os.PathLike[str], full_histogram: bool | None
         # the one file named (no glob: 'r[1].parquet' is that file, not r1.parquet; no columns from directory
         # names such as year=2024/)
         frame = pl.scan_parquet(path, glob=False, hive_partitioning=False)
-        if list(frame.collect_schema().names()) != names:
-            return None
+        stored = list(frame.collect_schema().names())
+        if stored != names:  # pandas' stored index is not read (_parquet_layout leaves it out); anything else is
+            kept = set(names)  # another reading of the file than pyarrow's, left to the pyarrow readers
+            if [n for n in stored if n in kept] != names:
+                return None
+            frame = frame.select(names)
     except Exception:  # noqa: BLE001 - the pyarrow readers report what is wrong
         return None
     return pl, frame, names, _polars_slices(sizes, len(names))

@@ -40,7 +40,7 @@ import numpy as np
 
 from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally, tally_histogram
-from ..io import _batch_bits, detect_format
+from ..io import _batch_bits, _pandas_index_columns, detect_format
 from ._handoff import Handoff
 from ._paths import duckdb_readable
 
@@ -122,6 +122,11 @@ def _tally_named_file(p: Path, path: str | os.PathLike[str], fmt: str,
     try:
         try:
             schema = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+            if fmt == "parquet":  # pandas' stored index is not a report column (in every engine)
+                index = _pandas_index_columns({b"pandas": row[0] for row in con.execute(
+                    f"SELECT value FROM parquet_kv_metadata({_literal(str(p))}) WHERE key = 'pandas'::BLOB"
+                ).fetchall()})
+                schema = [row for row in schema if str(row[0]) not in index]
         except duckdb.Error as exc:
             raise DataError(f"cannot read {str(path)!r}: {str(exc).splitlines()[0]}") from None
         names = [str(row[0]) for row in schema]

@@ -39,7 +39,7 @@ import numpy as np
 
 from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally
-from ..io import detect_format
+from ..io import _pandas_index_columns, detect_format
 from ._paths import hadoop_escaped
 
 __all__ = ["tally_dataframe_spark", "tally_file_spark"]
@@ -226,6 +226,18 @@ def _raise_bad(df: Any, cells: list[tuple[Any, Any]], names: list[str], label: s
     raise DataError(f"{label} has rows that are not 0/1 reports")  # pragma: no cover - a column is named above
 
 
+def _local_pandas_index(path: Path) -> frozenset[str]:
+    """The columns in which pandas stored its index in the local Parquet file ``path``
+    (:func:`sufficientdp.io._pandas_index_columns`, read with pyarrow); none for a folder, a URI, a file pyarrow
+    cannot read, or without pyarrow (then such a column is read as a bit column, and named as not 0/1)."""
+    try:
+        import pyarrow.parquet as pq
+
+        return _pandas_index_columns(pq.read_schema(path).metadata) if path.is_file() else frozenset()
+    except Exception:  # noqa: BLE001 - Spark reads the file and reports what is wrong with it
+        return frozenset()
+
+
 def tally_dataframe_spark(df: Any, *, columns: Sequence[str] | None = None, full_histogram: bool | None = None,
                           progress: Callable[[int, int], None] | None = None) -> tuple[Tally, list[str]]:
     """Tally a Spark DataFrame of reports (one 0/1 column per bit) where it lives, without collecting it.
@@ -319,7 +331,8 @@ def tally_file_spark(path: str | os.PathLike[str], *, full_histogram: bool | Non
     try:
         if fmt == "parquet":
             df = session.read.parquet(text)
-            columns = names = list(df.columns)
+            index = frozenset() if is_uri else _local_pandas_index(Path(os.fspath(path)))
+            columns = names = [c for c in df.columns if c not in index]
         else:
             # The header as Python's csv module reads it (as sufficientdp.io does; Spark would rename duplicates).
             first = session.read.text(text).limit(1).collect()
