@@ -16,7 +16,7 @@ import numpy as np
 
 from ..census.allocation import ATTRIBUTES, GEO_LEVELS, PRODUCTION_2020
 from ..census.scenarios import PAPER_LEVELS, SCENARIOS, analyze_scenario, custom_scenario, get_scenario
-from ._common import emit, positive_int, real
+from ._common import emit, positive_int, real, seed
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -35,7 +35,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                    help="deltas for the posterior table, in (0, 1)")
     p.add_argument("--dgm-samples", type=positive_int("dgm-samples"), default=None,
                    help="Monte-Carlo samples for the discrete-Gaussian power column (>= 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed for the Monte-Carlo column (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed for the Monte-Carlo column (default 0)")
     common(p)
     p.set_defaults(func=_cmd)
 

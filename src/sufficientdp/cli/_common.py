@@ -18,8 +18,8 @@ from typing import Any, NoReturn
 from .._json import dumps
 from ..calibration.methods import METHODS
 
-__all__ = ["BAR_AFTER", "FLOAT_DOMAINS", "INT_LIMITS", "Parser", "StepProgress", "UsageError",
-           "calibration_options", "emit", "method_choice", "positive_int", "progress_bar", "real",
+__all__ = ["BAR_AFTER", "FLOAT_DOMAINS", "INT_LIMITS", "MAX_SEED", "Parser", "StepProgress", "UsageError",
+           "calibration_options", "emit", "method_choice", "positive_int", "progress_bar", "real", "seed",
            "step_progress"]
 
 
@@ -149,6 +149,22 @@ def positive_int(name: str) -> Any:
     return conv
 
 
+#: Largest ``--seed`` (a numpy SeedSequence takes any non-negative integer; 128 bits is its own entropy size).
+MAX_SEED = 2**128 - 1
+
+
+def seed(text: str) -> int:
+    """The argparse type of ``--seed``: an integer in [0, :data:`MAX_SEED`] (numpy refuses negative seeds with a
+    message that does not name the option)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer in [0, 2**128 - 1]; got {text!r}") from None
+    if not 0 <= v <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"seed must be an integer in [0, 2**128 - 1]; got {text}")
+    return v
+
+
 def real(name: str) -> Any:
     """The argparse type of the real option ``--name``: a finite number, in its domain in :data:`FLOAT_DOMAINS`."""
     domain = FLOAT_DOMAINS.get(name)
@@ -200,5 +216,5 @@ def calibration_options(p: argparse.ArgumentParser, *, beta_help: str, max_weigh
     p.add_argument("--method", type=method_choice(METHODS), default="proven", help=method_help)
     p.add_argument("--eta", type=real("eta"), default=None, help=eta_help)
     p.add_argument("--samples", type=positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
-    p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (mc)")
+    p.add_argument("--seed", type=seed, default=None, help="seed for Monte Carlo (mc)")
     p.add_argument("--rounds", type=positive_int("rounds"), default=1, help=rounds_help)

@@ -31,6 +31,7 @@ from ._common import (
     positive_int,
     progress_bar,
     real,
+    seed,
     step_progress,
 )
 
@@ -252,8 +253,6 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         raise SufficientDPError("--bootstrap needs --joint em (the inverse estimate has closed-form intervals)")
     if args.bootstrap is not None and args.bootstrap > MAX_BOOTSTRAP:
         raise SufficientDPError(f"bootstrap must be an integer in [1, {MAX_BOOTSTRAP}]; got {args.bootstrap}")
-    if args.seed is not None and args.seed < 0:
-        raise SufficientDPError(f"seed must be an integer >= 0; got {args.seed}")
     t, names = _tally_file(args.input, args.json or args.quiet, full_histogram=bool(args.joint) or None)
     if meta is not None and meta["bits"] != t.bits:
         raise SufficientDPError(f"the file has {t.bits} bits but its metadata says bits={meta['bits']}")
@@ -611,7 +610,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="refuse the file if a row has more than w set bits (the domain q was calibrated for)")
     p.add_argument("--one-hot", action="store_true",
                    help="refuse the file unless every row has exactly one set bit")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=seed, default=None,
                    help="seed a numpy Generator (simulation only; default: CSPRNG)")
     common(p)
     p.set_defaults(func=_cmd_randomize)
@@ -651,7 +650,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                    help="with --joint em: parametric-bootstrap intervals from B refits (at most 10000)")
     p.add_argument("--max-iter", type=positive_int("max-iter"), default=10_000,
                    help="with --joint em: iterations allowed per fit (default 10000)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=seed, default=None,
                    help="with --bootstrap: seed of the simulation (default: fresh entropy)")
     common(p)
     p.set_defaults(func=_cmd_estimate)
@@ -674,7 +673,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--direction", choices=("both", "forward", "reverse"), default="both",
                    help="neighbouring direction: outlier added (forward), removed (reverse), or the worse of both")
     p.add_argument("--samples", type=positive_int("samples"), default=None, help="Monte Carlo samples (mc)")
-    p.add_argument("--seed", type=int, default=None, help="seed for Monte Carlo (default: fresh entropy)")
+    p.add_argument("--seed", type=seed, default=None, help="seed for Monte Carlo (default: fresh entropy)")
     p.add_argument("--larger-crowds", action="store_true",
                    help="proven: the bound must also hold for every crowd of more than N people (N is the "
                         "smallest crowd a release covers); changes only L = 1, where the exact value is not "
@@ -692,7 +691,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                         "structured pairs at any N (a lower bound on the worst case); heuristic: the seeded "
                         "local search (small N), followed by the structured search")
     p.add_argument("--budget", type=positive_int("budget"), default=200, help="pairs evaluated by the heuristic")
-    p.add_argument("--seed", type=int, default=0, help="seed of the heuristic search")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the heuristic search")
     p.add_argument("--time-budget", type=real("time-budget"), default=60.0,
                    help="seconds for the structured search (<= 3600; default 60)")
     p.add_argument("--max-group", type=positive_int("max-group"), default=2,
@@ -714,7 +713,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=real("epsilon"), default=1.0)
     p.add_argument("--beta", type=real("beta"), default=None, help="multiple of sd (default 3; in-memory only)")
     p.add_argument("--reports", type=positive_int("reports"), default=1)
-    p.add_argument("--seed", type=int, default=None, help="seed for a reproducible simulation (default: CSPRNG)")
+    p.add_argument("--seed", type=seed, default=None, help="seed for a reproducible simulation (default: CSPRNG)")
     p.add_argument("--method", type=method_choice(METHODS), default=None,
                    help="calibration method (default proven; in-memory only)")
     p.add_argument("--eta", type=real("eta"), default=None, help="target eta (default 0.001)")
