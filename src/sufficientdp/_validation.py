@@ -17,6 +17,7 @@ from ._errors import ParameterError
 __all__ = [
     "MAX_BITS",
     "MAX_EPSILON",
+    "MAX_MC_SAMPLES",
     "MAX_POPULATION",
     "MAX_REPORTS",
     "check_confidence_level",
@@ -43,6 +44,8 @@ MAX_EPSILON = 50.0
 MAX_BITS = 4096
 #: Largest N (people) the analyses accept (the CLI's --population limit).
 MAX_POPULATION = 10**12
+#: Most draws one Monte Carlo tail takes (its sample arrays: 0.8 GB each at the limit; the CLI's --samples limit).
+MAX_MC_SAMPLES = 10**8
 #: Largest k (reports per person) the analyses and the randomizer accept (the CLI's --reports limit).
 MAX_REPORTS = 1000
 

@@ -113,8 +113,8 @@ def test_phi_round_trip(q):
 @pytest.mark.parametrize(
     "kwargs, fragment",
     [
-        ({"bits": 0}, "bits must be an integer >= 1; got 0"),
-        ({"population": 0}, "population must be an integer >= 1; got 0"),
+        ({"bits": 0}, "bits must be an integer >= 1 and <= 4096; got 0"),
+        ({"population": 0}, "population must be an integer >= 1 and <= 1000000000000; got 0"),
         ({"epsilon": -1}, "epsilon must be in (0, 50]"),
         ({"epsilon": math.nan}, "epsilon must be a real number"),
         ({"beta": -1}, "beta must be finite and >= 0"),

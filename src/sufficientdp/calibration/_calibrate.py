@@ -32,6 +32,8 @@ from .._errors import ParameterError
 from .._numerics.logspace import log_add_exp, log_expm1
 from .._numerics.search import Bracket, Creep, scan, search, verdict
 from .._validation import (
+    MAX_BITS,
+    MAX_POPULATION,
     check_epsilon,
     check_int,
     check_nonnegative_finite,
@@ -129,8 +131,8 @@ def calibrate(
     with ``E R + beta * sd(R) <= e**epsilon`` (eq. 3.12), which is a heuristic, not a bound on eta.
 
     Args:
-        bits: L >= 1, bits per report.
-        population: N >= 1, people in the anonymized crowd. The ``"proven"`` bound at L >= 2 also holds for
+        bits: L in [1, 4096], bits per report.
+        population: N in [1, 10**12], people in the anonymized crowd. The ``"proven"`` bound at L >= 2 also holds for
             every larger crowd (it falls with N); at L = 1 (one report) it is the exact value for crowds of exactly
             N people, which is not monotone in N: see ``larger_crowds``.
         epsilon: privacy level > 0 (``lambda = e**epsilon``).
@@ -166,8 +168,8 @@ def calibrate(
         >>> round(calibrate(bits=5, population=3000, epsilon=math.log(2), method="paper-sigma").q, 4)
         0.2109
     """
-    bits = check_int("bits", bits, minimum=1)
-    population = check_int("population", population, minimum=1)
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_BITS)
+    population = check_int("population", population, minimum=1, maximum=MAX_POPULATION)
     epsilon = check_epsilon(epsilon)
     reports = check_reports(reports)
     beta = check_nonnegative_finite("beta", beta)

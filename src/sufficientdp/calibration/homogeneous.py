@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import CalibrationError, ParameterError
-from .._validation import check_int, check_open_interval, check_positive_finite, renamed
+from .._validation import MAX_MC_SAMPLES, check_int, check_open_interval, check_positive_finite, renamed
 from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q
 from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, exact_eta_upper, privacy_tail
@@ -258,7 +258,9 @@ def _mc_q(*, bits: int, population: int, epsilon: float, eta: float, reports: in
         raise ParameterError(f"population must be an integer >= 2 for method 'mc'; got {population}")
     confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    n_samples = samples if samples is not None else (20_000 if reports == 1 else 50_000)
+    # checked here: a sampler's ParameterError below would be taken for a failed draw (the except ValueError)
+    n_samples = (check_int("samples", samples, minimum=1000 if reports == 1 else 1, maximum=MAX_MC_SAMPLES)
+                 if samples is not None else (20_000 if reports == 1 else 50_000))
     seed = int(gen.integers(0, 2**63 - 1))
     q_hi = _local_point(q_loc)
     calls = [0]

@@ -55,7 +55,7 @@ from .._numerics.compositions import compositions
 from .._numerics.logspace import log_comb_large_n, log_falling_factorials, logsumexp
 from .._numerics.search import bisect_many
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval, check_rng, renamed
+from .._validation import MAX_MC_SAMPLES, check_int, check_open_interval, check_rng, renamed
 from ..loss.result import Direction, TailResult, check_direction
 from ..parameters import sigma_per_sqrt_n
 from ._chernoff import Config, check_config
@@ -242,7 +242,7 @@ def _clopper_pearson(x: int, n: int, confidence: float) -> tuple[float, float]:
 
 
 def _check_samples_conf(samples: Any, confidence: Any) -> tuple[int, float]:
-    samples = check_int("samples", samples, minimum=1)
+    samples = check_int("samples", samples, minimum=1, maximum=MAX_MC_SAMPLES)
     confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     return samples, confidence
 

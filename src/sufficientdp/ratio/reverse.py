@@ -28,7 +28,7 @@ import numpy as np
 from .._errors import ParameterError
 from .._numerics.logspace import log_comb_large_n, logsumexp
 from .._numerics.search import Bracket, Midpoint, scan, search, verdict
-from .._validation import check_int, check_open_interval, check_rng, renamed
+from .._validation import MAX_MC_SAMPLES, check_int, check_open_interval, check_rng, renamed
 from ..loss.result import DIRECTIONS, Direction, TailResult, check_direction
 from ._chernoff import (
     ABS_FLOOR,
@@ -476,7 +476,7 @@ def reverse_tail(*, q: float, bits: int, population: int, epsilon: float, method
         return _reverse_certified(cfg)
     if method == "exact":
         return _reverse_exact(cfg)
-    n_samp = _MC_DEFAULT_SAMPLES if samples is None else check_int("samples", samples, minimum=100)
+    n_samp = _MC_DEFAULT_SAMPLES if samples is None else check_int("samples", samples, minimum=100, maximum=MAX_MC_SAMPLES)
     confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     return _reverse_mc(cfg, check_rng(rng), n_samp, confidence)
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._errors import ParameterError
 from .._numerics.stats import scipy_stats
-from .._validation import check_int, check_open_interval, renamed
+from .._validation import MAX_MC_SAMPLES, check_int, check_open_interval, renamed
 from ..loss.result import TailResult
 from ._chernoff import (
     ABS_FLOOR,
@@ -592,7 +592,7 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
     Args:
         q, bits, population, epsilon, outlier_bits: as in :func:`certified_tail`.
         rng: a seeded ``numpy.random.Generator`` (a fresh unseeded one if None).
-        samples: number of draws (default 200,000; at least 1,000).
+        samples: number of draws (default 200,000; 1,000 to ``_validation.MAX_MC_SAMPLES``).
         confidence_level: level of the interval, in (0, 1).
 
     Returns:
@@ -614,7 +614,8 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
     confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     cfg = check_config(q, bits, population, epsilon, outlier_bits)
     q, bits, population, epsilon, j = cfg.q, cfg.bits, cfg.population, cfg.epsilon, cfg.j
-    samples = _MC_DEFAULT_SAMPLES if samples is None else check_int("samples", samples, minimum=1000)
+    samples = (_MC_DEFAULT_SAMPLES if samples is None
+               else check_int("samples", samples, minimum=1000, maximum=MAX_MC_SAMPLES))
     confidence = check_open_interval("confidence_level", confidence, 0.0, 1.0)
     if rng is None:
         rng = np.random.default_rng()
