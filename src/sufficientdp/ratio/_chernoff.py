@@ -369,18 +369,42 @@ def binom_pmf(c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -> np.
     """``P[Bin(m, a) = c]`` via boost's pmf, parameterized by the smaller of a, 1 - a (accurate to ~1e-15).
 
     For integer ``c``, ``m >= 0`` the values are ``scipy.stats.binom.pmf``'s bit for bit (boost's pmf clipped to
-    [0, 1] inside ``0 <= c <= m``, 0 outside) without its per-call argument handling (issue 10).
+    [0, 1] inside ``0 <= c <= m``, 0 outside) without its per-call argument handling (issue 10). Where boost
+    overflows (the smaller of a, 1 - a below about 1e-300: it raises OverflowError; L in the thousands reaches it),
+    the pmf comes from its logarithm instead (:func:`_binom_pmf_from_logs`).
     """
+    log_p, log1m_p = (log_a, log1m_a) if log_a <= log1m_a else (log1m_a, log_a)
     k, p = (c, math.exp(log_a)) if log_a <= log1m_a else (m - c, math.exp(log1m_a))
     pmf = _boost_binom("_binom_pmf")
     k_arr, n_arr = np.broadcast_arrays(np.asarray(k), np.asarray(m))
-    if (pmf is None or k_arr.dtype.kind not in "iu" or n_arr.dtype.kind not in "iu"
-            or (n_arr.size and int(n_arr.min()) < 0)):
-        out: np.ndarray = scipy_stats().binom.pmf(k, m, p)
-        return out
-    inside = (k_arr >= 0) & (k_arr <= n_arr)
-    res = np.zeros(k_arr.shape)
-    res[inside] = np.clip(pmf(k_arr[inside].astype(float), n_arr[inside].astype(float), p), 0.0, 1.0)
+    try:
+        if (pmf is None or k_arr.dtype.kind not in "iu" or n_arr.dtype.kind not in "iu"
+                or (n_arr.size and int(n_arr.min()) < 0)):
+            out: np.ndarray = scipy_stats().binom.pmf(k, m, p)
+            return out
+        inside = (k_arr >= 0) & (k_arr <= n_arr)
+        res = np.zeros(k_arr.shape)
+        res[inside] = np.clip(pmf(k_arr[inside].astype(float), n_arr[inside].astype(float), p), 0.0, 1.0)
+        return res
+    except OverflowError:
+        return _binom_pmf_from_logs(k_arr, n_arr, log_p, log1m_p)
+
+
+def _binom_pmf_from_logs(k: np.ndarray, n: np.ndarray, log_p: float, log1m_p: float) -> np.ndarray:
+    """``P[Bin(n, p) = k]`` as ``exp(log C(n, k) + k log p + (n - k) log(1 - p))`` (0 outside ``0 <= k <= n``, nan
+    where k or n is nan), with ``log C(n, k) = -log(n + 1) - log B(n - k + 1, k + 1)`` (no cancellation at large n):
+    what :func:`binom_pmf` returns where boost overflows, at p so small that every term but k = 0 underflows."""
+    from scipy.special import betaln
+
+    kf, nf = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    res = np.where(np.isnan(kf) | np.isnan(nf), np.nan, 0.0)
+    inside = (kf >= 0) & (kf <= nf) & (np.floor(kf) == kf) & (np.floor(nf) == nf) & np.isfinite(nf)
+    if np.any(inside):
+        ki, ni = kf[inside], nf[inside]
+        with np.errstate(under="ignore", invalid="ignore"):
+            log_pmf = (-np.log1p(ni) - betaln(ni - ki + 1.0, ki + 1.0) + np.where(ki > 0, ki * log_p, 0.0)
+                       + np.where(ni > ki, (ni - ki) * log1m_p, 0.0))
+            res[inside] = np.clip(np.exp(log_pmf), 0.0, 1.0)
     return res
 
 
@@ -576,6 +600,11 @@ class UpperLaw(LightLaw):
         return out
 
 
+#: Largest Chernoff theta of the REVERSE light law's search when ``1e4 / (smallest gap)`` overflows (the bound
+#: holds at every theta >= 0, so capping the search range keeps it valid).
+_THETA_CAP = 1e300
+
+
 class LowerLaw(LightLaw):
     """REVERSE light law: law ``pi`` of one report given ``l < lstar`` on non-decreasing values ``v``; Chernoff
     ``P[Light_m <= y] <= exp(theta y + m Lambda(-theta))`` on a lazily built theta grid, with a scalar optimizer
@@ -595,6 +624,8 @@ class LowerLaw(LightLaw):
         pos = gaps[gaps > 0]
         self.theta_lo = 1e-8 / max(self.mu, 1e-300)
         self.theta_hi = max(1e4 / float(pos.min()), self.theta_lo * 10.0) if pos.size else 0.0
+        if not math.isfinite(self.theta_hi):  # a subnormal gap (L in the hundreds): any finite theta is valid
+            self.theta_hi = _THETA_CAP
         self._grid: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
