@@ -302,6 +302,30 @@ def _batch_bits(batch: Any, same_integer_type: bool = False) -> list[np.ndarray]
     return cols
 
 
+def _csv_header(p: Path) -> list[str] | None:
+    """The header's names as the careful reader reads them (Python's csv module, each stripped), or None when the
+    file cannot be read that way (the readers then report why)."""
+    try:
+        with p.open(newline="") as fh:
+            row = next(csv.reader(fh), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None if row is None else [n.strip() for n in row]
+
+
+def _check_csv_names(names: Sequence[str], path: Any) -> None:
+    """Every bit column needs a name: a DataError naming the first header field that is empty or blank (a header
+    that is all one empty field gets the readers' own message). pandas' ``DataFrame.to_csv`` writes the frame's
+    index as an unnamed first column, hence the hint."""
+    if len(names) < 2 and not "".join(names):
+        return
+    for j, name in enumerate(names):
+        if not name:
+            hint = "; pandas' DataFrame.to_csv writes its index there: write with index=False" if j == 0 else ""
+            raise DataError(f"{str(path)!r}: column {j + 1} of the header has no name; every bit column needs "
+                            f"one{hint}")
+
+
 def _csv_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None = None) -> Iterator[_Columns]:
     """Yield the columns of each batch of at most ``batch_rows`` CSV rows (at least one batch, possibly empty).
 
@@ -314,6 +338,9 @@ def _csv_columns(p: Path, path: Any, batch_rows: int, max_cells: int | None = No
     way (all skip empty lines, and a file of the fixed layout has none), so the result never depends on where a
     batch boundary falls.
     """
+    header = _csv_header(p)
+    if header is not None:
+        _check_csv_names(header, path)
     done = 0
     readers: list[Callable[[], Iterator[_Columns | None]]] = [
         lambda: _csv_fixed_columns(p, batch_rows, max_cells), lambda: _csv_arrow_columns(p, batch_rows, max_cells)]

@@ -129,3 +129,41 @@ def test_a_file_of_only_an_index_has_no_columns(tmp_path):
     pd.DataFrame(index=pd.Index([3, 4, 5], name="person")).to_parquet(path)
     with pytest.raises(DataError, match="no columns"):
         read_reports(path)
+
+
+# CSV has no metadata: pandas' DataFrame.to_csv writes the index as a first column with an empty name. A bit needs
+# a name, so every engine refuses an empty or blank header name (with a hint for the first column) and returns the
+# header's names as Python's csv module reads them (DuckDB alone would rename an empty or repeated name).
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb", "read_reports"])
+def test_a_csv_with_pandas_index_is_refused_with_a_hint(tmp_path, engine):
+    if engine == "duckdb":
+        pytest.importorskip("duckdb")
+    path = tmp_path / "idx.csv"
+    pd.DataFrame({"a": [0, 1, 1], "b": [1, 1, 0]}).to_csv(path)
+    assert path.read_text().startswith(",a,b")
+    with pytest.raises(DataError, match=r"column 1 of the header has no name.*index=False"):
+        read_reports(path) if engine == "read_reports" else tally_file(path, engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+@pytest.mark.parametrize("header, column", [("a,,b", 2), ("a,b, ", 3), ("a, \t,b", 2)])
+def test_an_empty_header_name_is_refused(tmp_path, engine, header, column):
+    if engine == "duckdb":
+        pytest.importorskip("duckdb")
+    path = tmp_path / "e.csv"
+    path.write_text(header + "\n0,1,1\n1,1,0\n")
+    with pytest.raises(DataError, match=rf"column {column} of the header has no name; every bit column needs one$"):
+        tally_file(path, engine=engine)
+
+
+@pytest.mark.parametrize("header", ["a,a,b", " x ,y,x", "a,A,a"])
+def test_every_engine_returns_the_headers_names(tmp_path, header):
+    pytest.importorskip("duckdb")
+    path = tmp_path / "d.csv"
+    path.write_text(header + "\n0,1,1\n1,1,0\n")
+    want = [n.strip() for n in header.split(",")]
+    got = {engine: tally_file(path, engine=engine) for engine in ("numpy", "duckdb")}
+    assert got["numpy"][1] == got["duckdb"][1] == want == read_reports(path)[1]
+    assert got["numpy"][0].to_dict(include_vector_histogram=True) == got["duckdb"][0].to_dict(
+        include_vector_histogram=True)

@@ -368,3 +368,12 @@ def test_pandas_stored_index_is_not_a_report_column(spark, tmp_path):
     assert t.to_dict(include_vector_histogram=True) == tally_file(path, engine="numpy")[0].to_dict(
         include_vector_histogram=True)
     assert t.bit_counts.tolist() == [3, 3] and t.reports == 4
+
+
+def test_csv_header_names_as_the_other_engines(spark, tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("a,a,b\n0,1,1\n1,1,0\n")
+    assert tally_file_spark(path, spark=spark)[1] == tally_file(path, engine="numpy")[1] == ["a", "a", "b"]
+    path.write_text(",a,b\n0,1,1\n1,1,0\n")
+    with pytest.raises(DataError, match=r"column 1 of the header has no name.*index=False"):
+        tally_file_spark(path, spark=spark)

@@ -40,7 +40,7 @@ import numpy as np
 
 from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally, tally_histogram
-from ..io import _batch_bits, _pandas_index_columns, detect_format
+from ..io import _batch_bits, _check_csv_names, _csv_header, _pandas_index_columns, detect_format
 from ._handoff import Handoff
 from ._paths import duckdb_readable
 
@@ -132,6 +132,14 @@ def _tally_named_file(p: Path, path: str | os.PathLike[str], fmt: str,
         names = [str(row[0]) for row in schema]
         if not names:
             raise DataError(f"{str(path)!r} has no columns")
+        labels = names  # the names returned and in messages: a CSV header's as every engine reads it (DuckDB
+        if fmt == "csv":  # renames an empty or repeated name)
+            header = _csv_header(p)
+            if header is not None and len(header) == len(names):
+                _check_csv_names(header, path)
+                labels = header
+            else:
+                labels = [n.strip() for n in names]
         bits = len(names)
         if full_histogram is None:
             full_histogram = bits <= 16
@@ -149,7 +157,7 @@ def _tally_named_file(p: Path, path: str | os.PathLike[str], fmt: str,
         except duckdb.Error:
             fast = None
         if fast is not None:
-            return fast, ([n.strip() for n in names] if fmt == "csv" else names)
+            return fast, labels
         if fmt == "parquet":
             valid = [f"coalesce(CAST({c} AS DOUBLE) IN (0, 1), false)" for c in cols]
         else:
@@ -163,7 +171,7 @@ def _tally_named_file(p: Path, path: str | os.PathLike[str], fmt: str,
             ).fetchone()
             n = int(row0[0])
             bad = [int(x) for x in row0[1:1 + bits]]
-            for name, count in zip(names, bad, strict=True):
+            for name, count in zip(labels, bad, strict=True):
                 if count:
                     raise DataError(f"column {name!r} of {str(path)!r} must hold only 0 and 1 with no missing "
                                     f"values; {count} row(s) do not")
@@ -183,9 +191,7 @@ def _tally_named_file(p: Path, path: str | os.PathLike[str], fmt: str,
             raise DataError(f"cannot read {str(path)!r}: {str(exc).splitlines()[0]}") from None
     finally:
         con.close()
-    if fmt == "csv":
-        names = [n.strip() for n in names]
-    return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weights, vector_histogram=vh), names
+    return Tally(bits=bits, reports=n, bit_counts=counts, weight_histogram=weights, vector_histogram=vh), labels
 
 
 def _tally_one_pass(con: Any, path: Path, source: str, cols: list[str], fmt: str, types: list[str],

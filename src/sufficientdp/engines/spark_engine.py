@@ -39,7 +39,7 @@ import numpy as np
 
 from .._errors import DataError, ParameterError
 from ..aggregation.tally import MAX_HISTOGRAM_BITS, Tally
-from ..io import _pandas_index_columns, detect_format
+from ..io import _check_csv_names, _pandas_index_columns, detect_format
 from ._paths import hadoop_escaped
 
 __all__ = ["tally_dataframe_spark", "tally_file_spark"]
@@ -341,6 +341,7 @@ def tally_file_spark(path: str | os.PathLike[str], *, full_histogram: bool | Non
             names = [h.strip() for h in next(csv.reader([first[0][0]]), [])]
             if not names or names == [""]:
                 raise DataError(f"{label} has an empty header; expected one column per bit")
+            _check_csv_names(names, os.fspath(path))
             # Positional names and a corrupt-record column: a row with too few or too many values is caught.
             columns = [f"_c{j}" for j in range(len(names))]
             schema = T.StructType([T.StructField(c, T.StringType()) for c in columns]
