@@ -24,6 +24,35 @@ def test_encode_bits_rejects(values, fragment):
     assert fragment in str(info.value)
 
 
+@pytest.mark.parametrize("dtype", ["boolean", "Int8", "UInt8", "Int64", "Float64", "int8[pyarrow]", "bool[pyarrow]"])
+def test_encode_bits_takes_pandas_nullable_and_arrow_columns(dtype):
+    """pandas' nullable and Arrow-backed columns arrive as object arrays: the 0/1 numbers and booleans they hold
+    are the reports (the same as the plain numpy columns), a missing value is named."""
+    pd = pytest.importorskip("pandas")
+    if "pyarrow" in dtype:
+        pytest.importorskip("pyarrow")
+    data = np.random.default_rng(5).integers(0, 2, size=(40, 3))
+    frame = pd.DataFrame(data, columns=["a", "b", "c"]).astype(dtype)
+    assert np.asarray(frame).dtype == object  # (else this tests nothing new)
+    assert np.array_equal(encode_bits(frame), data.astype(np.uint8))
+    frame.iloc[7, 2] = None
+    with pytest.raises(DataError, match=r"only 0 and 1; got <NA> at row 7, bit 2$"):
+        encode_bits(frame)
+
+
+@pytest.mark.parametrize("cell, shown", [("1", "'1'"), (float("nan"), "nan"), (2, "2"), (None, "None"),
+                                         (np.int64(-1), "-1"), (True, None), (np.float32(1.0), None),
+                                         (np.uint8(0), None)])
+def test_encode_bits_object_arrays_take_only_0_1_numbers_and_booleans(cell, shown):
+    values = np.array([[0, 1], [1, 0]], dtype=object)
+    values[1, 1] = cell
+    if shown is None:
+        assert encode_bits(values).tolist() == [[0, 1], [1, int(cell)]]
+    else:
+        with pytest.raises(DataError, match=rf"only 0 and 1; got {shown} at row 1, bit 1$"):
+            encode_bits(values)
+
+
 def test_encode_bits_checks_width():
     with pytest.raises(DataError, match="must have 3 columns"):
         encode_bits([[1, 0]], bits=3)

@@ -23,11 +23,22 @@ from .._validation import check_int
 __all__ = ["encode_bits", "encode_one_hot", "encode_set"]
 
 
+def _bit_value(v: object) -> int:
+    """0 or 1 for a number or boolean equal to it (Python's or numpy's), else -1."""
+    if isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)) and (v == 0 or v == 1):
+        return int(v)
+    return -1
+
+
+_bit_of = np.frompyfunc(_bit_value, 1, 1)
+
+
 def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
     """Validate a 2-D array of 0/1 values (one row per person) and return it as ``uint8``.
 
     Args:
-        values: array-like of shape (n, L) holding only 0 and 1 (bools allowed).
+        values: array-like of shape (n, L) holding only 0 and 1 (bools allowed; an object array, such as pandas'
+            nullable or Arrow-backed columns give, may hold Python or numpy numbers and booleans).
         bits: expected L; if given, the number of columns must match.
 
     Raises:
@@ -52,6 +63,14 @@ def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
         raise DataError("reports must have at least one bit column; got 0")
     if arr.dtype == bool:
         return arr.astype(np.uint8)
+    if arr.dtype == object:  # e.g. pandas' nullable and Arrow-backed columns: the numbers and booleans they hold
+        held, arr = arr, _bit_of(arr).astype(np.int8)  # -1 where an element is anything else (missing, text)
+        bad_at = np.argwhere(arr < 0)
+        if bad_at.size:
+            i, j = map(int, bad_at[0])
+            v = held[i, j]
+            raise DataError(f"reports must hold only 0 and 1; got {v.item() if isinstance(v, np.generic) else v!r} "
+                            f"at row {i}, bit {j}")
     if arr.dtype.kind not in "iuf":
         raise DataError(f"reports must hold 0/1 numbers; got dtype {arr.dtype}")
     bad = (arr != 0) & (arr != 1)
