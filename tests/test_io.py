@@ -132,3 +132,15 @@ def test_report_metadata_is_validated(tmp_path):
     sidecar_path(tmp_path / "b.csv").write_text("not json")
     with pytest.raises(DataError, match="not valid JSON"):
         read_metadata(tmp_path / "b.csv")
+
+
+@pytest.mark.parametrize("ext", [".csv", ".parquet"])
+@pytest.mark.parametrize("names", [["a", "a"], ["a", " a "], ["", "b"], ["a", "  "], ["a", 3]])
+def test_write_reports_needs_distinct_non_blank_names(tmp_path, ext, names):
+    # A repeated name had silently dropped a column (one dict key per name); a blank one wrote a file no reader takes.
+    if ext == ".parquet":
+        pytest.importorskip("pyarrow")
+    path = tmp_path / f"r{ext}"
+    with pytest.raises(ParameterError, match=r"columns must be distinct non-blank names, one per bit; got .* for bit [01]$"):
+        write_reports(path, np.eye(2, dtype=np.uint8), columns=names)
+    assert not path.exists()

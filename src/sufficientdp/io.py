@@ -626,6 +626,11 @@ def write_reports(path: str | os.PathLike[str], reports: np.ndarray, columns: Se
     cols = list(columns) if columns is not None else [f"bit{j}" for j in range(arr.shape[1])]
     if len(cols) != arr.shape[1]:
         raise DataError(f"{len(cols)} column names for {arr.shape[1]} bits")
+    seen: set[str] = set()
+    for j, name in enumerate(cols):  # (the readers need a name per bit, and the table one column per name)
+        if not isinstance(name, str) or not name.strip() or name.strip() in seen:
+            raise ParameterError(f"columns must be distinct non-blank names, one per bit; got {name!r} for bit {j}")
+        seen.add(name.strip())
     if metadata is not None and metadata.get("bits") != arr.shape[1]:
         raise DataError(f"metadata bits={metadata.get('bits')!r} but the reports have {arr.shape[1]} bits")
     write_table(path, {name: arr[:, j] for j, name in enumerate(cols)}, fmt=fmt, metadata=metadata)
