@@ -291,3 +291,63 @@ def test_default_calibration_meets_its_target_for_every_pair(size: tuple[int, in
         worst = worst_case_exhaustive(bits, population, cal.q, epsilon).eta
     assert worst <= eta
     assert cal.eta_at_q is not None and worst <= cal.eta_at_q * (1 + 1e-9) + 1e-15
+
+
+def _pair_types_formula(domain: Domain, q: float) -> tuple[float, list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]]:
+    """log gamma and the report classes of every pair type written out at q (the arithmetic blanket_mass and
+    pair_types do, in the same order, without the q-independent arrays they keep across calls)."""
+    from sufficientdp._numerics.logspace import log_comb, logsumexp
+
+    L, lq, lp = domain.bits, math.log(q), math.log1p(-q)
+
+    def min_mass(lvl: np.ndarray) -> np.ndarray:
+        if domain.kind == "all":
+            d = np.full_like(lvl, float(L))
+        elif domain.kind == "onehot":
+            d = np.where(lvl < L, lvl + 1.0, L - 1.0)
+        else:
+            d = lvl + np.minimum(float(domain.max_weight or 0), L - lvl)
+        return d * lq + (L - d) * lp
+
+    levels = np.arange(L + 1, dtype=float)
+    log_gamma = float(logsumexp(log_comb(float(L), levels) + min_mass(levels)))
+    out = []
+    if domain.kind == "all":
+        for j in range(L, 0, -1):
+            a, b = np.arange(L - j + 1.0)[:, None], np.arange(j + 1.0)[None, :]
+            lc = log_comb(float(L - j), a) + log_comb(float(j), b)
+            d_x, d_xp = a + (j - b), a + b
+            out.append((f"j={j}", (lc - L * math.log(2.0)).ravel(), (lc + d_x * lq + (L - d_x) * lp).ravel(),
+                        (lc + d_xp * lq + (L - d_xp) * lp).ravel()))
+        return log_gamma, out
+    w = int(domain.max_weight or 0)
+    specs = [(1, 1, 0)] if domain.kind == "onehot" else [
+        (a, b, c) for c in range(w + 1) for a in range(w - c + 1) for b in range(w - c + 1)
+        if a + b >= 1 and a + b + c <= L]
+    for a_, b_, c_ in specs:
+        r_ = L - a_ - b_ - c_
+        ka, kb, kc, kr = np.meshgrid(np.arange(a_ + 1.0), np.arange(b_ + 1.0), np.arange(c_ + 1.0),
+                                     np.arange(r_ + 1.0), indexing="ij")
+        lc = log_comb(float(a_), ka) + log_comb(float(b_), kb) + log_comb(float(c_), kc) + log_comb(float(r_), kr)
+        d_x, d_xp = (a_ - ka) + (c_ - kc) + kb + kr, (b_ - kb) + (c_ - kc) + ka + kr
+        out.append((f"a={a_},b={b_},c={c_}", (lc + min_mass(ka + kb + kc + kr) - log_gamma).ravel(),
+                    (lc + d_x * lq + (L - d_x) * lp).ravel(), (lc + d_xp * lq + (L - d_xp) * lp).ravel()))
+    return log_gamma, out
+
+
+@pytest.mark.parametrize("domain", [Domain(bits=1), Domain(bits=5), Domain(bits=40), Domain(bits=7, kind="onehot"),
+                                    Domain(bits=9, kind="weight", max_weight=3)], ids=str)
+def test_pair_types_are_the_formula_at_every_q(domain: Domain) -> None:
+    """blanket_mass and pair_types keep each domain's q-independent arrays across calls: at every q the mass and
+    the classes are the formula's floats, bit for bit (and a kept array cannot be written to)."""
+    for q in (0.3, 0.01, 0.3, 0.4999, 1e-9):
+        log_gamma, want = _pair_types_formula(domain, q)
+        assert blanket_mass(domain, q).hex() == log_gamma.hex()
+        got = list(pair_types(domain, q))
+        assert [t.name for t in got] == [w[0] for w in want]
+        for t, (_, lo, lp_, lq_) in zip(got, want, strict=True):
+            assert t.log_omega.tobytes() == lo.tobytes()
+            assert (t.log_p.tobytes(), t.log_q.tobytes()) == (lp_.tobytes(), lq_.tobytes())
+    if domain.kind == "all":  # (the uniform blanket's classes are the same arrays at every q)
+        with pytest.raises(ValueError, match="read-only"):
+            next(iter(pair_types(domain, 0.3))).log_omega[0] = 0.0

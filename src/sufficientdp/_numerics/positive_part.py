@@ -93,6 +93,8 @@ def _heavy_laws(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n
     The heavy atoms are the largest ``|v|`` while ``lambda = n gamma pi(heavy)`` stays below a rate; the rate is
     lowered (fewer heavy atoms, fewer counts to enumerate) until the enumeration fits :data:`_HEAVY_ATOMS`.
     """
+    if not float(pi[int(np.argmax(np.abs(v)))]) * (n * gamma) <= HEAVY_RATE:
+        return None  # (lam[0] below, for the first largest |v|: no atom is rare enough to be heavy)
     order = np.argsort(-np.abs(v), kind="stable")
     lam = np.cumsum(pi[order]) * (n * gamma)
     for rate in (HEAVY_RATE, HEAVY_RATE * 1e-1, HEAVY_RATE * 1e-2, HEAVY_RATE * 1e-3):
@@ -173,7 +175,7 @@ def _atoms(values: ArrayLike, probs: CheckedProbs, gamma: float) -> tuple[NDArra
     v = np.asarray(values, dtype=float)
     if v.shape != probs.shape or v.ndim != 1 or v.size == 0:
         raise ValueError("values and probs must be 1-d arrays of the same non-zero length")
-    if not (np.all(np.isfinite(v)) and probs.valid):
+    if not (np.isfinite(v).all() and probs.valid):
         raise ValueError("values must be finite and probs non-negative with a positive sum")
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must be in [0, 1]; got {gamma!r}")
@@ -288,7 +290,7 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
     key, memo = _memo_for(v, pi, gamma, n, tail_power)
     heavy = memo.heavy
     if heavy is None:
-        lv, lp, gamma_l, laws, tail = v, pi, gamma, [(np.zeros(1), np.ones(1))], 0.0
+        lv, lp, gamma_l, laws, tail = v, pi, gamma, _NO_HEAVY, 0.0
     else:
         lv, lp, gamma_l, laws, tail = heavy
     h_max = len(laws) - 1
@@ -360,6 +362,14 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
         cells *= factor
         h /= factor
     return best
+
+
+def _read_only(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    a.flags.writeable = False
+    return a
+
+
+_NO_HEAVY = [(_read_only(np.zeros(1)), _read_only(np.ones(1)))]  # the heavy laws without a heavy split (shared)
 
 
 def _cell_numbers(cells: int) -> NDArray[np.float64]:

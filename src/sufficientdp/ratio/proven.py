@@ -147,6 +147,13 @@ class PairType:
 
 def _log_min_mass(domain: Domain, lvl: NDArray[np.float64], lq: float, lp: float) -> NDArray[np.float64]:
     """``log min_{z in X} R(z)(y)`` for a report y with ``lvl`` set bits (it depends on that count only)."""
+    d, rest = _min_mass_counts(domain, lvl)
+    return d * lq + rest * lp
+
+
+def _min_mass_counts(domain: Domain, lvl: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(d, L - d)``: the set and unset bits of the vector z that minimises ``R(z)(y)`` over the domain, for reports
+    y with ``lvl`` set bits (``log min_z R(z)(y) = d log q + (L - d) log(1 - q)``)."""
     L = domain.bits
     if domain.kind == "all":
         d = np.full_like(lvl, float(L))
@@ -155,31 +162,91 @@ def _log_min_mass(domain: Domain, lvl: NDArray[np.float64], lq: float, lp: float
     else:
         w = float(domain.max_weight or 0)
         d = lvl + np.minimum(w, L - lvl)
-    return d * lq + (L - d) * lp
+    return d, L - d
 
 
 def blanket_mass(domain: Domain, q: float) -> float:
     """``log gamma``: log of the blanket's total mass ``sum_y min_{z in X} R(z)(y)`` (docs/proofs/blanket.md)."""
     lq, lp = math.log(q), math.log1p(-q)
-    lvl = np.arange(domain.bits + 1, dtype=float)
-    return float(logsumexp(log_comb(float(domain.bits), lvl) + _log_min_mass(domain, lvl, lq, lp)))
+    lc, d, rest = _shapes(domain).mass
+    return float(logsumexp(lc + (d * lq + rest * lp)))
 
 
 def pair_types(domain: Domain, q: float) -> Iterator[PairType]:
     """Every type of neighbouring pair of ``domain``, with its report classes (see :class:`PairType`)."""
-    L = domain.bits
     lq, lp = math.log(q), math.log1p(-q)
-    log_gamma = blanket_mass(domain, q)
+    shapes = _shapes(domain)
+    log_gamma = blanket_mass(domain, q) if domain.kind != "all" else 0.0  # (the uniform blanket needs no mass)
+    for t in shapes.types:
+        if t.d_min is None or t.rest_min is None:  # q-independent: all of {0,1}^L
+            log_omega = t.log_omega
+        else:
+            log_omega = t.lc + (t.d_min * lq + t.rest_min * lp) - log_gamma
+        yield PairType(t.name, log_omega, t.lc + t.d_x * lq + t.rest_x * lp, t.lc + t.d_xp * lq + t.rest_xp * lp)
+
+
+@dataclass(frozen=True, slots=True)
+class _TypeShape:
+    """The q-independent arrays of one pair type (flattened over its report classes, read-only): ``log_p`` is
+    ``lc + d_x log q + rest_x log(1 - q)`` (``rest_x = L - d_x``), ``log_q`` the same with ``d_xp``; ``log_omega`` is
+    the field for the uniform blanket of all of {0,1}^L (no ``d_min``), else ``lc + d_min log q + rest_min log(1 -
+    q) - log gamma``."""
+
+    name: str
+    lc: NDArray[np.float64]
+    d_x: NDArray[np.float64]
+    rest_x: NDArray[np.float64]
+    d_xp: NDArray[np.float64]
+    rest_xp: NDArray[np.float64]
+    log_omega: NDArray[np.float64]  # (only used without d_min)
+    d_min: NDArray[np.float64] | None
+    rest_min: NDArray[np.float64] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Shapes:
+    types: tuple[_TypeShape, ...]
+    mass: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]  # log C(L, l), d, L - d at l = 0..L
+
+
+_SHAPES: dict[Domain, _Shapes] = {}
+_SHAPES_CLASSES = 1 << 16  # the arrays of domains with at most this many report classes are kept (<= 4 MB each)
+
+
+def _shapes(domain: Domain) -> _Shapes:
+    """:class:`_Shapes` of the domain (kept for small domains: every q and e' of a search reuses them; the same
+    arrays, so the same floats, as computing them at each q)."""
+    got = _SHAPES.get(domain)
+    if got is None:
+        got = _make_shapes(domain)
+        if _class_count(domain) <= _SHAPES_CLASSES:
+            if len(_SHAPES) >= 8:
+                _SHAPES.clear()
+            _SHAPES[domain] = got
+    return got
+
+
+def _frozen(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    out = np.ascontiguousarray(a).ravel()
+    out.flags.writeable = False
+    return out
+
+
+def _make_shapes(domain: Domain) -> _Shapes:
+    L = domain.bits
+    levels = np.arange(L + 1, dtype=float)
+    d_mass, rest_mass = _min_mass_counts(domain, levels)
+    mass = (_frozen(log_comb(float(L), levels)), _frozen(d_mass), _frozen(rest_mass))
+    types: list[_TypeShape] = []
     if domain.kind == "all":
         for j in range(L, 0, -1):
             a = np.arange(L - j + 1, dtype=float)[:, None]  # set bits among the L - j shared bits (x = x' = 0)
             b = np.arange(j + 1, dtype=float)[None, :]  # set bits among the j differing bits (x = 1, x' = 0)
             lc = log_comb(float(L - j), a) + log_comb(float(j), b)
             d_x, d_xp = a + (j - b), a + b
-            log_omega = lc - L * math.log(2.0)
-            yield PairType(f"j={j}", log_omega.ravel(), (lc + d_x * lq + (L - d_x) * lp).ravel(),
-                           (lc + d_xp * lq + (L - d_xp) * lp).ravel())
-        return
+            types.append(_TypeShape(f"j={j}", _frozen(lc), _frozen(d_x), _frozen(L - d_x), _frozen(d_xp),
+                                    _frozen(L - d_xp), _frozen(lc - L * math.log(2.0)), None, None))
+        return _Shapes(tuple(types), mass)
     if domain.kind == "onehot":
         specs: list[tuple[int, int, int]] = [(1, 1, 0)]
     else:
@@ -194,9 +261,10 @@ def pair_types(domain: Domain, q: float) -> Iterator[PairType]:
         lvl = ka + kb + kc + kr
         d_x = (a_ - ka) + (c_ - kc) + kb + kr
         d_xp = (b_ - kb) + (c_ - kc) + ka + kr
-        log_omega = lc + _log_min_mass(domain, lvl, lq, lp) - log_gamma
-        yield PairType(f"a={a_},b={b_},c={c_}", log_omega.ravel(), (lc + d_x * lq + (L - d_x) * lp).ravel(),
-                       (lc + d_xp * lq + (L - d_xp) * lp).ravel())
+        d_min, rest_min = _min_mass_counts(domain, lvl)
+        types.append(_TypeShape(f"a={a_},b={b_},c={c_}", _frozen(lc), _frozen(d_x), _frozen(L - d_x), _frozen(d_xp),
+                                _frozen(L - d_xp), _frozen(lc), _frozen(d_min), _frozen(rest_min)))
+    return _Shapes(tuple(types), mass)
 
 
 def _class_count(domain: Domain) -> int:
@@ -237,8 +305,27 @@ class _Prepared:
 
 
 def _prepare(pair: PairType) -> _Prepared:
-    lo = pair.log_omega - float(logsumexp(pair.log_omega))
-    return _Prepared(pair, lo, np.exp(pair.log_p), np.exp(pair.log_p - lo), checked_probs(np.exp(lo)))
+    lo, omega = _blanket_law(pair.log_omega)
+    return _Prepared(pair, lo, np.exp(pair.log_p), np.exp(pair.log_p - lo), omega)
+
+
+def _blanket_law(log_omega: NDArray[np.float64]) -> tuple[NDArray[np.float64], CheckedProbs]:
+    """``log omega`` normalised and omega checked, kept for recent small inputs: the blanket of all of {0,1}^L is
+    the same at every q (the same arrays, so the same floats, as computing them again)."""
+    key = (log_omega.dtype.str, log_omega.shape, log_omega.tobytes()) if log_omega.size <= 4096 else None
+    got = _BLANKET_LAWS.get(key) if key is not None else None
+    if got is None:
+        lo = log_omega - float(logsumexp(log_omega))
+        got = (lo, checked_probs(np.exp(lo)))
+        if key is not None:
+            lo.flags.writeable = False  # shared by every later call
+            if len(_BLANKET_LAWS) >= 256:
+                _BLANKET_LAWS.clear()
+            _BLANKET_LAWS[key] = got
+    return got
+
+
+_BLANKET_LAWS: dict[tuple[str, tuple[int, ...], bytes] | None, tuple[NDArray[np.float64], CheckedProbs]] = {}
 
 
 def _blanket_delta(prep: _Prepared, *, log_gamma: float, others: int, epsilon_prime: float,
@@ -246,17 +333,19 @@ def _blanket_delta(prep: _Prepared, *, log_gamma: float, others: int, epsilon_pr
     """:func:`blanket_delta` on a prepared pair type."""
     pair, lo = prep.pair, prep.lo
     weight = prep.p - np.exp(pair.log_q + epsilon_prime)  # P_c - e^e' Q_c
-    safety = _REL_SAFETY * float(np.sum(np.abs(weight))) + 1e-300
+    safety = _REL_SAFETY * float(_SUM(np.abs(weight), axis=None)) + 1e-300  # (_SUM(x, axis=None) is np.sum(x))
     gamma = min(math.exp(log_gamma), 1.0)
     n = others + 1
     if gamma * n == 0.0:  # no blanket: the local pair itself (the blanket pair is a post-processing of it)
-        return float(np.sum(np.maximum(weight, 0.0))) + safety
+        return float(_SUM(np.maximum(weight, 0.0), axis=None)) + safety
     g = prep.p_over_omega - np.exp(pair.log_q + epsilon_prime - lo)
     bound = compound_positive_part_upper(g, prep.omega, gamma=gamma, n=n, rtol=resolution,
                                          max_cells=_cells_for(resolution))
-    local = float(np.sum(np.maximum(weight, 0.0)))  # delta_PQ <= the local pair's delta (post-processing)
+    local = float(_SUM(np.maximum(weight, 0.0), axis=None))  # delta_PQ <= the local pair's delta (post-processing)
     return max(0.0, min(bound.upper / (n * gamma), local)) + safety
 
+
+_SUM = np.add.reduce
 
 DEFAULT_POINTS = 48
 """Points where a pair type's hockey-stick curve is bounded to build its dominating pair (k > 1; 17 evenly
