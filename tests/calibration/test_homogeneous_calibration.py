@@ -67,3 +67,24 @@ def test_bad_input_names_the_parameter() -> None:
         certified_q_two_sided(bits=2, population=4, epsilon=1.0, eta=1.5)
     with pytest.raises(ParameterError, match="reports"):
         certified_q_two_sided(bits=2, population=4, epsilon=1.0, eta=0.1, reports=0)
+
+
+def test_without_delta_the_same_q_and_eta() -> None:
+    """``with_delta=False`` (what calibrate uses: it returns q and eta only) skips the certified forward bound on
+    delta; q, eta and its bounds are the same floats, and no delta is claimed (a direction without one makes the
+    two-sided delta unknown, not the other direction's)."""
+    from sufficientdp.ratio.tail import certified_tail
+
+    one = certified_tail(q=0.169199, bits=5, population=1000, epsilon=2.0)
+    bare = certified_tail(q=0.169199, bits=5, population=1000, epsilon=2.0, with_delta=False)
+    assert (bare.eta, bare.eta_lower, bare.eta_upper) == (one.eta, one.eta_lower, one.eta_upper)
+    assert one.delta is not None and bare.delta is None and bare.delta_upper is None
+    full = worst_two_sided(q=0.2, bits=4, population=300, epsilon=1.0)
+    fast = worst_two_sided(q=0.2, bits=4, population=300, epsilon=1.0, with_delta=False)
+    assert (fast.eta, fast.eta_lower, fast.eta_upper, fast.outlier_bits) == (
+        full.eta, full.eta_lower, full.eta_upper, full.outlier_bits)
+    assert full.delta_upper is not None and fast.delta is None and fast.delta_upper is None
+    a = certified_q_two_sided(bits=4, population=300, epsilon=1.0, eta=0.01, grid=6, iterations=8)
+    b = certified_q_two_sided(bits=4, population=300, epsilon=1.0, eta=0.01, grid=6, iterations=8,
+                              with_delta=False)
+    assert (a.q, a.eta) == (b.q, b.eta) and a.delta_upper is not None and b.delta_upper is None

@@ -54,7 +54,7 @@ def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid
 
 def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
                           max_weight: int | None = None, grid: int = 16, iterations: int = 20,
-                          progress: Callable[[int, int], None] | None = None) -> TailResult:
+                          progress: Callable[[int, int], None] | None = None, with_delta: bool = True) -> TailResult:
     """Smallest q whose worst-over-j, two-sided certified bound is ``<= eta`` (grid + bisection, as
     :func:`tail.certified_q`; monotonicity in q is not assumed, only "fails at lo, passes at hi" is kept).
 
@@ -77,6 +77,9 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
         iterations: bisection steps (>= 1).
         progress: optional callback ``progress(done, total)`` after each evaluation (``total`` is an upper
             bound on the number of evaluations), for progress bars in adapters.
+        with_delta: the result at the returned q also bounds delta (for k = 1 the forward delta bound costs
+            more than the whole search at large N); False leaves the result's ``delta_upper`` None, with the
+            same q and eta.
 
     Returns:
         A :class:`TailResult` at the returned ``q`` (``kind="bound"``); ``details["q_fail"]`` is a verified
@@ -122,7 +125,8 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
                           q=q_ret, bits=bits, population=population, reports=reports, outlier_bits=l_eff,
                           delta=0.0, delta_lower=0.0, delta_upper=0.0, details=details)
     hi = hi_found
-    res = worst_two_sided(q=hi, bits=l_eff, population=population, epsilon=epsilon, reports=reports)
+    res = worst_two_sided(q=hi, bits=l_eff, population=population, epsilon=epsilon, reports=reports,
+                          with_delta=with_delta)
     if not res.eta <= eta:  # pragma: no cover - verified by the search
         raise CalibrationError("internal: returned q does not verify")
     details = {**res.details, **base, "q_fail": lo, "local_dp": False, "seconds": time.perf_counter() - t0}
@@ -150,7 +154,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
             return _certified_q_k(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
                                   q_loc=q_loc, progress=progress)
         res = certified_q_two_sided(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
-                                    progress=progress)
+                                    progress=progress, with_delta=False)  # (only q and eta are returned)
         if res.details.get("local_dp"):
             notes.append("no flip probability below local DP's meets the target with the certified bound; the "
                          "local-DP q is used (the ratio then never exceeds e^epsilon).")

@@ -584,11 +584,11 @@ def _forward_k(cfg: Config) -> TailResult:
 
 
 def _forward(cfg: Config, method: str, rng: np.random.Generator, samples: int | None,
-             confidence: float) -> TailResult:
+             confidence: float, with_delta: bool = True) -> TailResult:
     if cfg.k == 1:
         r = homogeneous_tail(q=cfg.q, bits=cfg.bits, population=cfg.population, epsilon=cfg.epsilon,
-                                   method=method, outlier_bits=cfg.j, rng=rng, samples=samples,
-                                   confidence_level=confidence)
+                             method=method, outlier_bits=cfg.j, rng=rng, samples=samples,
+                             confidence_level=confidence, with_delta=with_delta)
         return replace(r, details={**r.details, "direction": "forward"})
     if method == "certified":
         return _forward_k(cfg)
@@ -622,14 +622,15 @@ def _combine(cfg: Config, fwd: TailResult | None, rev: TailResult | None, method
     details = {"direction": "both" if len(parts) == 2 else worst_dir, "worst_direction": worst_dir,
                "forward": None if fwd is None else fwd.to_dict(), "reverse": None if rev is None else rev.to_dict(),
                **extra}
-    return tail_result(cfg, eta=worst.eta, lo=lo, hi=hi, method=method, kind=kind, delta=worst.delta,
+    return tail_result(cfg, eta=worst.eta, lo=lo, hi=hi, method=method, kind=kind,
+                       delta=worst.delta if d_hi is not None else None,  # (a direction without delta: none)
                        d_lo=None, d_hi=d_hi, confidence=confidence, details=details)
 
 
 def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
                    outlier_bits: int | None = None, reports: int = 1, rng: np.random.Generator | int | None = None,
                    samples: int | None = None, confidence_level: float | None = None,
-                   confidence: float | None = None, direction: str = "both") -> TailResult:
+                   confidence: float | None = None, direction: str = "both", with_delta: bool = True) -> TailResult:
     """``max(eta_fwd, eta_rev)`` for one outlier weight j: both homogeneous pairs (seed 001 eq. 1.7 is symmetric).
 
     Forward: :func:`tail.homogeneous_tail` for k = 1; for k > 1 ``certified`` = Maclaurin bound (C4),
@@ -642,6 +643,8 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
             :func:`reverse_tail`.
         direction: a :class:`~sufficientdp.loss.result.Direction`: ``"both"`` (default), ``"forward"`` or
             ``"reverse"`` (aliases ``"modified"``/``"original"``).
+        with_delta: False skips the certified forward bound on delta for k = 1 (most of its time at large N):
+            the result's ``delta_upper`` is then None; eta is the same float.
 
     Returns:
         A :class:`TailResult` for the worst direction; ``details["worst_direction"]`` and both results in
@@ -664,7 +667,7 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
     conf_each = 1.0 - (1.0 - confidence) / 2.0 if (method == "mc" and direction == "both") else confidence
     fwd = rev = None
     if direction in ("both", "forward"):
-        fwd = _forward(cfg, method, gen, samples, conf_each)
+        fwd = _forward(cfg, method, gen, samples, conf_each, with_delta)
     if direction in ("both", "reverse"):
         rev = reverse_tail(q=cfg.q, bits=cfg.bits, population=cfg.population, epsilon=cfg.epsilon, method=method,
                            outlier_bits=cfg.j, reports=cfg.k, rng=gen, samples=samples, confidence_level=conf_each)
@@ -674,11 +677,11 @@ def two_sided_tail(*, q: float, bits: int, population: int, epsilon: float, meth
 def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
                     reports: int = 1, rng: np.random.Generator | int | None = None, samples: int | None = None,
                     confidence_level: float | None = None,
-                    confidence: float | None = None) -> TailResult:
+                    confidence: float | None = None, with_delta: bool = True) -> TailResult:
     """``max_{j=1..L} max(eta_fwd(j), eta_rev(j))`` (ERRATA 5: never assume j = L).
 
     Certified: the max of rigorous bounds. Exact: the max of brackets. Monte Carlo: each (j, direction) at
-    Bonferroni level ``1 - (1 - confidence)/(2L)``.
+    Bonferroni level ``1 - (1 - confidence)/(2L)``. ``with_delta=False``: as in :func:`two_sided_tail`.
 
     Returns:
         A :class:`TailResult` for the worst (j, direction); ``details["per_outlier_bits"]`` has, per j, the
@@ -703,7 +706,8 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
     results: list[TailResult] = []
     for j in range(1, cfg.bits + 1):
         r = two_sided_tail(q=cfg.q, bits=cfg.bits, population=cfg.population, epsilon=cfg.epsilon, method=method,
-                           outlier_bits=j, reports=cfg.k, rng=gen, samples=samples, confidence_level=conf_j)
+                           outlier_bits=j, reports=cfg.k, rng=gen, samples=samples, confidence_level=conf_j,
+                           with_delta=with_delta)
         results.append(r)
         per[str(j)] = {"forward": r.details["forward"]["eta"], "reverse": r.details["reverse"]["eta"],
                        "worst_direction": r.details["worst_direction"]}

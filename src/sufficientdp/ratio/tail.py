@@ -328,7 +328,7 @@ def _strata_details(strata: list[_Stratum]) -> dict[str, Any]:
 
 
 def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
-                   outlier_bits: int | None = None) -> TailResult:
+                   outlier_bits: int | None = None, with_delta: bool = True) -> TailResult:
     """Rigorous upper bound on ``eta = P[R(S) > e**epsilon]`` (and on delta), with a rigorous lower bound.
 
     ``eta = sum_{l1} P[l1] sum_{heavy counts c} P[c] P[Light_{m(c)} > N lambda - w_{l1} - H(c)]`` exactly
@@ -345,6 +345,8 @@ def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
         population: N >= 1 (N - 1 zero reports plus the outlier).
         epsilon: privacy level > 0 (``lambda = e**epsilon``).
         outlier_bits: j in [1, L], bits in which the outlier differs (default L).
+        with_delta: also bound delta (most of the time at large N); with False, ``delta`` and its bounds are
+            None and eta is the same float.
 
     Returns:
         A :class:`TailResult` with ``kind="bound"``, ``eta = eta_upper`` (never understated) and ``eta_lower``
@@ -370,8 +372,11 @@ def certified_tail(*, q: float, bits: int, population: int, epsilon: float,
         return _zero_result(cfg, "certified", "bound")
     strata = _certified_core(model)
     up, lo = _sum_strata(strata)
-    d_lo, d_up = _certified_delta(model, strata)
-    d_up = min(d_up, up)
+    d_lo: float | None = None
+    d_up: float | None = None
+    if with_delta:
+        d_lo, d_up = _certified_delta(model, strata)
+        d_up = min(d_up, up)
     details = {"strata": _strata_details(strata), "seconds": time.perf_counter() - t0,
                "note": "upper bound: exact conditioning on the outlier and the heavy counts + Chernoff (exact "
                        "MGF) on the light sum; lower bound: Cantelli. Homogeneous configuration = unproven "
@@ -700,7 +705,7 @@ def mc_tail(*, q: float, bits: int, population: int, epsilon: float, outlier_bit
 def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
                      outlier_bits: int | None = None, rng: np.random.Generator | None = None,
                      samples: int | None = None, confidence_level: float | None = None,
-                     confidence: float | None = None) -> TailResult:
+                     confidence: float | None = None, with_delta: bool = True) -> TailResult:
     """``eta = P[R(S) > e**epsilon]`` (seed 001 eq. 1.7) for the homogeneous configuration, by ``method``.
 
     Args:
@@ -713,6 +718,7 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
         outlier_bits: j in [1, L] (default L). The conjectured worst case is not proven (ERRATA 5): use
             :func:`worst_over_outlier_bits` for a statement about every j.
         rng, samples, confidence_level: Monte Carlo only (ignored otherwise).
+        with_delta: ``"certified"`` only: False skips the bound on delta (None in the result; the same eta).
 
     Returns:
         A :class:`TailResult` (``kind`` says whether it is a bound, exact, or an estimate).
@@ -731,7 +737,8 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
     confidence = renamed("confidence_level", confidence_level, "confidence", confidence, default=0.95)
     method = check_method(method)
     if method == "certified":
-        return certified_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits)
+        return certified_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits,
+                              with_delta=with_delta)
     if method == "exact":
         return exact_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits)
     return mc_tail(q=q, bits=bits, population=population, epsilon=epsilon, outlier_bits=outlier_bits, rng=rng,
