@@ -82,6 +82,9 @@ __all__ = [
 DIRECTIONS = ("add", "remove", "both")
 _NEG_INF = -math.inf
 _CHUNK_ELEMS = 4_000_000
+#: Most people one binomial of the exact evaluation holds (its log pmf, cdf and sf are arrays of this length, 0.4 GB
+#: each): beyond it the evaluation is refused instead of allocating (a crowd of 10**10 asked for 37 GiB).
+MAX_TABLE_PEOPLE = 5 * 10**7
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,10 @@ class _TwoBinomial:
             # (scipy.special, imported here: the contour scan of worst_over_crowds never needs it; issue 10)
             from .._numerics.binomial import log_binom_pmf_all
 
+            if max(self.m1, self.m2) > MAX_TABLE_PEOPLE:
+                raise ParameterError(
+                    f"population: the exact single-bit evaluation at N = {self.n} needs binomial tables of "
+                    f"{max(self.m1, self.m2)} entries (at most {MAX_TABLE_PEOPLE}); give a smaller population")
             lb1 = log_binom_pmf_all(self.m1, self.p1)
             lb2 = log_binom_pmf_all(self.m2, self.p2)
             lf2 = np.minimum(np.logaddexp.accumulate(lb2), 0.0)
