@@ -88,3 +88,24 @@ def test_without_delta_the_same_q_and_eta() -> None:
     b = certified_q_two_sided(bits=4, population=300, epsilon=1.0, eta=0.01, grid=6, iterations=8,
                               with_delta=False)
     assert (a.q, a.eta) == (b.q, b.eta) and a.delta_upper is not None and b.delta_upper is None
+
+
+@pytest.mark.parametrize("reports", [1, 2])
+def test_the_order_of_the_directions_changes_no_verdict(reports: int) -> None:
+    """The search evaluates first the direction that failed last (``forward_first``): every verdict, and the bound
+    of every passing q (the worst of all), is the same as in the default order, so the search takes the same path
+    and returns the same q."""
+    from sufficientdp.ratio.reverse import worst_certified_two_sided
+
+    verdicts = set()
+    population = 300 if reports == 1 else 40  # (k = 2: the exact small-crowd forward check is slow at 300)
+    points = 23 if reports == 1 else 9
+    for i in range(1, points + 1):
+        q = 0.46 * i / (points + 1)
+        a = worst_certified_two_sided(q, 4, population, 1.0, reports, 0.01)
+        b = worst_certified_two_sided(q, 4, population, 1.0, reports, 0.01, forward_first=True)
+        assert a[0] == b[0]
+        if a[0]:
+            assert a[1] == b[1]
+        verdicts.add(a[0])
+    assert verdicts == {True, False}  # (both kinds of q were compared)

@@ -101,8 +101,13 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
 
     total = grid + iterations
 
+    failed_forward = [False]  # the direction that failed last is evaluated first (the same verdicts, sooner)
+
     def passes(qq: float) -> bool:
-        ok, b, info = worst_certified_two_sided(qq, l_eff, population, epsilon, reports, eta)
+        ok, b, info = worst_certified_two_sided(qq, l_eff, population, epsilon, reports, eta,
+                                                forward_first=failed_forward[0])
+        if not ok:
+            failed_forward[0] = info.get("direction") == "forward"
         evals.append({"q": qq, "bound": b, "passes": ok, **info})
         if progress is not None:
             progress(len(evals), max(total, len(evals)))

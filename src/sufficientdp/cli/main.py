@@ -505,7 +505,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     bits = 16 if args.bits is None else args.bits
     beta = 3.0 if args.beta is None else args.beta
     method = "proven" if args.method is None else args.method
-    bar = step_progress(not (args.json or args.quiet), f"calibrate ({method} search)")
+    bar = step_progress(not (args.json or args.quiet), "calibrate (proven, then homogeneous to compare)"
+                        if method == "proven" else f"calibrate ({method} search)")
     try:
         result = run_demo(population=population, bits=bits, epsilon=args.epsilon, beta=beta,
                           reports=args.reports, seed=args.seed, method=method, eta=args.eta, progress=bar)

@@ -720,11 +720,30 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
 
 
 def worst_certified_two_sided(q: float, bits: int, population: int, epsilon: float, reports: int,
-                               fail_above: float) -> tuple[bool, float, dict[str, Any]]:
+                               fail_above: float, *, forward_first: bool = False) -> tuple[bool, float, dict[str, Any]]:
     """(passes, bound, info): worst over j and both directions of certified bounds, stopping at the first
-    failure (every computed bound is rigorous, so "passes" is a proof when True)."""
-    worst = 0.0
-    info: dict[str, Any] = {}
+    failure (every computed bound is rigorous, so "passes" is a proof when True).
+
+    ``forward_first`` evaluates the forward direction first (a search passes it when that direction failed last):
+    each direction's bounds do not depend on the other's, so the verdict is the same either way, and so is the
+    bound of a passing q (the worst of all); a failing q stops at its first failure, which comes sooner."""
+    if forward_first:
+        ok, worst, info = _worst_forward(q, bits, population, epsilon, reports, fail_above, 0.0, {})
+        if not ok:
+            return False, worst, info
+        ok, worst, info = _worst_reverse(q, bits, population, epsilon, reports, fail_above, worst, info)
+        return ok and worst <= fail_above, worst, info
+    ok, worst, info = _worst_reverse(q, bits, population, epsilon, reports, fail_above, 0.0, {})
+    if not ok:
+        return False, worst, info
+    ok, worst, info = _worst_forward(q, bits, population, epsilon, reports, fail_above, worst, info)
+    return ok and worst <= fail_above, worst, info
+
+
+def _worst_reverse(q: float, bits: int, population: int, epsilon: float, reports: int, fail_above: float,
+                   worst: float, info: dict[str, Any]) -> tuple[bool, float, dict[str, Any]]:
+    """The reverse half of :func:`worst_certified_two_sided`, from the running ``(worst, info)``: j = L..1, False
+    at the first bound above ``fail_above``."""
     for j in range(bits, 0, -1):
         cfg = Config(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
         if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):
@@ -737,11 +756,17 @@ def worst_certified_two_sided(q: float, bits: int, population: int, epsilon: flo
             worst, info = b, {"j": j, "direction": "reverse"}
         if b > fail_above:
             return False, worst, info
+    return True, worst, info
+
+
+def _worst_forward(q: float, bits: int, population: int, epsilon: float, reports: int, fail_above: float,
+                   worst: float, info: dict[str, Any]) -> tuple[bool, float, dict[str, Any]]:
+    """The forward half of :func:`worst_certified_two_sided`, from the running ``(worst, info)``."""
     if reports == 1:
         b, _, jw, _, complete = worst_certified_forward(q, bits, population, epsilon, fail_above=fail_above)
         if b > worst:
             worst, info = b, {"j": jw, "direction": "forward"}
-        return complete and worst <= fail_above, worst, info
+        return complete and b <= fail_above, worst, info
     for j in range(bits, 0, -1):
         cfg = Config(q=q, bits=bits, population=population, epsilon=epsilon, j=j, k=reports)
         if impossible(cfg.q, cfg.j, cfg.epsilon, cfg.k):

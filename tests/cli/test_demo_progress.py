@@ -1,0 +1,20 @@
+"""`sufficientdp demo` runs two calibrations (proven, then the paper's homogeneous configuration to price the
+proof): one progress bar covers both, its total fixed and its steps never going back."""
+
+from __future__ import annotations
+
+import pytest
+
+from sufficientdp.demo import run_demo
+
+
+@pytest.mark.parametrize("method, phases", [("proven", 2), ("homogeneous", 1)])
+def test_one_bar_covers_both_calibrations(method: str, phases: int) -> None:
+    calls: list[tuple[int, int]] = []
+    result = run_demo(population=3000, bits=3, seed=2, method=method, progress=lambda d, t: calls.append((d, t)))
+    assert (result.homogeneous is not None) == (phases == 2)
+    assert {t for _, t in calls} == {1000 * phases}
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[-1] == 1000 * phases
+    if phases == 2:  # the second calibration reports in the second half
+        assert any(0 < d <= 1000 for d in done) and any(d > 1000 for d in done)
