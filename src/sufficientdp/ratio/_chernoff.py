@@ -539,7 +539,9 @@ class UpperLaw(LightLaw):
         self.vmin = float(self.v.min())
         self.vmax = float(self.v.max())
         self.mu = float(np.sum(self.pi * self.v))
-        self.var = float(np.sum(self.pi * (self.v - self.mu) ** 2))
+        with np.errstate(over="ignore", invalid="ignore"):  # values near exp(LOG_CAP) (q tiny): no finite variance
+            var = float(np.sum(self.pi * (self.v - self.mu) ** 2))
+        self.var = var if math.isfinite(var) else math.inf  # inf: the variance-based lower bounds drop to 0
         s = np.concatenate([[0.0], np.geomspace(1e-10, 1e7, 2400)])
         self.theta = s / self.vmax
         tv = self.theta[:, None] * self.v[None, :]

@@ -462,20 +462,24 @@ def _lfp(a: NDArray[np.float64], b: NDArray[np.float64], zl: NDArray[np.float64]
     extra = np.clip(total - zl.sum(axis=1), 0.0, cap.sum(axis=1))
     d_min = np.einsum("k,nk->n", b, _greedy(-np.broadcast_to(b, zl.shape), zl, cap, extra))
     out = []
-    for sign in (-1.0, 1.0):
-        z = _greedy(sign * np.broadcast_to(a, zl.shape), zl, cap, extra)
-        lam = (z @ a) / (z @ b)
-        for _ in range(40):
+    # b.z can underflow to 0 (q near 1e-300): the ratio is then unbounded, and a row without a finite bound gets
+    # the trivial one (-inf for the minimum, +inf for the maximum), which leaves its histograms undecided
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for sign in (-1.0, 1.0):
+            z = _greedy(sign * np.broadcast_to(a, zl.shape), zl, cap, extra)
+            lam = (z @ a) / (z @ b)
+            for _ in range(40):
+                coef = sign * (a[None, :] - lam[:, None] * b[None, :])
+                z = _greedy(coef, zl, cap, extra)
+                new = (z @ a) / (z @ b)
+                moved = sign * (new - lam) > 1e-15 * np.abs(lam)
+                lam = np.where(moved, new, lam)
+                if not np.any(moved):
+                    break
             coef = sign * (a[None, :] - lam[:, None] * b[None, :])
-            z = _greedy(coef, zl, cap, extra)
-            new = (z @ a) / (z @ b)
-            moved = sign * (new - lam) > 1e-15 * np.abs(lam)
-            lam = np.where(moved, new, lam)
-            if not np.any(moved):
-                break
-        coef = sign * (a[None, :] - lam[:, None] * b[None, :])
-        gap = np.maximum(np.einsum("nk,nk->n", coef, _greedy(coef, zl, cap, extra)), 0.0)
-        out.append(lam + sign * gap / d_min)
+            gap = np.maximum(np.einsum("nk,nk->n", coef, _greedy(coef, zl, cap, extra)), 0.0)
+            bound = lam + sign * gap / d_min
+            out.append(np.where(np.isnan(bound), sign * np.inf, bound))
     return out[0], out[1]
 
 
