@@ -39,7 +39,6 @@ References:
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,14 +127,19 @@ def _pbdp_delta_gaussian(g: GaussianPLD, eps: float) -> float:
     if eps <= 0.0:
         return 1.0
 
-    def h(z: float) -> float:
-        return float(log_ndtr(mu + z) - log_ndtr(z)) - eps
+    def h(z: float) -> float:  # nan where both logs are -inf (z far left at tiny mu): neither side of the root
+        with np.errstate(invalid="ignore"):
+            return float(log_ndtr(mu + z) - log_ndtr(z)) - eps
 
     start = -(eps + mu * mu / 2.0) / mu - 10.0
-    # the first of start, 2 start, 4 start, ... where h > 0 (start itself: the asymptote -mu z - mu^2/2 makes the
-    # others unreachable; the points never run out, so there is one)
-    _, left = scan(lambda z: h(z) > 0.0, (start * 2.0**i for i in itertools.count()), until=True)
-    lo = start if left is None else left
+    # the first of start, 2 start, 4 start, ..., 2**59 start where h > 0 (start itself, by the asymptote
+    # -mu z - mu^2/2, unless mu is so small that h loses its digits there: rho = 1e-300 ran the doubling into an
+    # OverflowError). None: the crossing lies left of every point, and delta is at most Phi(mu + 2**59 start),
+    # which underflows to 0 there
+    _, left = scan(lambda z: h(z) > 0.0, (start * 2.0**i for i in range(60)), until=True)
+    if left is None:
+        return float(ndtr(mu + start * 2.0**59))
+    lo = left
     # the first of 1, 2, 4, ..., 2**59 where h < 0; none: the crossing is beyond double precision, the bound is 1
     _, hi = scan(lambda z: h(z) < 0.0, (2.0**i for i in range(60)), until=True)
     if hi is None:
