@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import ParameterError, SufficientDPError
+from ._progress import Phases
 from .aggregation.tally import Tally, tally_packed
 from .calibration import Calibration, calibrate
 from .calibration._calibrate import DEFAULT_ETA
@@ -120,15 +121,15 @@ def run_demo(*, population: int = 100_000, bits: int = 16, epsilon: float = 1.0,
              progress: Any = None) -> DemoResult:
     """Run the whole flow once. ``seed=None`` uses the CSPRNG for the randomizer."""
     compare = method == "proven"  # the paper's homogeneous configuration alone, to price the proof
-    phases = 2 if compare else 1
+    phases = Phases(progress, 2 if compare else 1)  # one bar for both calibrations
     cal = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, reports=reports, method=method,
-                    eta=eta, progress=_phase(progress, 0, phases))
-    if progress is not None:  # (a search may end before the evaluations it announced)
-        progress(1000, 1000 * phases)
-    homo = (calibrate(bits=bits, population=population, epsilon=epsilon, reports=reports, method="homogeneous",
-                      eta=eta, progress=_phase(progress, 1, 2)) if compare else None)
-    if progress is not None:
-        progress(1000 * phases, 1000 * phases)
+                    eta=eta, progress=phases.of(0))
+    phases.end(0)
+    homo = None
+    if compare:
+        homo = calibrate(bits=bits, population=population, epsilon=epsilon, reports=reports, method="homogeneous",
+                         eta=eta, progress=phases.of(1))
+        phases.end(1)
     sim_rng = np.random.default_rng(seed)
     truth_data = skewed_population(cal.population, cal.bits, sim_rng)
     params = RandomizationParams(bits=cal.bits, q=cal.q, reports=cal.reports)
@@ -138,18 +139,6 @@ def run_demo(*, population: int = 100_000, bits: int = 16, epsilon: float = 1.0,
     est = estimate_bits(t, q=params.effective_q, reports=params.reports)
     return DemoResult(calibration=cal, params=params, truth=truth_data.sum(axis=0).astype(np.int64), tally=t,
                       estimates=est, randomness=source.name, homogeneous=homo, ledger=ledger_demo(cal))
-
-
-def _phase(progress: Any, phase: int, phases: int) -> Any:
-    """``progress(done, total)`` of one of ``phases`` consecutive calibrations as one bar: each takes an equal
-    share of 1000 steps (None without a callback)."""
-    if progress is None:
-        return None
-
-    def report(done: int, total: int) -> None:
-        progress(round(1000 * (phase + min(done / max(total, 1), 1.0))), 1000 * phases)
-
-    return report
 
 
 def ledger_demo(cal: Calibration, *, campaigns: int = 3) -> dict[str, Any]:

@@ -18,3 +18,13 @@ def test_one_bar_covers_both_calibrations(method: str, phases: int) -> None:
     assert done == sorted(done) and done[-1] == 1000 * phases
     if phases == 2:  # the second calibration reports in the second half
         assert any(0 < d <= 1000 for d in done) and any(d > 1000 for d in done)
+
+
+def test_compare_draws_one_bar_for_its_two_searches() -> None:
+    from sufficientdp.calibration.compare import compare_approaches
+
+    calls: list[tuple[int, int]] = []
+    compare_approaches(bits=3, population=3000, epsilon=1.0, delta=1e-6, progress=lambda d, t: calls.append((d, t)))
+    done = [d for d, _ in calls]
+    assert {t for _, t in calls} == {2000} and done == sorted(done) and done[-1] == 2000
+    assert any(0 < d <= 1000 for d in done) and any(d > 1000 for d in done)

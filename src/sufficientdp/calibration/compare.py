@@ -37,6 +37,7 @@ from typing import Any
 
 from .._frozen import data_frame
 from .._numerics.search import Bracket, Midpoint, search
+from .._progress import Phases
 from .._validation import (
     check_int,
     check_nonnegative_finite,
@@ -305,10 +306,12 @@ def compare_approaches(
                     method="paper-sigma")
     rows.append(_row("sufficient-dp-paper", cal.q, kind=cal.kind, guarantee=cal.guarantee, scope=cal.scope,
                      notes=list(cal.notes), **kw))
-    for method in ("homogeneous", "proven"):
+    phases = Phases(progress, 2)  # one bar for both searches
+    for phase, method in enumerate(("homogeneous", "proven")):
         if sufficient:
             cal = calibrate(bits=bits, population=population, epsilon=epsilon, reports=reports, method=method,
-                            eta=eta, progress=progress)
+                            eta=eta, progress=phases.of(phase))
+            phases.end(phase)
             rows.append(_row(f"sufficient-dp-{method}", cal.q, kind=cal.kind, guarantee=cal.guarantee,
                              scope=cal.scope, notes=[f"eta = {eta:g}; eta_at_q = {cal.eta_at_q}", *cal.notes],
                              **kw))
