@@ -51,6 +51,13 @@ COMMANDS: list[tuple[str, list[str], float]] = [
       "exact"], 5.0),
     ("`account --mechanism shuffled-rr --population 1e6 --q 0.25 --epsilon 0.01`",
      ["account", "--mechanism", "shuffled-rr", "--population", "1000000", "--q", "0.25", "--epsilon", "0.01"], 1.0),
+    # not in issue 10's table: the first command a user runs, and the non-default method it compares with
+    # (target: the standards' "a progress bar over 2 s", i.e. interactive)
+    ("`demo` (L = 16, N = 1e5: proven and homogeneous calibrations, randomize, estimate)",
+     ["demo", "--seed", "1"], 2.0),
+    ("`calibrate --method homogeneous --bits 16 --population 1e5 --epsilon 1 --eta 0.001`",
+     ["calibrate", "--bits", "16", "--population", "100000", "--epsilon", "1", "--eta", "0.001", "--method",
+      "homogeneous"], 2.0),
 ]
 
 
