@@ -13,6 +13,7 @@ k = 3 file is never estimated as three times as many people.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -304,13 +305,18 @@ def _batch_bits(batch: Any, same_integer_type: bool = False) -> list[np.ndarray]
 
 def _csv_header(p: Path) -> list[str] | None:
     """The header's names as the careful reader reads them (Python's csv module, each stripped), or None when the
-    file cannot be read that way (the readers then report why)."""
+    file cannot be read that way or the header is not within the first :data:`_MAX_HEADER_BYTES` characters (the
+    readers then report why; this look never holds more than that)."""
     try:
         with p.open(newline="") as fh:
-            row = next(csv.reader(fh), None)
+            text = fh.read(_MAX_HEADER_BYTES)
+        rows = csv.reader(io.StringIO(text))
+        row = next(rows, None)
+        if row is None or (len(text) == _MAX_HEADER_BYTES and next(rows, None) is None):
+            return None  # (no header, or it may go on past what was read)
     except (OSError, UnicodeDecodeError, csv.Error):
         return None
-    return None if row is None else [n.strip() for n in row]
+    return [n.strip() for n in row]
 
 
 def _check_csv_names(names: Sequence[str], path: Any) -> None:
