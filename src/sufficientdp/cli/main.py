@@ -107,6 +107,18 @@ def _refuse_output_over_input(input_path: str, output_path: str | None) -> None:
                           "replaced)")
 
 
+def _check_output_format(output_path: str | None) -> None:
+    """An --output that names no table format ('' or no .csv/.parquet/.pq) is refused before any work."""
+    if output_path is None:
+        return
+    from ..io import detect_format
+
+    try:
+        detect_format(output_path)
+    except ParameterError as exc:
+        raise UsageError(f"--output: {exc}") from None
+
+
 def _cmd_randomize(args: argparse.Namespace) -> int:
     from ..io import read_reports, write_reports
     from ..parameters import RandomizationParams
@@ -115,6 +127,7 @@ def _cmd_randomize(args: argparse.Namespace) -> int:
     from ..randomization.randomizer import Randomizer, check_domain
 
     _refuse_output_over_input(args.input, args.output)
+    _check_output_format(args.output)
     data, names = read_reports(args.input)
     params = RandomizationParams(bits=data.shape[1], q=args.q, reports=args.reports)
     # A guarantee calibrated for a domain (--max-weight / --one-hot) covers only vectors in it: refuse the file
@@ -245,6 +258,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
 
     # Validate the output, q and the file's metadata before reading a possibly large file.
     _refuse_output_over_input(args.input, args.output)
+    _check_output_format(args.output)
     meta = read_metadata(args.input)
     q, reports, source, reports_from = _estimate_settings(args, meta)
     if args.joint and args.top < 1:
@@ -301,7 +315,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
         d["joint"] = {**summary, "top": top}
         if joint.converged is False:
             d["joint"]["warning"] = "the joint EM fit did NOT converge (raise --max-iter); see status"
-    if args.output:
+    if args.output is not None:
         from ..io import write_table
 
         recs = d["estimates"]
