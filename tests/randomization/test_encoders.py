@@ -71,7 +71,7 @@ def test_one_hot_rejects_out_of_range():
         encode_one_hot([0, 4], bits=4)
     with pytest.raises(DataError, match=r"categories must be in \[0, 4\); got -1"):
         encode_one_hot([-1], bits=4)
-    with pytest.raises(ParameterError, match="bits must be an integer >= 1; got 0"):
+    with pytest.raises(ParameterError, match="bits must be an integer >= 1 and <= 4096; got 0"):
         encode_one_hot([0], bits=0)
 
 

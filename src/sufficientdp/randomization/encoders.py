@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._errors import DataError
-from .._validation import check_int
+from .._validation import MAX_BITS, check_int
 
 __all__ = ["encode_bits", "encode_one_hot", "encode_set"]
 
@@ -81,13 +81,14 @@ def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
 
 
 def encode_one_hot(categories: ArrayLike, bits: int) -> np.ndarray:
-    """One-hot encode categories in ``[0, bits)``: row i has bit ``categories[i]`` set.
+    """One-hot encode categories in ``[0, bits)``: row i has bit ``categories[i]`` set; ``bits`` in [1, 4096] (the
+    analyses' limit, ``_validation.MAX_BITS``).
 
     Examples:
         >>> encode_one_hot([2, 0], bits=3).tolist()
         [[0, 0, 1], [1, 0, 0]]
     """
-    bits = check_int("bits", bits, minimum=1)
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_BITS)  # the vectors are allocated: bounded
     cats = np.asarray(categories)
     if cats.ndim != 1:
         raise DataError(f"categories must be 1-D; got shape {cats.shape}")
@@ -114,7 +115,7 @@ def encode_set(items: Iterable[Sequence[int] | Iterable[int]], bits: int, max_we
         >>> encode_set([[0, 2], []], bits=4, max_weight=2).tolist()
         [[1, 0, 1, 0], [0, 0, 0, 0]]
     """
-    bits = check_int("bits", bits, minimum=1)
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_BITS)  # the vectors are allocated: bounded
     max_weight = check_int("max_weight", max_weight, minimum=1, maximum=bits)
     rows: list[list[int]] = [list(s) for s in items]
     out = np.zeros((len(rows), bits), dtype=np.uint8)
