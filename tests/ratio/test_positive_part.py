@@ -302,20 +302,3 @@ def test_window_is_the_row_per_theta_formula(seed: int) -> None:
         got = window_ends_and_mgf(n, k, logpi, math.log(gamma), log_1mg, k_sd, math.log(1e-14), fewer, grid)
         assert (got[0], got[1]) == (a_lo, a_hi)
         assert got[2].tobytes() == lam[:grid].tobytes()
-
-
-def test_fft_calls_are_numpys() -> None:
-    """The positive-part bound calls np.fft's real transforms without their Python-level wrapper: the same floats
-    as np.fft.rfft / np.fft.irfft, bit for bit, on sparse lattice laws and dense spectra of every power-of-two size
-    the bound uses (and odd lengths, which go through np.fft itself)."""
-    rng = np.random.default_rng(8)
-    for cells in [2 ** e for e in range(1, 17)] + [3, 1023]:
-        law = np.zeros(cells)
-        law[rng.integers(0, cells, 24)] = rng.random(24)
-        law /= law.sum()
-        spectrum = np.fft.rfft(law)
-        power = np.exp(900.0 * np.log1p(0.08 * (spectrum - 1.0)))  # the law of 900 people's lattice sum
-        for x in (law, rng.normal(size=cells)):
-            assert positive_part._rfft(x).tobytes() == np.fft.rfft(x).tobytes()
-        for y in (spectrum, power, np.fft.rfft(rng.normal(size=cells))):
-            assert positive_part._irfft(y, cells).tobytes() == np.fft.irfft(y, cells).tobytes()
