@@ -76,6 +76,8 @@ DEFAULT_RESOLUTION = 5e-4
 """Lattice resolution of the blanket's compound-sum bracket for the answer (as :mod:`sufficientdp.ratio.proven`)."""
 SEARCH_RESOLUTION = 4e-3
 """A coarser lattice (looser, about 8 times faster) for pre-passes and searches."""
+MIN_RESOLUTION = 1e-12
+"""Finest resolution accepted (the answer stops moving well above it: 1e-12 and 1e-20 give the same floats)."""
 _MAX_TYPES = 64  # pair types of a weight <= w domain before the bound for all of {0,1}^L is used instead
 
 
@@ -273,7 +275,7 @@ def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds:
         values: ``"fixed"`` (the collection is the same in every round) or ``"changing"`` (it may change from
             round to round, fixed in advance).
         fallback: also compute the simple rule (:func:`simple_rule`, from the same curves; cheap).
-        resolution, points: lattice resolution and number of points of each pair type's curve.
+        resolution, points: lattice resolution (in [1e-12, 1)) and number of points of each pair type's curve.
         progress: optional callback ``progress(done, total)``.
 
     Returns:
@@ -294,6 +296,8 @@ def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds:
     """
     q, bits, population, epsilon, rounds, reports = _check(q, bits, population, epsilon, rounds, reports, values)
     resolution = check_open_interval("resolution", resolution, 0.0, 1.0)
+    if resolution < MIN_RESOLUTION:  # the lattice's size is about 1/resolution (5e-324: an OverflowError)
+        raise ParameterError(f"resolution must be in [{MIN_RESOLUTION:g}, 1); got {resolution!r}")
     points = check_int("points", points, minimum=1, maximum=10_000)
     return _rounds_tail(q=q, bits=bits, population=population, epsilon=epsilon, rounds=rounds, reports=reports,
                         domain=_domain(bits, domain), values=values, fallback=fallback, resolution=resolution,
