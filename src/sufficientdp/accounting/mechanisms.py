@@ -140,7 +140,11 @@ class GaussianPLD:
         """``mu = sensitivity / sigma``."""
         sigma = check_positive_finite("sigma", sigma)
         sensitivity = check_positive_finite("sensitivity", sensitivity)
-        return cls(mu=sensitivity / sigma)
+        mu = sensitivity / sigma
+        if not 0.0 < mu < math.inf:  # sigma = 5e-324 overflows, sensitivity = 5e-324 with sigma = 2 underflows
+            raise ParameterError(f"sensitivity / sigma must be a finite number > 0 (the Gaussian's mu); got "
+                                 f"sensitivity = {sensitivity!r}, sigma = {sigma!r}")
+        return cls(mu=mu)
 
     @classmethod
     def from_rho(cls, rho: float) -> GaussianPLD:
