@@ -6,6 +6,8 @@ MemoryError allocating 7 TiB; 1e30: OverflowError). The Monte Carlo calibration 
 samples for a failed draw and silently fell back to the certified bound.
 """
 
+from decimal import Decimal
+
 import numpy as np
 import pytest
 
@@ -41,3 +43,10 @@ def test_monte_carlo_samples_limit_with_several_reports(samples):
     with pytest.raises(ParameterError, match="samples must be an integer >= 1 and <= 100000000"):
         sdp.privacy_tail(q=0.2, bits=2, population=50, epsilon=1.0, method="mc", samples=samples, reports=2,
                          rng=np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("max_weight", [Decimal("nan"), np.array([1, 2]), 1.5, 3])
+def test_max_weight_is_checked_before_the_domain(max_weight):
+    # (a Decimal NaN raised decimal.InvalidOperation and an array numpy's "truth value ... is ambiguous")
+    with pytest.raises(ParameterError, match="max_weight must be an integer >= 1"):
+        sdp.calibrate(bits=2, population=50, epsilon=1.0, max_weight=max_weight)

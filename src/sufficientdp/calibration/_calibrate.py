@@ -173,6 +173,8 @@ def calibrate(
     epsilon = check_epsilon(epsilon)
     reports = check_reports(reports)
     beta = check_nonnegative_finite("beta", beta)
+    if max_weight is not None:  # (checked first: the domain below would compare a Decimal or an array with L)
+        max_weight = check_int("max_weight", max_weight, minimum=1, maximum=bits)
     if not isinstance(larger_crowds, bool):
         raise ParameterError(f"larger_crowds must be True or False; got {larger_crowds!r}")
     if larger_crowds and method != "proven":
