@@ -616,6 +616,12 @@ def read_reports(path: str | os.PathLike[str]) -> tuple[np.ndarray, list[str]]:
 
 
 def _atomic_target(path: Path) -> tuple[int, str]:
+    """A temporary file beside ``path`` for an atomic write (renamed over ``path`` when complete); refuses a ``path``
+    that exists and is not a regular file: the rename would replace a device, a pipe or a socket (run as root,
+    ``--output /dev/full`` replaced the device node with the report)."""
+    if path.exists() and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file (a device, pipe or socket)"
+        raise ParameterError(f"output {str(path)!r} is {kind}; give the name of a regular file to write")
     path.parent.mkdir(parents=True, exist_ok=True)
     return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
 
