@@ -50,14 +50,19 @@ def release_numbers(*, database: str, campaign: str, release: str | None = None,
     """Every number of the release report, JSON-ready (``joint``: bits whose joint frequencies are shown).
 
     Raises:
-        DataError: unknown campaign or release, a campaign without q yet, or no released reports.
+        DataError: unknown campaign or release, a campaign without q yet, no released reports, or a file that is
+            not a collector database.
         ParameterError: a bad engine, URL or confidence_level. FileNotFoundError: a missing SQLite file.
     """
     from ..collection.campaign import estimate_release
     from ..engines import tally_collector
     from ..service.storage import open_storage_readonly
 
-    with open_storage_readonly(database) as reader:
+    try:
+        reader = open_storage_readonly(database)
+    except RuntimeError as exc:  # a file that is not a collector database (as the tally engines say it)
+        raise DataError(str(exc)) from None
+    with reader:
         spec = reader.campaign_spec(campaign)
     if spec is None:
         raise DataError(f"unknown campaign {campaign!r}")
