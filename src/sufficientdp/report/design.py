@@ -98,7 +98,7 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
         except SufficientDPError as exc:
             if m == method:
                 raise
-            rows.append({"method": m, "available": False, "reason": str(exc)})
+            rows.append({"method": m, "available": False, "chosen": False, "reason": str(exc)})
             step()
             continue
         cals[m] = cal
