@@ -8,16 +8,16 @@ import warnings
 import mpmath
 import pytest
 
-from sufficientdp.accounting.mechanisms import gaussian
+from sufficientdp.accounting.mechanisms import GaussianPLD, gaussian
 from sufficientdp.accounting.pbdp import pbdp_delta
 from sufficientdp.cli.main import main
 
 
-@pytest.mark.parametrize("sigma", [1e150, 1e300])
-def test_almost_no_signal_gives_delta_zero(sigma):
+@pytest.mark.parametrize("pld", [GaussianPLD.from_rho(1e-300), GaussianPLD.from_rho(5e-324), GaussianPLD(mu=1e-300)])
+def test_almost_no_signal_gives_delta_zero(pld):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        d = pbdp_delta(gaussian(sigma), [0.5, 1.0, 3.0])
+        d = pbdp_delta(pld, [0.5, 1.0, 3.0])
     # the crossing z* solves log Phi(mu + z) - log Phi(z) = eps, z* ~ -eps / mu: Phi there is far below 1e-300
     assert all(0.0 <= x <= 1e-300 for x in d)
 

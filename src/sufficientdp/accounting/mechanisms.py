@@ -141,8 +141,11 @@ class GaussianPLD:
         sigma = check_positive_finite("sigma", sigma)
         sensitivity = check_positive_finite("sensitivity", sensitivity)
         mu = sensitivity / sigma
-        if not 0.0 < mu < math.inf:  # sigma = 5e-324 overflows, sensitivity = 5e-324 with sigma = 2 underflows
-            raise ParameterError(f"sensitivity / sigma must be a finite number > 0 (the Gaussian's mu); got "
+        # mu in [1e-150, 1e150]: beyond, rho = mu**2 / 2 and the curves' arithmetic leave double precision
+        # (sigma = 5e-324: mu overflows; sigma = 1e-154: an overflow inside the pbdp curve; sensitivity = 1e-300:
+        # rho underflows to 0)
+        if not 1e-150 <= mu <= 1e150:
+            raise ParameterError(f"sensitivity / sigma (the Gaussian's mu) must be in [1e-150, 1e150]; got "
                                  f"sensitivity = {sensitivity!r}, sigma = {sigma!r}")
         return cls(mu=mu)
 

@@ -144,7 +144,8 @@ def _pbdp_delta_gaussian(g: GaussianPLD, eps: float) -> float:
     _, hi = scan(lambda z: h(z) < 0.0, (2.0**i for i in range(60)), until=True)
     if hi is None:
         return 1.0
-    z = float(brentq(h, lo, hi, xtol=1e-13, rtol=1e-14))
+    # (the bracket spans about mu / 2: at mu = 1e150 about 500 steps, more than brentq's default 100)
+    z = float(brentq(h, lo, hi, xtol=1e-13, rtol=1e-14, maxiter=2000))
     return float(ndtr(mu + z + 1e-12))  # nudge right: pw is increasing, so this rounds delta up
 
 
