@@ -123,7 +123,7 @@ FLOAT_DOMAINS: dict[str, tuple[float, float, bool, bool]] = {
     "epsilon": (0.0, 50.0, False, True), "eta": (0.0, 1.0, False, False), "q": (0.0, 0.5, False, False),
     "beta": (0.0, 100.0, True, True), "delta": (0.0, 1.0, True, False), "deltas": (0.0, 1.0, False, False),
     "level": (0.0, 1.0, False, False), "confidence-level": (0.0, 1.0, False, False),
-    "levels": (0.0, 1.0, False, False), "failure": (0.0, 1.0, True, False),
+    "levels": (0.0, 1.0, False, False), "failure": (0.0, 1.0, False, False),
     "rho": (0.0, 1e6, False, True), "sigma": (0.0, 1e12, False, True), "sensitivity": (0.0, 1e12, False, True),
     "time-budget": (0.0, 3600.0, False, True),
 }
