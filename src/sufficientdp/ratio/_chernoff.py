@@ -199,6 +199,8 @@ class Problem:
     laws: dict[int, LightLaw] = field(default_factory=dict, compare=False, repr=False)
     # binomial pmf rows keyed by (log a, log(1 - a)): the strata of one tail share them (:func:`pmf_table`)
     pmfs: dict[tuple[float, float], tuple[int, int, dict[int, np.ndarray]]] = field(default_factory=dict, compare=False, repr=False)
+    # FORWARD: the enumeration's expansions, shared by the strata of one tail (:func:`enumerate_heavy`)
+    expansions: dict[tuple[int, float, float], _Expansion] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def logp1(self) -> np.ndarray:
@@ -772,6 +774,162 @@ def _level(pb: Problem, lev: int) -> tuple[float, float, float]:
     return float(pb.logpi[lev] - pb.logle[lev]), float(pb.logle[lev - 1] - pb.logle[lev]), float(pb.v[lev])
 
 
+_EXPANSION_CACHE_MAX = 4_000_000  # children held per Problem by the cache of expansions (about 200 MB at most)
+
+
+@dataclass(slots=True)
+class _Expansion:
+    """One level of the FORWARD enumeration from a given set of parents, up to the event's tests: what
+    :func:`enumerate_heavy` computes there that does not depend on the threshold ``y``, so that the strata of one
+    tail (one ``y`` each) share it (issue 10). Every float is computed by the same operations on the same numbers
+    as in a plain pass over the level, and replayed in the same order.
+
+    ``parents``: the parents' (logp, h, m); ``outside``: the window's Chernoff mass added to the dropped mass;
+    ``drops``: per chunk of parents with dropped children, the float added to the dropped mass; ``bounds``: the
+    chunks' offsets into the kept children (logp ``lp``, heavy sum ``h``, counts left ``m``, and the two sums of
+    the event's tests, ``h + m v_0`` and ``(h + m v_rest)(1 + 1e-9)``); ``kids``: the next level's expansions by
+    the children kept live (the bytes of the mask). ``too_many``: the level raises :class:`TooMany`;
+    ``empty``: no count in the window.
+    """
+
+    parents: tuple[np.ndarray, np.ndarray, np.ndarray]
+    too_many: bool = False
+    empty: bool = False
+    outside: float = 0.0
+    drops: list[float] = field(default_factory=list)
+    bounds: list[int] = field(default_factory=list)
+    lp: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    h: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    m: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    sure_sum: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    never_sum: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    kids: dict[bytes, _Expansion] = field(default_factory=dict)
+    held: list[int] = field(default_factory=lambda: [0])  # children held by its tree (one list shared by the tree)
+
+
+def _expand_forward(pb: Problem, lev: int, parents: tuple[np.ndarray, np.ndarray, np.ndarray], *, cap: int,
+                    log_prune: float, window_tol: float) -> _Expansion:
+    """The :class:`_Expansion` of ``parents`` at level ``lev`` (FORWARD): :func:`enumerate_heavy`'s operations."""
+    logp, hp, m = parents
+    v = pb.v
+    v0 = float(v[0])
+    log_a, log1m_a, vl = _level(pb, lev)
+    lo, hi = window(int(m.min()), int(m.max()), log_a, log1m_a, window_tol)
+    c = np.arange(lo, hi + 1, dtype=np.int64) if hi >= lo else np.zeros(0, dtype=np.int64)
+    if c.size * m.size > 8 * cap:
+        return _Expansion(parents, too_many=True)
+    # mass of each parent outside the window (rigorous Chernoff bound)
+    low_t = log_lower_tail(np.full(m.shape, lo - 1), m, log_a, log1m_a)
+    up_t = log_upper_tail(np.full(m.shape, hi + 1), m, log_a, log1m_a)
+    outside = float(np.sum(np.exp(logp + np.logaddexp(up_t, low_t))))
+    if c.size == 0:
+        return _Expansion(parents, empty=True, outside=outside)
+    step = max(1, 2_000_000 // c.size)  # chunks of parents bound the memory
+    drops: list[float] = []
+    bounds = [0]
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    v_rest = float(v[lev - 1])
+    # the pmf depends on (m, c) only: tabulate it once per distinct m
+    um, uinv = unique_counts(m)
+    with np.errstate(divide="ignore"):
+        ltab = np.log(pmf_table(pb, c, um, log_a, log1m_a))
+    for start in range(0, m.size, step):
+        sl = slice(start, start + step)
+        mm = m[sl, None]
+        child = ltab[uinv[sl]]  # a fresh copy (fancy indexing); adding in place (IEEE + commutes)
+        child += logp[sl, None]
+        if int(c[-1]) <= int(mm.min()):  # every count fits every parent (the usual case)
+            keep = child >= log_prune
+            drop = ~keep
+        else:
+            valid = c[None, :] <= mm
+            keep = valid & (child >= log_prune)
+            drop = valid & ~keep
+        if np.any(drop):
+            dl = child[drop]
+            n_inf = dl.size - int(np.count_nonzero(np.isfinite(dl)))  # usually 0: no second copy then
+            drops.append(float(np.sum(np.exp(dl if n_inf == 0 else dl[np.isfinite(dl)]))) + ABS_FLOOR * n_inf)
+        # the kept children's heavy sums and counts left, h[parent] + c vl and m[parent] - c in row-major order,
+        # built from the kept entries only (the same operations as on the full grid, then masked; issue 10)
+        per_parent = np.count_nonzero(keep, axis=1)
+        ck = np.broadcast_to(c, child.shape)[keep]
+        parts.append((child[keep], np.repeat(hp[sl], per_parent) + ck * vl, np.repeat(m[sl], per_parent) - ck))
+        bounds.append(bounds[-1] + parts[-1][0].size)
+    lp, h, m_new = (np.concatenate([x[i] for x in parts]) for i in range(3))
+    mf = m_new.astype(float)  # converted once (int * float converts the same way)
+    return _Expansion(parents, outside=outside, drops=drops, bounds=bounds, lp=lp, h=h, m=m_new,
+                      sure_sum=h + mf * v0, never_sum=(h + mf * v_rest) * (1.0 + 1e-9))
+
+
+def _enumerate_forward(pb: Problem, *, stop_level: int, cap: int, log_prune: float, window_tol: float, y: float,
+                       stage: Callable[[Heavy], bool | None] | None) -> Heavy:
+    """:func:`enumerate_heavy` FORWARD: the expansion of each level comes from ``pb.expansions`` (computed once per
+    set of parents for every threshold ``y``); the event's tests, the sums and the collapsed configurations follow
+    it chunk by chunk as a plain pass over the level does (the same floats)."""
+    heavy = root(pb)
+    margin = 1e-9 * abs(y) + 1e-300
+    key = (cap, log_prune, window_tol)
+    prev: tuple[_Expansion, bytes] | None = None  # the expansion the current parents come from, and their mask
+    for lev in range(pb.j, stop_level - 1, -1):
+        if stage is not None and stage(heavy):
+            return heavy
+        if heavy.logp.size == 0:
+            heavy = replace(heavy, lstar=lev)
+            continue
+        parents = (heavy.logp, heavy.h, heavy.m)
+        node = pb.expansions.get(key) if prev is None else prev[0].kids.get(prev[1])
+        if node is None:
+            node = _expand_forward(pb, lev, parents, cap=cap, log_prune=log_prune, window_tol=window_tol)
+            if prev is None:
+                pb.expansions[key] = node
+                node.held = [node.lp.size]
+            elif prev[0].held[0] + node.lp.size <= _EXPANSION_CACHE_MAX:
+                prev[0].kids[prev[1]] = node
+                node.held = prev[0].held
+                node.held[0] += node.lp.size
+            else:  # the cache is full: this expansion is not kept, nor are those below it
+                node.held = [_EXPANSION_CACHE_MAX + 1]
+        if node.too_many:
+            raise TooMany
+        dropped = heavy.dropped + node.outside
+        certain, collapsed = heavy.certain, list(heavy.collapsed)
+        if node.empty:
+            heavy = Heavy(lev, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), dropped, certain, collapsed,
+                          heavy.log_certain, heavy.log_dropped, heavy.certain_delta, heavy.configs)
+            prev = None
+            continue
+        for d in node.drops:
+            dropped += d
+        sure = node.sure_sum > y + margin  # event {S > y}
+        never = node.never_sum < y - margin
+        sure_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        if np.any(sure):
+            for a, b in zip(node.bounds[:-1], node.bounds[1:], strict=True):
+                s = sure[a:b]
+                if np.any(s):
+                    lp_sure = node.lp[a:b][s]
+                    certain += float(np.sum(np.exp(lp_sure)))
+                    sure_parts.append((lp_sure, node.h[a:b][s], node.m[a:b][s]))
+        live = ~sure
+        live &= ~never
+        kept = int(np.count_nonzero(live))
+        if kept > cap:
+            raise TooMany
+        if sure_parts:
+            collapsed.append((lev, np.concatenate([x[0] for x in sure_parts]),
+                              np.concatenate([x[1] for x in sure_parts]),
+                              np.concatenate([x[2] for x in sure_parts])))
+        mask = np.packbits(live).tobytes()
+        kid = node.kids.get(mask)
+        nxt = kid.parents if kid is not None else (node.lp[live], node.h[live], node.m[live])
+        heavy = Heavy(lev, *nxt, dropped, certain, collapsed, heavy.log_certain, heavy.log_dropped,
+                      heavy.certain_delta, heavy.configs + kept)
+        prev = (node, mask)
+    if stage is not None:
+        stage(heavy)
+    return heavy
+
+
 def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float, window_tol: float,
                     y: float = 1.0, stage: Callable[[Heavy], bool | None] | None = None) -> Heavy:
     """Enumerate heavy counts level by level from ``j`` down to ``stop_level`` (``pb.direction`` sets the event).
@@ -786,11 +944,12 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
     ``stage(heavy)`` is called before each level and after the last; if it returns True the enumeration stops
     there. Raises :class:`TooMany` if a level would exceed ``cap`` live configurations.
     """
-    forward = pb.direction == Direction.FORWARD
+    if pb.direction == Direction.FORWARD:
+        return _enumerate_forward(pb, stop_level=stop_level, cap=cap, log_prune=log_prune, window_tol=window_tol,
+                                  y=y, stage=stage)
     v = pb.v
     heavy = root(pb)
     v0 = float(v[0])
-    margin = 1e-9 * abs(y) + 1e-300
     for lev in range(pb.j, stop_level - 1, -1):
         if stage is not None and stage(heavy):
             return heavy
@@ -799,40 +958,32 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
             continue
         log_a, log1m_a, vl = _level(pb, lev)
         m = heavy.m
-        if forward:
-            cmax = m
-        elif vl > v0:  # REVERSE: counts pushing the sum above 1 leave the event (not generated)
+        if vl > v0:  # counts pushing the sum above 1 leave the event (not generated)
             with np.errstate(over="ignore", invalid="ignore"):
                 cm = np.floor(((1.0 + 1e-9) - heavy.h - m * v0) / (vl - v0) * (1.0 + 1e-12) + 1e-9)
             cmax = np.clip(np.nan_to_num(cm, nan=-1.0, posinf=1e18), -1, m).astype(np.int64)
         else:
             cmax = m.copy()
         lo, hi = window(int(m.min()), int(m.max()), log_a, log1m_a, window_tol)
-        top = hi if forward else min(hi, int(cmax.max()))
+        top = min(hi, int(cmax.max()))
         c = np.arange(lo, top + 1, dtype=np.int64) if top >= lo else np.zeros(0, dtype=np.int64)
         if c.size * m.size > 8 * cap:
             raise TooMany
-        # mass of each parent outside the window (rigorous Chernoff bound); reverse: the upper side only where
-        # the window cuts counts that could still be in the event
+        # mass of each parent outside the window (rigorous Chernoff bound): the lower side, and the upper side
+        # only where the window cuts counts that could still be in the event
         low_t = log_lower_tail(np.full(m.shape, lo - 1), m, log_a, log1m_a)
         up_t = log_upper_tail(np.full(m.shape, hi + 1), m, log_a, log1m_a)
-        if not forward:
-            up_t = np.where(cmax > hi, up_t, -np.inf)
+        up_t = np.where(cmax > hi, up_t, -np.inf)
         out = heavy.logp + np.logaddexp(up_t, low_t)
         dropped, certain, collapsed = heavy.dropped, heavy.certain, list(heavy.collapsed)
         log_dropped, log_certain, certain_delta = heavy.log_dropped, heavy.log_certain, heavy.certain_delta
-        if forward:
-            dropped += float(np.sum(np.exp(out)))
-        else:
-            log_dropped = float(np.logaddexp(log_dropped, float(logsumexp(out, split_max=True)) if out.size else -math.inf))
+        log_dropped = float(np.logaddexp(log_dropped, float(logsumexp(out, split_max=True)) if out.size else -math.inf))
         if c.size == 0:
             heavy = Heavy(lev, np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), dropped, certain, collapsed,
                           log_certain, log_dropped, certain_delta, heavy.configs)
             continue
-        # forward: chunks bound the memory; reverse: one chunk (its log-domain sums are taken over the level)
-        step = max(1, 2_000_000 // c.size) if forward else m.size
+        step = m.size  # one chunk: the log-domain sums are taken over the level
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        sure_parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         kept = 0
         v_rest = float(v[lev - 1])
         # the pmf depends on (m, c) only: tabulate it once per distinct m
@@ -844,26 +995,17 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
             mm = m[sl, None]
             child = ltab[uinv[sl]]  # a fresh copy (fancy indexing); adding in place (IEEE + commutes)
             child += heavy.logp[sl, None]
-            if forward and int(c[-1]) <= int(mm.min()):  # every count fits every parent (the usual case)
-                keep = child >= log_prune
-                drop = ~keep
-            else:
-                valid = c[None, :] <= mm
-                if not forward:
-                    valid = (c[None, :] <= cmax[sl, None]) & valid
-                keep = valid & (child >= log_prune)
-                drop = valid & ~keep
+            valid = c[None, :] <= mm
+            valid = (c[None, :] <= cmax[sl, None]) & valid
+            keep = valid & (child >= log_prune)
+            drop = valid & ~keep
             if np.any(drop):
                 dl = child[drop]
                 fin = np.isfinite(dl)
-                if forward:
-                    n_inf = dl.size - int(np.count_nonzero(fin))  # usually 0: no second copy then
-                    dropped += float(np.sum(np.exp(dl if n_inf == 0 else dl[fin]))) + ABS_FLOOR * n_inf
-                else:
-                    extra = float(logsumexp(dl[fin], split_max=True)) if np.any(fin) else -math.inf
-                    if np.any(~fin):
-                        extra = float(np.logaddexp(extra, math.log(ABS_FLOOR * int(np.sum(~fin)))))
-                    log_dropped = float(np.logaddexp(log_dropped, extra))
+                extra = float(logsumexp(dl[fin], split_max=True)) if np.any(fin) else -math.inf
+                if np.any(~fin):
+                    extra = float(np.logaddexp(extra, math.log(ABS_FLOOR * int(np.sum(~fin)))))
+                log_dropped = float(np.logaddexp(log_dropped, extra))
             # the kept children's heavy sums and counts left, h[parent] + c vl and m[parent] - c in row-major order,
             # built from the kept entries only (the same operations as on the full grid, then masked; issue 10)
             per_parent = np.count_nonzero(keep, axis=1)
@@ -871,32 +1013,19 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
             h = np.repeat(heavy.h[sl], per_parent) + ck * vl
             m_new = np.repeat(m[sl], per_parent) - ck
             lp = child[keep]
-            if forward:  # event {S > y}
-                mf = m_new.astype(float)  # converted once (int * float converts the same way)
-                sure = h + mf * v0 > y + margin
-                never = (h + mf * v_rest) * (1.0 + 1e-9) < y - margin
-            else:  # event {S <= 1}
-                sure = (h + m_new * v_rest) * (1.0 + 1e-9) <= 1.0 - 1e-9
-                never = h + m_new * v0 > (1.0 + 1e-9) * (1.0 + 1e-9)
+            # event {S <= 1}
+            sure = (h + m_new * v_rest) * (1.0 + 1e-9) <= 1.0 - 1e-9
+            never = h + m_new * v0 > (1.0 + 1e-9) * (1.0 + 1e-9)
             if np.any(sure):
-                if forward:
-                    lp_sure = lp[sure]
-                    certain += float(np.sum(np.exp(lp_sure)))
-                    sure_parts.append((lp_sure, h[sure], m_new[sure]))
-                else:
-                    log_certain = float(np.logaddexp(log_certain, float(logsumexp(lp[sure], split_max=True))))
-                    mu_rest = pb.lower_law(lev).mu
-                    gap = np.maximum(1.0 - h[sure] - m_new[sure] * mu_rest, 0.0)
-                    certain_delta += float(np.sum(np.exp(lp[sure]) * gap))
+                log_certain = float(np.logaddexp(log_certain, float(logsumexp(lp[sure], split_max=True))))
+                mu_rest = pb.lower_law(lev).mu
+                gap = np.maximum(1.0 - h[sure] - m_new[sure] * mu_rest, 0.0)
+                certain_delta += float(np.sum(np.exp(lp[sure]) * gap))
             live = ~sure & ~never
             parts.append((lp[live], h[live], m_new[live]))
             kept += int(np.count_nonzero(live))
             if kept > cap:
                 raise TooMany
-        if sure_parts:
-            collapsed.append((lev, np.concatenate([x[0] for x in sure_parts]),
-                              np.concatenate([x[1] for x in sure_parts]),
-                              np.concatenate([x[2] for x in sure_parts])))
         heavy = Heavy(lev, np.concatenate([x[0] for x in parts]), np.concatenate([x[1] for x in parts]),
                       np.concatenate([x[2] for x in parts]), dropped, certain, collapsed, log_certain, log_dropped,
                       certain_delta, heavy.configs + kept)
