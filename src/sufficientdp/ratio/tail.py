@@ -215,17 +215,44 @@ class _Stratum:
     refined: bool = False
 
 
-def _stratum_stage0(model: Problem, l1: int, lights: Callable[[int], UpperLaw], want_lower: bool) -> _Stratum:
-    w = float(math.exp(model.logp1[l1]))
-    kind = _stratum_kind(model, l1)
-    if kind == "certain":
-        return _Stratum(l1, w, kind, 1.0, 1.0, None)
-    if kind == "never":
-        return _Stratum(l1, w, kind, 0.0, 0.0, None)
-    start = root(model)
-    ups, los = _live_tail(start, lights(model.j + 1), float(model.v[l1]), np.array([1.0]), want_lower)
-    up, lo = _finish(start, float(ups[0]), float(los[0]))
-    return _Stratum(l1, w, kind, up, lo, start, 1)
+def _strata_stage0(model: Problem, lights: Callable[[int], UpperLaw], want_lower: bool) -> list[_Stratum]:
+    """Every stratum at the root stage (no enumeration): certain, never, or the plain Chernoff (and Cantelli)
+    bound of all ``n`` reports light.
+
+    The random strata's bounds come from one vectorized evaluation over their thresholds: elementwise the same
+    operations as :func:`_live_tail` on each stratum's root, whose one configuration (probability ``exp(0) =
+    1``) is then summed as there, one ``pc @`` product per stratum (issue 10)."""
+    kinds = [_stratum_kind(model, l1) for l1 in range(model.j + 1)]
+    rand = [l1 for l1, kind in enumerate(kinds) if kind == "random"]
+    ups = los = np.zeros(0)
+    pc = np.zeros(0)
+    if rand:
+        start = root(model)
+        light = lights(model.j + 1)
+        pc = np.exp(start.logp)
+        v1 = model.v[rand]
+        h = np.broadcast_to(start.h, v1.shape)
+        m = np.broadcast_to(start.m, v1.shape)
+        t = (1.0 - v1) - h  # _residual at x = 1 of each stratum's root
+        slack = THRESH_SLACK * (1.0 + v1 + h) + 1e-300
+        ups = np.exp(light.log_upper(m, t - slack))
+        if want_lower:
+            los = light.lower(m, t + slack)
+    strata = []
+    for l1, kind in enumerate(kinds):
+        w = float(math.exp(model.logp1[l1]))
+        if kind == "certain":
+            strata.append(_Stratum(l1, w, kind, 1.0, 1.0, None))
+        elif kind == "never":
+            strata.append(_Stratum(l1, w, kind, 0.0, 0.0, None))
+        else:
+            i = rand.index(l1)
+            start = root(model)
+            up_live = float(pc @ ups[i:i + 1])
+            lo_live = float(pc @ los[i:i + 1]) if want_lower else 0.0
+            up, lo = _finish(start, up_live, lo_live)
+            strata.append(_Stratum(l1, w, kind, up, lo, start, 1))
+    return strata
 
 
 def _refine_stratum(model: Problem, st: _Stratum, lights: Callable[[int], UpperLaw], cap: int,
@@ -238,7 +265,7 @@ def _refine_stratum(model: Problem, st: _Stratum, lights: Callable[[int], UpperL
 
     def stage(heavy: Heavy) -> bool:
         st.stages += 1
-        if heavy.lstar <= model.j:  # the root stage was done by _stratum_stage0
+        if heavy.lstar <= model.j:  # the root stage was done by _strata_stage0
             ups, los = _live_tail(heavy, lights(heavy.lstar), v1, one, want_lower)
             up, lo = _finish(heavy, float(ups[0]), float(los[0]))
             if up < st.up:
@@ -264,7 +291,7 @@ def _certified_core(model: Problem, *, stop_below: float | None = None, cap: int
     are not refined (their bounds are valid, they just are not tightened).
     """
     lights = model.upper_law
-    strata = [_stratum_stage0(model, l1, lights, want_lower) for l1 in range(model.j + 1)]
+    strata = _strata_stage0(model, lights, want_lower)
 
     def total() -> float:
         return math.fsum(s.weight * s.up for s in strata)
