@@ -289,6 +289,25 @@ def log_lower_tail(k: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float) -
     return out
 
 
+def _log_tail_at(k: int, m: int, log_a: float, log1m_a: float, *, upper: bool) -> float:
+    """:func:`log_upper_tail` (``upper``) or :func:`log_lower_tail` at one count ``k`` of ``Bin(m, a)``: the same
+    tests and operations on one value (Python floats, :func:`_kl` on a 0-d array), without the arrays' masks (the
+    bisections of :func:`window` probe one count at a time; issue 10)."""
+    kf, mf = float(k), float(m)
+    a = math.exp(log_a)
+    if upper:
+        if kf > mf:
+            return -math.inf
+        inside = kf > 0 and kf <= mf and kf > mf * a
+    else:
+        if kf < 0:
+            return -math.inf
+        inside = kf >= 0 and kf < mf and kf < mf * a
+    if not inside:
+        return 0.0
+    return float(-mf * _kl(np.asarray(kf / mf), log_a, log1m_a))
+
+
 @functools.lru_cache(maxsize=4096)
 def window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> tuple[int, int]:
     """Count window ``[lo, hi]`` outside which Bin(m, a), ``m_lo <= m <= m_hi``, has Chernoff mass <= tol/side.
@@ -298,7 +317,7 @@ def window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> tu
     a = math.exp(log_a)
     # hi: smallest k >= m_hi a with P[Bin(m_hi) >= k + 1] <= tol (integer bisection; the bound is monotone in k)
     def upper_ok(k: float) -> bool:
-        return bool(log_upper_tail(np.array([int(k) + 1]), np.array([m_hi]), log_a, log1m_a)[0] <= log_tol)
+        return _log_tail_at(int(k) + 1, m_hi, log_a, log1m_a, upper=True) <= log_tol
 
     lo_k, hi_k = int(math.floor(m_hi * a)), m_hi
     if upper_ok(hi_k):
@@ -308,7 +327,7 @@ def window(m_lo: int, m_hi: int, log_a: float, log1m_a: float, tol: float) -> tu
 
     # lo: largest k <= m_lo a with P[Bin(m_lo) <= k - 1] <= tol
     def lower_ok(k: float) -> bool:
-        return bool(log_lower_tail(np.array([int(k) - 1]), np.array([m_lo]), log_a, log1m_a)[0] <= log_tol)
+        return _log_tail_at(int(k) - 1, m_lo, log_a, log1m_a, upper=False) <= log_tol
 
     lo_k, hi_k = 0, int(math.ceil(m_lo * a))
     if lower_ok(lo_k):
