@@ -68,7 +68,10 @@ __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWD
            "is_exact_single_bit", "pair_types", "proven_tail", "single_bit_larger_crowds", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
-_MAX_CLASSES = 4_000_000  # total report classes over all pair types before the weight domain falls back to "all"
+#: Most report classes (summed over the pair types) the bound evaluates: about 0.8 GB of memory and minutes per
+#: calibration at the limit. A weight domain with more falls back to all of {0,1}^L when that has fewer; any other
+#: domain with more is refused before any work (all of {0,1}^L: L <= 286; L = 256 has 2.9 million).
+MAX_CLASSES = 4_000_000
 _REL_SAFETY = 1e-9
 _COARSE = 5e-2  # lattice resolution of the first pass over pair types
 _MID = 1.5e-2  # and of the second
@@ -268,14 +271,45 @@ def _make_shapes(domain: Domain) -> _Shapes:
 
 
 def _class_count(domain: Domain) -> int:
+    """Report classes summed over the domain's pair types; for a weight domain the count stops as soon as it
+    passes :data:`MAX_CLASSES` (its specs are O(w^3): a large w would otherwise take long just to count)."""
     L = domain.bits
     if domain.kind == "all":
         return sum((L - j + 1) * (j + 1) for j in range(1, L + 1))
     if domain.kind == "onehot":
         return 4 * (L - 1)
     w = int(domain.max_weight or 0)
-    return sum((a + 1) * (b + 1) * (c + 1) * (L - a - b - c + 1) for c in range(w + 1)
-               for a in range(w - c + 1) for b in range(w - c + 1) if a + b >= 1 and a + b + c <= L)
+    total = 0
+    for c in range(w + 1):
+        for a in range(w - c + 1):
+            for b in range(w - c + 1):
+                if a + b >= 1 and a + b + c <= L:
+                    total += (a + 1) * (b + 1) * (c + 1) * (L - a - b - c + 1)
+            if total > MAX_CLASSES:
+                return total
+    return total
+
+
+def _checked_size(dom: Domain, notes: list[str]) -> Domain:
+    """The domain the bound evaluates: ``dom``, or all of {0,1}^L for a weight domain with more than
+    :data:`MAX_CLASSES` report classes when that has fewer (a note says so); a ParameterError naming bits (and
+    max_weight) when neither is within the limit, before any work."""
+    count = _class_count(dom)
+    if count <= MAX_CLASSES:
+        return dom
+    if dom.kind == "weight" and _class_count(Domain(bits=dom.bits)) <= MAX_CLASSES:
+        notes.append(f"the weight <= {dom.max_weight} domain has too many pair types to enumerate here; the bound "
+                     "for all of {0,1}^L is used, which covers it (looser)")
+        return Domain(bits=dom.bits)
+    largest = max(L for L in range(1, 400) if _class_count(Domain(bits=L)) <= MAX_CLASSES)
+    limit = (f"more than {MAX_CLASSES:,} report classes to evaluate, its limit (about 0.8 GB); all of {{0,1}}^L "
+             f"allows bits <= {largest}, a smaller max_weight or one-hot vectors more; or bound the paper's "
+             "homogeneous configuration only (method 'homogeneous')")
+    if dom.kind == "weight":
+        raise ParameterError(f"bits={dom.bits} with max_weight={dom.max_weight}: the all-collections bound over "
+                             f"{dom.label} has {limit}")
+    raise ParameterError(f"bits must be at most {largest} for the all-collections bound over {dom.label}; got "
+                         f"{dom.bits}: it has {limit}")
 
 
 def blanket_delta(pair: PairType, *, log_gamma: float, others: int, epsilon_prime: float,
@@ -655,11 +689,7 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     be the maximum.
     """
     notes: list[str] = []
-    dom = domain
-    if dom.kind == "weight" and _class_count(dom) > _MAX_CLASSES:
-        notes.append(f"the weight <= {dom.max_weight} domain has too many pair types to enumerate here; the bound "
-                     "for all of {0,1}^L is used, which covers it (looser)")
-        dom = Domain(bits=dom.bits)
+    dom = _checked_size(domain, notes)
     log_gamma = blanket_mass(dom, q)
     others = population - 1
     eps0 = _local_epsilon(dom, q)
