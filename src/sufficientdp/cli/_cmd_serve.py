@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import ParameterError
-from ._common import emit, positive_int
+from ._common import bounded_int, emit, positive_int
 
 ADMIN_TOKEN_ENV = "SUFFICIENTDP_ADMIN_TOKEN"
 #: Seconds a graceful shutdown waits for requests in flight before cancelling them.
@@ -28,13 +28,7 @@ KEEP_ALIVE = 5
 
 
 def _port(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"port must be an integer in [1, 65535]; got {text!r}") from None
-    if not 1 <= v <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be an integer in [1, 65535]; got {text!r}")
-    return v
+    return bounded_int(text, "port", 1, 65535)
 
 
 def _seconds(text: str) -> float:
@@ -51,14 +45,8 @@ def _seconds(text: str) -> float:
 def _connections(text: str) -> int:
     from ..service.server import MAX_CONNECTIONS_PER_CLIENT
 
-    allowed = f"an integer in [0, {MAX_CONNECTIONS_PER_CLIENT}] (0: no limit)"
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"max-connections-per-client must be {allowed}; got {text!r}") from None
-    if not 0 <= v <= MAX_CONNECTIONS_PER_CLIENT:
-        raise argparse.ArgumentTypeError(f"max-connections-per-client must be {allowed}; got {text}")
-    return v
+    return bounded_int(text, "max-connections-per-client", 0, MAX_CONNECTIONS_PER_CLIENT,
+                       f"an integer in [0, {MAX_CONNECTIONS_PER_CLIENT}] (0: no limit)")
 
 
 def _job_limit(option: str) -> Callable[[str], Any]:

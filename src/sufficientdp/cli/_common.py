@@ -133,20 +133,23 @@ def _domain_text(lo: float, hi: float, lo_in: bool, hi_in: bool) -> str:
     return f"{'[' if lo_in else '('}{lo:g}, {hi:g}{']' if hi_in else ')'}"
 
 
+def bounded_int(text: str, name: str, lo: int, hi: int, allowed: str | None = None) -> int:
+    """``int(text)`` if it lies in [lo, hi], else an ``ArgumentTypeError`` naming the option and what it allows
+    (``allowed``, default ``an integer in [lo, hi]``)."""
+    allowed = allowed or f"an integer in [{lo}, {hi}]"
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name} must be {allowed}; got {text!r}") from None
+    if not lo <= v <= hi:
+        raise argparse.ArgumentTypeError(f"{name} must be {allowed}; got {text}")
+    return v
+
+
 def positive_int(name: str) -> Any:
     """The argparse type of the integer option ``--name``: in [1, its limit in :data:`INT_LIMITS`]."""
     limit = INT_LIMITS.get(name, _DEFAULT_INT_LIMIT)
-
-    def conv(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {limit}]; got {text!r}") from None
-        if not 1 <= v <= limit:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer in [1, {limit}]; got {text}")
-        return v
-
-    return conv
+    return lambda text: bounded_int(text, name, 1, limit)
 
 
 #: Largest ``--seed`` (a numpy SeedSequence takes any non-negative integer; 128 bits is its own entropy size).
@@ -156,13 +159,7 @@ MAX_SEED = 2**128 - 1
 def seed(text: str) -> int:
     """The argparse type of ``--seed``: an integer in [0, :data:`MAX_SEED`] (numpy refuses negative seeds with a
     message that does not name the option)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer in [0, 2**128 - 1]; got {text!r}") from None
-    if not 0 <= v <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"seed must be an integer in [0, 2**128 - 1]; got {text}")
-    return v
+    return bounded_int(text, "seed", 0, MAX_SEED, "an integer in [0, 2**128 - 1]")
 
 
 def real(name: str) -> Any:
