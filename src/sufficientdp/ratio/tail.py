@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ParameterError
+from .._numerics.blas import one_blas_thread
 from .._numerics.stats import scipy_stats
 from .._validation import MAX_MC_SAMPLES, check_int, check_open_interval, renamed
 from ..loss.result import TailResult
@@ -166,10 +167,11 @@ def _live_tail(heavy: Heavy, light: UpperLaw, v1: float, xs: np.ndarray,
     if heavy.logp.size == 0:
         return ups, los
     pc = np.exp(heavy.logp)
-    for i, x in enumerate(xs):
-        ups[i] = float(pc @ np.exp(light.log_upper(heavy.m, _residual(heavy, float(x), v1, True))))
-        if want_lower:
-            los[i] = float(pc @ light.lower(heavy.m, _residual(heavy, float(x), v1, False)))
+    with one_blas_thread():  # a dot product's sum order depends on OpenBLAS's thread count: one, on every machine
+        for i, x in enumerate(xs):
+            ups[i] = float(pc @ np.exp(light.log_upper(heavy.m, _residual(heavy, float(x), v1, True))))
+            if want_lower:
+                los[i] = float(pc @ light.lower(heavy.m, _residual(heavy, float(x), v1, False)))
     return ups, los
 
 
