@@ -67,13 +67,7 @@ def _job_limit(option: str) -> Callable[[str], Any]:
             return f
         lo, hi = {"calibration-workers": (1, jobs.MAX_WORKERS), "calibration-queue": (0, jobs.MAX_QUEUE),
                   "calibration-memory-mb": (jobs.MIN_MEMORY_LIMIT >> 20, jobs.MAX_MEMORY_LIMIT >> 20)}[option]
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{option} must be an integer in [{lo}, {hi}]; got {text!r}") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{option} must be an integer in [{lo}, {hi}]; got {text}")
-        return v
+        return bounded_int(text, option, lo, hi)
     return parse
 
 
