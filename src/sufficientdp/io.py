@@ -13,7 +13,6 @@ k = 3 file is never estimated as three times as many people.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import os
@@ -307,15 +306,23 @@ def _csv_header(p: Path) -> list[str] | None:
     """The header's names as the careful reader reads them (Python's csv module, each stripped), or None when the
     file cannot be read that way or the header is not within the first :data:`_MAX_HEADER_BYTES` characters (the
     readers then report why; this look never holds more than that)."""
+    read = [0]
+
+    def lines(fh: Any) -> Iterator[str]:  # the lines the csv module asks for, at most _MAX_HEADER_BYTES in all
+        while read[0] < _MAX_HEADER_BYTES:
+            line = fh.readline(_MAX_HEADER_BYTES - read[0])
+            if not line:
+                return
+            read[0] += len(line)
+            yield line
+
     try:
         with p.open(newline="") as fh:
-            text = fh.read(_MAX_HEADER_BYTES)
-        rows = csv.reader(io.StringIO(text))
-        row = next(rows, None)
-        if row is None or (len(text) == _MAX_HEADER_BYTES and next(rows, None) is None):
-            return None  # (no header, or it may go on past what was read)
+            row = next(csv.reader(lines(fh)), None)
     except (OSError, UnicodeDecodeError, csv.Error):
         return None
+    if row is None or read[0] >= _MAX_HEADER_BYTES:
+        return None  # (no header, or it may go on past what was read)
     return [n.strip() for n in row]
 
 

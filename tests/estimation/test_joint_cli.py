@@ -101,7 +101,7 @@ def test_not_converged_is_loud(capsys: pytest.CaptureFixture[str], reports: Path
         (["--joint", "em", "--bootstrap", "10001"], r"bootstrap must be an integer in [1, 10000]; got 10001"),
         (["--joint", "em", "--bootstrap", "0"], "bootstrap must be an integer in [1,"),
         (["--joint", "em", "--max-iter", "0"], "max-iter must be an integer in [1,"),
-        (["--joint", "em", "--bootstrap", "3", "--seed", "-1"], "seed must be an integer >= 0; got -1"),
+        (["--joint", "em", "--bootstrap", "3", "--seed", "-1"], "seed must be an integer in [0, 2**128 - 1]; got -1"),
     ],
 )
 def test_bad_options(capsys: pytest.CaptureFixture[str], reports: Path, extra: list[str], message: str) -> None:
