@@ -848,10 +848,7 @@ def _expand_forward(pb: Problem, lev: int, parents: tuple[np.ndarray, np.ndarray
     bounds = [0]
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     v_rest = float(v[lev - 1])
-    # the pmf depends on (m, c) only: tabulate it once per distinct m
-    um, uinv = unique_counts(m)
-    with np.errstate(divide="ignore"):
-        ltab = np.log(pmf_table(pb, c, um, log_a, log1m_a))
+    ltab, uinv = _log_pmf_by_parent(pb, c, m, log_a, log1m_a)
     for start in range(0, m.size, step):
         sl = slice(start, start + step)
         mm = m[sl, None]
@@ -870,9 +867,7 @@ def _expand_forward(pb: Problem, lev: int, parents: tuple[np.ndarray, np.ndarray
             drops.append(float(np.sum(np.exp(dl if n_inf == 0 else dl[np.isfinite(dl)]))) + ABS_FLOOR * n_inf)
         # the kept children's heavy sums and counts left, h[parent] + c vl and m[parent] - c in row-major order,
         # built from the kept entries only (the same operations as on the full grid, then masked; issue 10)
-        per_parent = np.count_nonzero(keep, axis=1)
-        ck = np.broadcast_to(c, child.shape)[keep]
-        parts.append((child[keep], np.repeat(hp[sl], per_parent) + ck * vl, np.repeat(m[sl], per_parent) - ck))
+        parts.append(_kept_children(child, keep, c, hp[sl], m[sl], vl))
         bounds.append(bounds[-1] + parts[-1][0].size)
     lp, h, m_new = (np.concatenate([x[i] for x in parts]) for i in range(3))
     mf = m_new.astype(float)  # converted once (int * float converts the same way)
@@ -949,6 +944,24 @@ def _enumerate_forward(pb: Problem, *, stop_level: int, cap: int, log_prune: flo
     return heavy
 
 
+def _log_pmf_by_parent(pb: Any, c: np.ndarray, m: np.ndarray, log_a: float, log1m_a: float
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """``log P[count = c_j]`` for every parent's ``m``: the pmf depends on (m, c) only, so it is tabulated once per
+    distinct m. Returns the table and each parent's row in it (``table[rows]`` is parent by count)."""
+    um, uinv = unique_counts(m)
+    with np.errstate(divide="ignore"):
+        return np.log(pmf_table(pb, c, um, log_a, log1m_a)), uinv
+
+
+def _kept_children(child: np.ndarray, keep: np.ndarray, c: np.ndarray, h: np.ndarray, m: np.ndarray,
+                   vl: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kept children's log probabilities, heavy sums ``h[parent] + c vl`` and counts left ``m[parent] - c``, in
+    row-major order, built from the kept entries only (the same operations as on the full grid, then masked)."""
+    per_parent = np.count_nonzero(keep, axis=1)
+    ck = np.broadcast_to(c, child.shape)[keep]
+    return child[keep], np.repeat(h, per_parent) + ck * vl, np.repeat(m, per_parent) - ck
+
+
 def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float, window_tol: float,
                     y: float = 1.0, stage: Callable[[Heavy], bool | None] | None = None) -> Heavy:
     """Enumerate heavy counts level by level from ``j`` down to ``stop_level`` (``pb.direction`` sets the event).
@@ -1005,10 +1018,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         kept = 0
         v_rest = float(v[lev - 1])
-        # the pmf depends on (m, c) only: tabulate it once per distinct m
-        um, uinv = unique_counts(m)
-        with np.errstate(divide="ignore"):
-            ltab = np.log(pmf_table(pb, c, um, log_a, log1m_a))
+        ltab, uinv = _log_pmf_by_parent(pb, c, m, log_a, log1m_a)
         for start in range(0, m.size, step):
             sl = slice(start, start + step)
             mm = m[sl, None]
@@ -1027,11 +1037,7 @@ def enumerate_heavy(pb: Problem, *, stop_level: int, cap: int, log_prune: float,
                 log_dropped = float(np.logaddexp(log_dropped, extra))
             # the kept children's heavy sums and counts left, h[parent] + c vl and m[parent] - c in row-major order,
             # built from the kept entries only (the same operations as on the full grid, then masked; issue 10)
-            per_parent = np.count_nonzero(keep, axis=1)
-            ck = np.broadcast_to(c, child.shape)[keep]
-            h = np.repeat(heavy.h[sl], per_parent) + ck * vl
-            m_new = np.repeat(m[sl], per_parent) - ck
-            lp = child[keep]
+            lp, h, m_new = _kept_children(child, keep, c, heavy.h[sl], m[sl], vl)
             # event {S <= 1}
             sure = (h + m_new * v_rest) * (1.0 + 1e-9) <= 1.0 - 1e-9
             never = h + m_new * v0 > (1.0 + 1e-9) * (1.0 + 1e-9)
