@@ -382,11 +382,11 @@ def _merge_cells(kv: NDArray[np.float64], kp: NDArray[np.float64]) -> tuple[NDAr
     low = float(_MINIMUM(kv))
     span = float(_MAXIMUM(kv)) - low
     if span < 16.0 * kv.size:  # (integers: one count per value of the span, else by sorting)
-        sums = np.bincount((kv - low).astype(np.int64), weights=kp)
-        values = np.flatnonzero(sums)
-        return values + low, sums[values]
+        sums = np.bincount((kv - low).astype(np.int64), weights=kp).astype(np.float64, copy=False)
+        at = np.flatnonzero(sums)
+        return at.astype(np.float64) + low, sums[at]
     values, where = np.unique(kv, return_inverse=True)
-    return values, np.bincount(where.ravel(), weights=kp, minlength=values.size)
+    return values, np.bincount(where.ravel(), weights=kp, minlength=values.size).astype(np.float64, copy=False)
 
 
 def _read_only(a: NDArray[np.float64]) -> NDArray[np.float64]:
