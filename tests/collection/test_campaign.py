@@ -48,7 +48,7 @@ def test_integral_floats_are_normalized() -> None:
     ("field", "value"),
     [
         ("name", ""), ("name", 7), ("name", "x" * 201), ("name", "a\nb"),
-        ("bits", 0), ("bits", 1025), ("bits", 2.5), ("bits", True), ("bits", "4"),
+        ("bits", 0), ("bits", 287), ("bits", 1025), ("bits", 2.5), ("bits", True), ("bits", "4"),
         ("epsilon", 0.0), ("epsilon", -1.0), ("epsilon", math.nan), ("epsilon", math.inf), ("epsilon", "1"),
         ("eta", 0.0), ("eta", 1.0), ("eta", math.nan),
         ("crowd_size", 1), ("crowd_size", 10**9 + 1), ("crowd_size", None),
@@ -61,6 +61,17 @@ def test_integral_floats_are_normalized() -> None:
 def test_every_field_is_validated(field: str, value: object) -> None:
     with pytest.raises(ParameterError, match=rf"^{field} must"):
         Campaign(**{**BASE, field: value})
+
+
+def test_bits_stop_where_the_proven_bound_stops() -> None:
+    # A campaign of 287 to 1024 bits used to be accepted, and then every calibration job of it failed with
+    # invalid_parameter (the all-collections bound evaluates all of {0,1}^L up to L = 286 only).
+    assert Campaign(**{**BASE, "bits": 286}).bits == 286
+    with pytest.raises(ParameterError, match=r"^bits must be an integer >= 1 and <= 286, the most bits whose q the all-collections bound proves "
+                       r"over all of \{0,1\}\^L; got 287$"):
+        Campaign(**{**BASE, "bits": 287})
+    with pytest.raises(ParameterError, match=r"^bits must be at most 286 "):
+        proven_eta(q=0.45, bits=287, population=300, epsilon=1.0)
 
 
 def test_given_q_is_rounded_up_to_the_dyadic_grid_and_certified() -> None:

@@ -10,7 +10,7 @@ import pytest
 import sufficientdp.ratio.proven as proven
 from sufficientdp._errors import ParameterError
 from sufficientdp.cli.main import main
-from sufficientdp.ratio.proven import MAX_CLASSES, Domain, _class_count, pair_types, proven_tail
+from sufficientdp.ratio.proven import MAX_CLASSES, MAX_FULL_BITS, Domain, _class_count, pair_types, proven_tail
 
 
 @pytest.mark.parametrize("domain", [Domain(bits=6), Domain(bits=7, kind="weight", max_weight=3),
@@ -21,6 +21,8 @@ def test_the_count_is_the_classes_the_pair_types_hold(domain: Domain) -> None:
 
 def test_the_limit_of_all_of_the_cube_is_286_bits() -> None:
     assert _class_count(Domain(bits=286)) <= MAX_CLASSES < _class_count(Domain(bits=287))
+    assert MAX_FULL_BITS == 286
+    assert _class_count(Domain(bits=286)) == sum((287 - j) * (j + 1) for j in range(1, 287)) == 3_980_977
     assert _class_count(Domain(bits=256)) == 2_861_952  # (sum over j of (j + 1)(257 - j))
 
 

@@ -118,7 +118,7 @@ def test_campaign_bounds_in_the_schema_are_the_enforced_limits(schema: dict[str,
         node = _field(schema, "CampaignIn", name)
         assert {k: node.get(k) for k in bounds} == bounds, name
     assert (core.MAX_BITS, core.MAX_CROWD_SIZE, core.MAX_REPORTS_PER_PERSON, core.MAX_EPSILON) == (
-        1024, 10**9, 100, 50.0)  # docs/collector_api_contract.md states these numbers
+        286, 10**9, 100, 50.0)  # docs/collector_api_contract.md states these numbers
     tokens = schema["components"]["schemas"]["TokensIn"]["properties"]
     assert (tokens["credential"]["minLength"], tokens["credential"]["maxLength"]) == (1, MAX_CREDENTIAL_LENGTH)
     assert (tokens["blinded"]["minItems"], tokens["blinded"]["maxItems"]) == (1, core.MAX_REPORTS_PER_PERSON)

@@ -9,9 +9,10 @@ campaign's ``eta``.
 * :func:`plan_campaign` — turns it into a :class:`CampaignPlan`: the dyadic q actually used (rounded *up* to a
   multiple of ``2**-precision``, never less noise than asked) and the proven ``eta`` bound at ``N_min`` for that
   q. With ``q=None`` it calibrates with ``calibrate(method="proven")``; with q given it only checks it, and raises
-  :class:`TargetNotMetError` when the bound exceeds the target. Both cost seconds to many minutes (the check alone:
-  about 1 s at L = 4, 35 s at L = 64, minutes at L = 1024), so the HTTP collector runs them in a bounded background
-  job (:mod:`sufficientdp.service.jobs`), never inside a request.
+  :class:`TargetNotMetError` when the bound exceeds the target. Both cost up to tens of seconds (the check alone,
+  on this project's 2-core machine: 0.2 s at L = 4 or 64, 3.4 s at L = 286, N_min = 10^5; calibrating at L = 256:
+  7-17 s; more with k > 1), so the HTTP collector runs them in a bounded background job
+  (:mod:`sufficientdp.service.jobs`), never inside a request.
 * :func:`proven_eta` — the all-collections bound at a given q (exact at L = 1).
 * :func:`estimate_release` — per-bit estimates (and, for L <= 12, the joint histogram) of a released batch.
 
@@ -47,7 +48,7 @@ from ..aggregation.tally import Tally
 from ..calibration._calibrate import DEFAULT_ETA, calibrate
 from ..estimation.bits import estimate_bits
 from ..estimation.joint import joint_frequencies
-from ..ratio.proven import proven_tail
+from ..ratio.proven import MAX_FULL_BITS, proven_tail
 
 __all__ = [
     "MAX_BITS",
@@ -67,8 +68,9 @@ __all__ = [
     "plan_campaign",
 ]
 
-#: Largest L a campaign accepts (reports travel as JSON lists of L integers).
-MAX_BITS: Final = 1024
+#: Largest L a campaign accepts: the most bits whose q the all-collections bound can prove over every vector of
+#: {0,1}^L (:data:`sufficientdp.ratio.proven.MAX_FULL_BITS`, 286; a campaign above it could never be planned).
+MAX_BITS: Final = MAX_FULL_BITS
 #: Largest N_min (a crowd larger than a billion people needs no collector of this kind).
 MAX_CROWD_SIZE: Final = 10**9
 #: Largest k.
@@ -107,7 +109,7 @@ class Campaign:
 
     Attributes:
         name: a label, 1 to 200 characters, no control characters.
-        bits: L, bits per report, in [1, 1024].
+        bits: L, bits per report, in [1, 286] (:data:`MAX_BITS`).
         epsilon: privacy level, in (0, 50].
         eta: target cut-off ``P[R > e**epsilon] <= eta`` at N_min, in (0, 1) (default 1e-3).
         crowd_size: N_min, the fewest people any release will cover, in [2, 10**9].
@@ -153,7 +155,11 @@ class Campaign:
             raise ParameterError(f"name must be a printable string of 1 to {MAX_NAME_LENGTH} characters; "
                                  f"got {shown!r}")
         set_ = object.__setattr__
-        set_(self, "bits", check_int("bits", self.bits, minimum=1, maximum=MAX_BITS))
+        bits = check_int("bits", self.bits, minimum=1)
+        if bits > MAX_BITS:
+            raise ParameterError(f"bits must be an integer >= 1 and <= {MAX_BITS}, the most bits whose q the "
+                                 f"all-collections bound proves over all of {{0,1}}^L; got {bits}")
+        set_(self, "bits", bits)
         try:
             epsilon = check_positive_finite("epsilon", self.epsilon)
         except ParameterError:

@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # (k > 1 only: loaded when used, not on every one-report comm
     from ..loss.profile import DominatingCurve
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW",
-           "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate",
+           "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate",
            "is_exact_single_bit", "pair_types", "proven_tail", "single_bit_larger_crowds", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
@@ -72,6 +72,10 @@ DOMAINS = ("all", "onehot", "weight")
 #: calibration at the limit. A weight domain with more falls back to all of {0,1}^L when that has fewer; any other
 #: domain with more is refused before any work (all of {0,1}^L: L <= 286; L = 256 has 2.9 million).
 MAX_CLASSES = 4_000_000
+#: The largest L whose full domain {0,1}^L is within :data:`MAX_CLASSES` (``sum_j (L - j + 1)(j + 1)`` classes:
+#: 3,980,977 at L = 286, 4,022,592 at L = 287): the most bits a collection can have its q proven for over every
+#: vector (the collector's campaigns are limited to it).
+MAX_FULL_BITS = 286
 _REL_SAFETY = 1e-9
 _COARSE = 5e-2  # lattice resolution of the first pass over pair types
 _MID = 1.5e-2  # and of the second
@@ -301,14 +305,13 @@ def _checked_size(dom: Domain, notes: list[str]) -> Domain:
         notes.append(f"the weight <= {dom.max_weight} domain has too many pair types to enumerate here; the bound "
                      "for all of {0,1}^L is used, which covers it (looser)")
         return Domain(bits=dom.bits)
-    largest = max(L for L in range(1, 400) if _class_count(Domain(bits=L)) <= MAX_CLASSES)
     limit = (f"more than {MAX_CLASSES:,} report classes to evaluate, its limit (about 0.8 GB); all of {{0,1}}^L "
-             f"allows bits <= {largest}, a smaller max_weight or one-hot vectors more; or bound the paper's "
+             f"allows bits <= {MAX_FULL_BITS}, a smaller max_weight or one-hot vectors more; or bound the paper's "
              "homogeneous configuration only (method 'homogeneous')")
     if dom.kind == "weight":
         raise ParameterError(f"bits={dom.bits} with max_weight={dom.max_weight}: the all-collections bound over "
                              f"{dom.label} has {limit}")
-    raise ParameterError(f"bits must be at most {largest} for the all-collections bound over {dom.label}; got "
+    raise ParameterError(f"bits must be at most {MAX_FULL_BITS} for the all-collections bound over {dom.label}; got "
                          f"{dom.bits}: it has {limit}")
 
 

@@ -1,8 +1,8 @@
 """Calibration jobs of the collector: a bounded queue, worker threads, one child process per job.
 
 Fixing a campaign's q is math whose cost grows quickly with L and k (:func:`~sufficientdp.collection.campaign.
-plan_campaign`: the proven bound alone takes about 1 s at L = 4, 35 s and 1.7 GB at L = 64, and more than 7 minutes
-and 6 GB at L = 1024; a calibration evaluates it a dozen times or more). The HTTP collector therefore never runs it
+plan_campaign`: calibrating at L = 256 takes 7-17 s and about 0.35 GB on two cores, more with k > 1; campaigns stop
+at L = 286, the proven bound's limit). The HTTP collector therefore never runs it
 inside a request: ``POST /v1/campaigns`` stores the campaign as ``calibrating`` with its job and answers 202, and a
 :class:`CalibrationJobs` runs the job in the background (docs/collector_api_contract.md).
 
