@@ -85,13 +85,16 @@ class PositivePartBound:
     slack_estimate: float
 
 
-def _heavy_laws(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, tail_power: float
+def _heavy_laws(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, tail_power: float,
+                levels: dict[int, _Levels] | None = None
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float,
                            list[tuple[NDArray[np.float64], NDArray[np.float64]]], float] | None:
     """Light law, the exact laws of the heavy sums for ``r = 0 .. h_max`` and the bound of step 2 (unpruned).
 
     The heavy atoms are the largest ``|v|`` while ``lambda = n gamma pi(heavy)`` stays below a rate; the rate is
     lowered (fewer heavy atoms, fewer counts to enumerate) until the enumeration fits :data:`_HEAVY_ATOMS`.
+    ``levels`` (per number of heavy atoms) keeps the sums enumerated so far for later calls on the same ``v`` and
+    ``pi`` with a smaller ``tail_power`` (:class:`_Levels`).
     """
     if not float(pi[int(np.argmax(np.abs(v)))]) * (n * gamma) <= HEAVY_RATE:
         return None  # (lam[0] below, for the first largest |v|: no atom is rare enough to be heavy)
@@ -101,14 +104,54 @@ def _heavy_laws(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n
         k = min(int(np.searchsorted(lam, rate, side="right")), _MAX_HEAVY)
         if k == 0 or k >= v.size or float(np.abs(v[order[k]])) > 0.5 * float(np.abs(v[order[0]])):
             return None
-        out = _enumerate_heavy(v, pi, gamma, n, order, k, tail_power)
+        out = _enumerate_heavy(v, pi, gamma, n, order, k, tail_power,
+                               levels.setdefault(k, _Levels()) if levels is not None else _Levels())
         if out is not None:
             return out
     return None
 
 
+def _add_one_heavy_draw(ys: NDArray[np.float64], ps: NDArray[np.float64], hv: NDArray[np.float64],
+                        hq: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The distinct sums ``ys[j] + hv[i]`` (ascending) and their probabilities ``sum ps[j] hq[i]``: ``np.unique`` of
+    the flattened ``ys[:, None] + hv[None, :]`` with ``np.bincount`` of its inverse, the same floats.
+
+    ``ys`` is ascending (a previous level's distinct sums), so the sums laid out one row per heavy atom are
+    ``hv.size`` ascending runs, which a stable sort (timsort) merges in ``O(n log k)`` instead of sorting ``n``
+    values afresh (3x faster at 3 million sums); each sum's probabilities are still added in the row-per-``ys``
+    order of the original layout (the inverse is mapped back to it), so the probabilities are the same floats, and
+    the distinct values are the same set (IEEE addition commutes; no ``-0.0`` arises from sums of ``+0.0`` and
+    non-zero atoms)."""
+    m, k = ys.size, hv.size
+    flat = np.add(hv[:, None], ys[None, :]).ravel()  # row i: ys + hv[i], ascending
+    perm = np.argsort(flat, kind="stable")
+    ordered = flat[perm]
+    new = np.empty(ordered.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    where = np.empty(ordered.size, dtype=np.intp)
+    where[perm] = np.cumsum(new) - 1
+    values = ordered[new]
+    probs = np.multiply(ps[:, None], hq[None, :]).ravel()
+    by_row = where.reshape(k, m).T.ravel()  # the index of ys[j] + hv[i] at position j * k + i, as np.unique's inverse
+    return values, np.bincount(by_row, weights=probs, minlength=values.size).astype(np.float64, copy=False)
+
+
+@dataclass(slots=True)
+class _Levels:
+    """The sums of ``r = 0, 1, ...`` heavy draws enumerated so far for one input and one number of heavy atoms (their
+    distinct values and probabilities given ``H = r``), and the first ``r`` whose enumeration overflowed (None if
+    none did). :func:`compound_positive_part_upper` lowers its ``tail_power`` until the heavy remainder is small,
+    each time enumerating more counts of the same heavy atoms: the levels already computed are reused (the same
+    arrays, so the same floats), and a count known to overflow is refused at once."""
+
+    sums: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = field(
+        default_factory=lambda: [(np.zeros(1), np.ones(1))])
+    overflow: int | None = None
+
+
 def _enumerate_heavy(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int,
-                     order: NDArray[np.intp], k: int, tail_power: float
+                     order: NDArray[np.intp], k: int, tail_power: float, levels: _Levels
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64], float,
                                 list[tuple[NDArray[np.float64], NDArray[np.float64]]], float] | None:
     hv, hp = v[order[:k]], pi[order[:k]]
@@ -122,18 +165,21 @@ def _enumerate_heavy(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: flo
     gamma_l = gamma * (1.0 - pi_h) / (1.0 - p)
     lp = lp / lp.sum()
     hq = hp / pi_h
+    if levels.overflow is not None and h_max >= levels.overflow:
+        return None
+    while len(levels.sums) <= h_max:
+        ys, ps = levels.sums[-1]
+        if ys.size * hv.size > 8 * _HEAVY_ATOMS:
+            levels.overflow = len(levels.sums)
+            return None
+        ys, ps = _add_one_heavy_draw(ys, ps, hv, hq)
+        if ys.size > _HEAVY_ATOMS:
+            levels.overflow = len(levels.sums)
+            return None
+        levels.sums.append((ys, ps))
     laws: list[tuple[NDArray[np.float64], NDArray[np.float64]]] = []
-    ys, ps = np.zeros(1), np.ones(1)
     for r in range(h_max + 1):
-        if r:
-            if ys.size * hv.size > 8 * _HEAVY_ATOMS:
-                return None
-            ys = (ys[:, None] + hv[None, :]).ravel()
-            ps = (ps[:, None] * hq[None, :]).ravel()
-            uniq, inv = np.unique(ys, return_inverse=True)
-            ys, ps = uniq.astype(float), np.bincount(inv.ravel(), weights=ps).astype(float)
-            if ys.size > _HEAVY_ATOMS:
-                return None
+        ys, ps = levels.sums[r]
         log_pr = (log_comb_large_n(n, r) + r * math.log(p)
                   + (n - r) * math.log1p(-p))
         laws.append((ys.copy(), ps * math.exp(log_pr)))
@@ -204,8 +250,9 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike | CheckedPr
     if gamma == 1.0 and float(np.max(v)) == float(np.min(v)):  # S = n v surely
         return PositivePartBound(max(0.0, n * float(v[0])) * scale, 1, 0.0, 0.0, 0.0)
     tail_power = _TAIL_POWER
+    levels: dict[int, _Levels] = {}  # the heavy sums enumerated so far, per number of heavy atoms (this input)
     while True:
-        best = _bound(v, pi, gamma, n, rtol, max_cells, tail_power)
+        best = _bound(v, pi, gamma, n, rtol, max_cells, tail_power, levels)
         # the heavy enumeration's remainder (step 2) should be negligible; if not, enumerate more counts
         if best.slack_estimate < 0.0 or tail_power < 1e-30:
             break
@@ -254,8 +301,8 @@ def _memo_added(floats: int) -> None:
         _memo_floats[0] -= _memo_held(old)
 
 
-def _memo_for(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, tail_power: float
-              ) -> tuple[_MemoKey, _Memo]:
+def _memo_for(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, tail_power: float,
+              levels: dict[int, _Levels] | None = None) -> tuple[_MemoKey, _Memo]:
     """The memo of this exact input and its key (the heavy split computed on first use)."""
     tuning = (HEAVY_RATE, ALPHA, _MAX_HEAVY, _HEAVY_ATOMS, _THETAS, _MIN_CELLS)  # read now: tests may patch them
     key = (v.tobytes(), pi.tobytes(), gamma, n, tail_power, tuning)
@@ -264,7 +311,7 @@ def _memo_for(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: 
         if memo is not None:
             _MEMO.move_to_end(key)
             return key, memo
-    heavy = _heavy_laws(v, pi, gamma, n, tail_power) if gamma < 1.0 else None
+    heavy = _heavy_laws(v, pi, gamma, n, tail_power, levels) if gamma < 1.0 else None
     floats = _ENTRY_OVERHEAD + (2 * v.size if heavy is None else 4 * v.size + sum(2 * ys.size for ys, _ in heavy[3]))
     memo = _Memo(heavy, floats)
     with _MEMO_LOCK:
@@ -285,9 +332,9 @@ class _Run:
 
 
 def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, rtol: float, max_cells: int,
-           tail_power: float) -> _Run:
+           tail_power: float, levels: dict[int, _Levels] | None = None) -> _Run:
     """The bound with the heavy counts enumerated to ``lambda**h_max / h_max! <= tail_power`` (scaled units)."""
-    key, memo = _memo_for(v, pi, gamma, n, tail_power)
+    key, memo = _memo_for(v, pi, gamma, n, tail_power, levels)
     heavy = memo.heavy
     if heavy is None:
         lv, lp, gamma_l, laws, tail = v, pi, gamma, _NO_HEAVY, 0.0
