@@ -58,6 +58,14 @@ COMMANDS: list[tuple[str, list[str], float]] = [
     ("`calibrate --method homogeneous --bits 16 --population 1e5 --epsilon 1 --eta 0.001`",
      ["calibrate", "--bits", "16", "--population", "100000", "--epsilon", "1", "--eta", "0.001", "--method",
       "homogeneous"], 2.0),
+    # large L (issue 10: "calibrate and tail work at L = 128 and 256, with progress bars for anything over 2 s"; the
+    # same "(2)" target as above) and a small target eta at moderate L
+    ("`calibrate --bits 256 --population 1e5 --epsilon 1 --eta 0.001` (large L)",
+     ["calibrate", "--bits", "256", "--population", "100000", "--epsilon", "1", "--eta", "0.001"], 2.0),
+    ("`calibrate --bits 128 --population 1e7 --epsilon 1 --eta 0.001` (large L)",
+     ["calibrate", "--bits", "128", "--population", "10000000", "--epsilon", "1", "--eta", "0.001"], 2.0),
+    ("`calibrate --bits 96 --population 1e6 --epsilon 1 --eta 1e-6` (small eta)",
+     ["calibrate", "--bits", "96", "--population", "1000000", "--epsilon", "1", "--eta", "0.000001"], 2.0),
 ]
 
 
