@@ -22,6 +22,7 @@ __all__ = [
     "MAX_REPORTS",
     "check_confidence_level",
     "check_epsilon",
+    "check_finite_real",
     "check_int",
     "check_reports",
     "check_rng",
@@ -232,6 +233,14 @@ def check_positive_finite(name: str, value: Any) -> float:
     fvalue = _as_float(name, value, range_text)
     if not (0.0 < fvalue < math.inf):
         raise ParameterError(f"{name} must be finite and > 0, i.e. in {range_text}; got {_describe(value)}")
+    return fvalue
+
+
+def check_finite_real(name: str, value: Any) -> float:
+    """Return ``value`` as a float if it is a finite real number (not a bool, an array or a string)."""
+    fvalue = _as_float(name, value, "(-inf, inf)")
+    if not math.isfinite(fvalue):
+        raise ParameterError(f"{name} must be a finite real number; got {_describe(value)}")
     return fvalue
 
 

@@ -26,15 +26,38 @@ from .randomization._packing import pack_bits
 from .randomization._sources import as_source
 from .randomization.randomizer import Randomizer
 
-__all__ = ["CollectorDemoResult", "DemoReports", "DemoResult", "run_collector_demo", "run_demo", "skewed_population",
-           "write_demo_reports"]
+__all__ = ["MAX_DEMO_BYTES", "CollectorDemoResult", "DemoReports", "DemoResult", "demo_bytes", "run_collector_demo",
+           "run_demo", "skewed_population", "write_demo_reports"]
+
+
+#: Most bytes the in-memory demo's arrays may take (:func:`demo_bytes`): 2 GB. The default demo (N = 100000,
+#: L = 16, k = 1) takes 4.8 MB; at the limit N is about 4.2e7 at L = 16, 3.9e5 at L = 4096.
+MAX_DEMO_BYTES = 2 * 10**9
+#: Uniform draws per block of :func:`skewed_population` (8 MiB of floats; the people are drawn block by block).
+_SIMULATION_CELLS = 1 << 20
+
+
+def demo_bytes(population: int, bits: int, reports: int = 1) -> int:
+    """Bytes the in-memory demo holds for N people, L bits and k reports: the true vectors (``N L`` bytes, uint8),
+    their packed copy and the ``k N`` randomized reports (``8 ceil(L/64)`` bytes each), and 16 bytes per person of
+    temporaries (the correlation draw of :func:`skewed_population`, the padding check)."""
+    words = -(-bits // 64)
+    return population * (bits + 16 + 8 * words * (reports + 1))
 
 
 def skewed_population(population: int, bits: int, rng: np.random.Generator) -> np.ndarray:
     """A skewed synthetic population: bit j is set with probability ``0.6 * 0.75**j`` and bits 0 and 1 are
-    positively correlated (bit 1 copies bit 0 for a third of the people)."""
+    positively correlated (bit 1 copies bit 0 for a third of the people).
+
+    The uniform draws are taken block by block (:data:`_SIMULATION_CELLS` at a time), in the order of one
+    ``rng.random((population, bits))``, so the people are the same as from that single draw; the result is the
+    only array of ``population * bits`` entries (1 byte each; the single draw held 9 bytes per entry)."""
     probs = 0.6 * 0.75 ** np.arange(bits)
-    data = (rng.random((population, bits)) < probs).astype(np.uint8)
+    data = np.empty((population, bits), dtype=np.uint8)
+    rows = max(1, _SIMULATION_CELLS // max(bits, 1))
+    for begin in range(0, population, rows):
+        end = min(begin + rows, population)
+        data[begin:end] = rng.random((end - begin, bits)) < probs
     if bits >= 2:
         copy = rng.random(population) < 1 / 3
         data[copy, 1] = data[copy, 0]
@@ -119,7 +142,24 @@ class DemoResult:
 def run_demo(*, population: int = 100_000, bits: int = 16, epsilon: float = 1.0, beta: float = 3.0,
              reports: int = 1, seed: int | None = None, method: str = "proven", eta: float | None = None,
              progress: Any = None) -> DemoResult:
-    """Run the whole flow once. ``seed=None`` uses the CSPRNG for the randomizer."""
+    """Run the whole flow once. ``seed=None`` uses the CSPRNG for the randomizer.
+
+    Raises:
+        ParameterError: population, bits or reports out of range, or together more than :data:`MAX_DEMO_BYTES`
+            of arrays (:func:`demo_bytes`; checked before any work), or a calibration argument out of range.
+    """
+    from ._validation import MAX_BITS, MAX_POPULATION, check_int, check_reports
+
+    population = check_int("population", population, minimum=1, maximum=MAX_POPULATION)
+    bits = check_int("bits", bits, minimum=1, maximum=MAX_BITS)
+    reports = check_reports(reports)
+    need = demo_bytes(population, bits, reports)
+    if need > MAX_DEMO_BYTES:
+        most = MAX_DEMO_BYTES // demo_bytes(1, bits, reports)
+        raise ParameterError(
+            f"population must be in [1, {most}] for the in-memory demo at bits = {bits} and reports = {reports} "
+            f"(it holds every person's vector and reports: {need / 1e9:.3g} GB, at most {MAX_DEMO_BYTES / 1e9:g} GB); "
+            f"got {population}")
     compare = method == "proven"  # the paper's homogeneous configuration alone, to price the proof
     phases = Phases(progress, 2 if compare else 1)  # one bar for both calibrations
     cal = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, reports=reports, method=method,

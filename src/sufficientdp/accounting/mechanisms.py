@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import log_ndtr, logsumexp, ndtr, ndtri
 from scipy.stats import binom
 
 from .._errors import ParameterError
@@ -87,10 +87,12 @@ def bit_vector_randomized_response(q: float, bits: int, differing: int) -> Priva
     bits = check_int("bits", bits, minimum=1)
     j = check_int("differing", differing, minimum=1, maximum=bits)
     m = np.arange(j + 1)
-    probs = binom.pmf(m, j, 1.0 - q)
+    # P[m] = P[Binomial(j, q) = j - m], in logs: the linear pmf underflows in the tails (L = 4096, or q = 1e-300,
+    # where 1 - q rounds to 1), and the reverse PLD is those tails (Q[m] = P[m] e^{-loss}): dropped, its masses
+    # did not sum to 1. In logs every atom is kept (Q-mass of every outcome is positive: no infinite atoms).
+    log_p = binom.logpmf(j - m, j, q)
     losses = ((2 * m - j) * (math.log1p(-q) - math.log(q))).astype(np.float64)
-    # agreement probabilities of j independent bits; Q-mass of every outcome is positive: no infinite atoms
-    return PrivacyLossDistribution(losses=losses, probabilities=probs / probs.sum())
+    return PrivacyLossDistribution(losses=losses, log_probabilities=log_p - logsumexp(log_p))
 
 
 def geometric(epsilon: float, sensitivity: int = 1) -> PrivacyLossDistribution:

@@ -48,6 +48,7 @@ from ..ratio.proven import (
     Domain,
     PairType,
     blanket_mass,
+    check_composable,
     dominating_curve,
     local_distance,
     pair_types,
@@ -299,8 +300,12 @@ def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds:
     if resolution < MIN_RESOLUTION:  # the lattice's size is about 1/resolution (5e-324: an OverflowError)
         raise ParameterError(f"resolution must be in [{MIN_RESOLUTION:g}, 1); got {resolution!r}")
     points = check_int("points", points, minimum=1, maximum=10_000)
+    dom = _domain(bits, domain)
+    # the domain evaluate_rounds bounds (a weight domain with too many pair types: all of {0,1}^L)
+    check_composable(q, Domain(bits=bits) if dom.kind == "weight" and _type_count(dom) > _MAX_TYPES else dom,
+                     releases=rounds * reports, epsilon=epsilon)
     return _rounds_tail(q=q, bits=bits, population=population, epsilon=epsilon, rounds=rounds, reports=reports,
-                        domain=_domain(bits, domain), values=values, fallback=fallback, resolution=resolution,
+                        domain=dom, values=values, fallback=fallback, resolution=resolution,
                         points=points, progress=progress)
 
 

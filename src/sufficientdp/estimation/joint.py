@@ -432,6 +432,18 @@ def _channel(x: np.ndarray, q: float, bits: int) -> np.ndarray:
     return y
 
 
+def _ratio(h: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``h / m`` with 0 where ``h_s = 0``: those cells add nothing to ``A^T (h / A pi)``, and at a tiny q their
+    ``(A pi)_s`` may underflow to 0 (0/0 made the fit NaN: q = 1e-100 at L = 10, q = 5e-324 at L = 3)."""
+    out: np.ndarray = np.divide(h, m, out=np.zeros_like(m), where=h > 0)
+    return out
+
+
+def _log_likelihood(h: np.ndarray, m: np.ndarray) -> float:
+    """``sum_s h_s log m_s`` over the cells with ``h_s > 0`` (the others add 0, even where ``m_s`` underflowed)."""
+    return float(h @ np.log(m, out=np.zeros_like(m), where=h > 0))
+
+
 @dataclass(frozen=True, slots=True)
 class _Fit:
     """One maximum-likelihood fit: counts summing to N and how the iteration ended."""
@@ -462,8 +474,8 @@ def _interior_mle(h: np.ndarray, q: float, bits: int, population: int) -> _Fit |
     if not np.all(pi > 0):
         return None
     m = _channel(pi, q, bits)
-    ll = float(h @ np.log(m))
-    g_max = float(_channel(h / m, q, bits).max())
+    ll = _log_likelihood(h, m)
+    g_max = float(_channel(_ratio(h, m), q, bits).max())
     return _Fit(pi * population, 0, True, 0.0, ll, _gap_bound(n, g_max), "closed-form")
 
 
@@ -486,8 +498,8 @@ def _fit_lbfgs(
         sq = th * th
         total = float(sq.sum())
         m = _channel(sq, q, bits)
-        ll = float(h @ np.log(m)) - n * math.log(total)
-        g = _channel(h / m, q, bits)
+        ll = _log_likelihood(h, m) - n * math.log(total)
+        g = _channel(_ratio(h, m), q, bits)
         return ll, 2.0 * th * (n / total - g), total * float(g.max())
 
     ll, grad, g_max = evaluate(theta)
@@ -556,8 +568,8 @@ def _fit_em(
     n = float(h.sum())
     pi = start / start.sum()
     m = _channel(pi, q, bits)
-    g = _channel(h / m, q, bits)
-    history = [float(h @ np.log(m))]
+    g = _channel(_ratio(h, m), q, bits)
+    history = [_log_likelihood(h, m)]
     gap = _gap_bound(n, float(g.max()))
     it = 0
     converged = gap <= tol
@@ -565,9 +577,9 @@ def _fit_em(
         pi = pi * g
         pi /= pi.sum()
         m = _channel(pi, q, bits)
-        g = _channel(h / m, q, bits)
+        g = _channel(_ratio(h, m), q, bits)
         it += 1
-        history.append(float(h @ np.log(m)))
+        history.append(_log_likelihood(h, m))
         gap = _gap_bound(n, float(g.max()))
         converged = gap <= tol or _window_gain(history) <= tol
         if progress is not None:
@@ -579,7 +591,7 @@ def _em_start(h: np.ndarray, q: float, bits: int, steps: int) -> np.ndarray:
     """Uniform distribution followed by ``steps`` EM steps (strictly positive; a cheap, smooth start)."""
     pi = np.full(h.shape, 1.0 / h.size)
     for _ in range(steps):
-        pi = pi * _channel(h / _channel(pi, q, bits), q, bits)
+        pi = pi * _channel(_ratio(h, _channel(pi, q, bits)), q, bits)
         pi /= pi.sum()
     return pi
 

@@ -56,7 +56,7 @@ from numpy.typing import NDArray
 from .._errors import ParameterError
 from .._numerics.logspace import log_comb, logsumexp
 from .._numerics.positive_part import CheckedProbs, checked_probs, compound_positive_part_upper
-from .._validation import check_epsilon, check_int, check_open_interval
+from .._validation import check_epsilon, check_finite_real, check_int, check_open_interval
 from ..parameters import local_q
 from .result import TailResult
 
@@ -89,6 +89,13 @@ DEFAULT_RESOLUTION = 5e-4
 """Default lattice resolution of the bound (the rounding slack, as a fraction of the blanket sum's sd); the lattice
 is also capped at :data:`FINAL_CELLS` cells, which is what binds for large crowds."""
 FINAL_CELLS = 2 ** 20
+MIN_RESOLUTION = 1e-12
+"""Finest resolution :func:`proven_tail` accepts (as :func:`sufficientdp.accounting.rounds.rounds_tail`; the lattice
+is capped at :data:`FINAL_CELLS` cells anyway; 5e-324 divided by zero)."""
+MAX_CURVE_LOSS = 350.0
+"""Largest per-report privacy loss ``d log((1-q)/q)`` (``d`` the domain's largest distance) that the composed bounds
+(k > 1 reports, T rounds) accept: their dominating curves are convex hulls in ``t = e**epsilon`` whose slopes
+multiply two such ``t``, which overflows from about 355 (e**710 > 1.8e308)."""
 
 
 def _cells_for(resolution: float) -> int:
@@ -132,7 +139,15 @@ class Domain:
 
     @classmethod
     def from_max_weight(cls, bits: int, max_weight: int | None) -> Domain:
-        """``all`` when ``max_weight`` is None or >= bits, else ``weight``."""
+        """``all`` when ``max_weight`` is None or >= bits, else ``weight``.
+
+        Raises:
+            ParameterError: ``bits`` not an integer in [1, 100000], or ``max_weight`` neither None nor an integer
+                >= 1 (checked before the comparison: ``Decimal('nan')`` raised decimal's own error).
+        """
+        bits = check_int("bits", bits, minimum=1, maximum=100_000)
+        if max_weight is not None:
+            max_weight = check_int("max_weight", max_weight, minimum=1)
         if max_weight is None or max_weight >= bits:
             return cls(bits=bits)
         return cls(bits=bits, kind="weight", max_weight=max_weight)
@@ -498,11 +513,19 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
     epsilon = check_epsilon(epsilon)
     reports = check_int("reports", reports, minimum=1, maximum=10_000)
     resolution = check_open_interval("resolution", resolution, 0.0, 1.0)
+    if resolution < MIN_RESOLUTION:
+        raise ParameterError(f"resolution must be in [{MIN_RESOLUTION:g}, 1); got {resolution!r}")
+    if epsilon_prime_hint is not None:
+        epsilon_prime_hint = check_finite_real("epsilon_prime_hint", epsilon_prime_hint)
     dom = domain if domain is not None else Domain(bits=bits)
+    if not isinstance(dom, Domain):
+        raise ParameterError(f"domain must be a Domain or None; got {domain!r}")
     if dom.bits != bits:
         raise ParameterError(f"domain.bits must equal bits ({bits}); got {dom.bits}")
     if not isinstance(larger_crowds, bool):
         raise ParameterError(f"larger_crowds must be True or False; got {larger_crowds!r}")
+    if reports > 1:
+        check_composable(q, dom, releases=reports, epsilon=epsilon)
     t0 = time.perf_counter()
     notes: tuple[str, ...] = ()
     if bits == 1 and reports == 1 and population >= 2:
@@ -936,6 +959,24 @@ def local_distance(dom: Domain) -> int:
 def _local_epsilon(dom: Domain, q: float) -> float:
     """Largest per-report log ratio between two vectors of the domain: (max distance) * log(p/q)."""
     return local_distance(dom) * math.log((1 - q) / q)
+
+
+def check_composable(q: float, dom: Domain, *, releases: int, epsilon: float) -> None:
+    """Refuse a q whose per-report privacy loss exceeds :data:`MAX_CURVE_LOSS` when ``releases`` one-report releases
+    are composed through dominating curves (not when their total loss stays below epsilon: local DP answers 0).
+
+    Raises:
+        ParameterError: naming q, its value and the smallest q accepted for the domain.
+    """
+    eps0 = _local_epsilon(dom, q)
+    if releases * eps0 <= epsilon or eps0 <= MAX_CURVE_LOSS:
+        return
+    d = local_distance(dom)
+    q_min = 1.0 / (1.0 + math.exp(MAX_CURVE_LOSS / d))
+    raise ParameterError(
+        f"q must be in [{q_min * (1 + 1e-5):.6g}, 0.5) for {dom.label} with {releases} report(s) composed: the "
+        f"per-report privacy loss {d} * log((1-q)/q) must be at most {MAX_CURVE_LOSS:g} (the composed bound's "
+        f"curves work in e**epsilon); got {q!r} (loss {eps0:.6g})")
 
 
 def _result(q: float, bits: int, population: int, epsilon: float, reports: int, ev: Evaluation,
