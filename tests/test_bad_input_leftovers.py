@@ -226,3 +226,40 @@ def test_joint_em_bootstrap_at_q_5e_324():
         est = joint_frequencies(h, q=5e-324, method="em", bootstrap=20, rng=np.random.default_rng(0))
     np.testing.assert_allclose(est.estimate, h, atol=1e-9)
     assert np.all(est.lower <= est.estimate) and np.all(est.estimate <= est.upper)
+
+
+# ------------------------------------------------------------------------------------------ values, not reports
+@pytest.mark.parametrize(("values", "message"), [
+    ([[2, 0]], r"^values must hold only 0 and 1; got 2 at row 0, bit 0$"),
+    ([[0, 1], [1]], r"^values must be a rectangular 2-D array"),
+    ([1, 0], r"^values must be a 2-D array \(people x bits\); got shape \(2,\)$"),
+    ([["a"]], r"^values must hold 0/1 numbers"),
+])
+def test_randomize_names_values_not_reports(values, message):
+    # randomize(values, reports=k): "reports must ..." read as the number k
+    from sufficientdp import randomize
+    from sufficientdp._errors import DataError
+    from sufficientdp.parameters import RandomizationParams
+    from sufficientdp.randomization.randomizer import Randomizer
+
+    with pytest.raises(DataError, match=message):
+        randomize(values, q=0.2)
+    if np.asarray(values, dtype=object).ndim == 2 and len({len(r) for r in values}) == 1:
+        with pytest.raises(DataError, match=message):
+            Randomizer(RandomizationParams(bits=len(values[0]), q=0.2)).randomize(values)
+
+
+def test_randomize_domain_check_names_values():
+    from sufficientdp import randomize
+    from sufficientdp._errors import DataError
+
+    with pytest.raises(DataError, match=r"^values must hold only 0 and 1"):
+        randomize([[3, 0]], q=0.2, max_weight=1)
+
+
+def test_tally_still_names_reports():
+    from sufficientdp import tally
+    from sufficientdp._errors import DataError
+
+    with pytest.raises(DataError, match=r"^reports must hold only 0 and 1; got 2 at row 0, bit 0$"):
+        tally([[2]])

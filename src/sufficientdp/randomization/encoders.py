@@ -33,13 +33,14 @@ def _bit_value(v: object) -> int:
 _bit_of = np.frompyfunc(_bit_value, 1, 1)
 
 
-def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
+def encode_bits(values: ArrayLike, bits: int | None = None, *, name: str = "reports") -> np.ndarray:
     """Validate a 2-D array of 0/1 values (one row per person) and return it as ``uint8``.
 
     Args:
         values: array-like of shape (n, L) holding only 0 and 1 (bools allowed; an object array, such as pandas'
             nullable or Arrow-backed columns give, may hold Python or numpy numbers and booleans).
         bits: expected L; if given, the number of columns must match.
+        name: what the messages call the array (``"values"`` for true values, the default for reports).
 
     Raises:
         DataError: wrong shape or a value other than 0/1.
@@ -51,16 +52,16 @@ def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
     try:
         arr = np.asarray(values)
     except (ValueError, TypeError) as exc:  # ragged rows, objects numpy cannot hold
-        raise DataError(f"reports must be a rectangular 2-D array of 0/1 values; got {type(values).__name__} "
+        raise DataError(f"{name} must be a rectangular 2-D array of 0/1 values; got {type(values).__name__} "
                         f"({str(exc)[:80]})") from None
     if arr.ndim != 2:
-        raise DataError(f"reports must be a 2-D array (people x bits); got shape {arr.shape}")
+        raise DataError(f"{name} must be a 2-D array (people x bits); got shape {arr.shape}")
     if bits is not None:
         bits = check_int("bits", bits, minimum=1)
         if arr.shape[1] != bits:
-            raise DataError(f"reports must have {bits} columns (one per bit); got {arr.shape[1]}")
+            raise DataError(f"{name} must have {bits} columns (one per bit); got {arr.shape[1]}")
     if arr.shape[1] < 1:
-        raise DataError("reports must have at least one bit column; got 0")
+        raise DataError(f"{name} must have at least one bit column; got 0")
     if arr.dtype == bool:
         return arr.astype(np.uint8)
     if arr.dtype == object:  # e.g. pandas' nullable and Arrow-backed columns: the numbers and booleans they hold
@@ -69,14 +70,14 @@ def encode_bits(values: ArrayLike, bits: int | None = None) -> np.ndarray:
         if bad_at.size:
             i, j = map(int, bad_at[0])
             v = held[i, j]
-            raise DataError(f"reports must hold only 0 and 1; got {v.item() if isinstance(v, np.generic) else v!r} "
+            raise DataError(f"{name} must hold only 0 and 1; got {v.item() if isinstance(v, np.generic) else v!r} "
                             f"at row {i}, bit {j}")
     if arr.dtype.kind not in "iuf":
-        raise DataError(f"reports must hold 0/1 numbers; got dtype {arr.dtype}")
+        raise DataError(f"{name} must hold 0/1 numbers; got dtype {arr.dtype}")
     bad = (arr != 0) & (arr != 1)
     if bad.any():
         i, j = map(int, np.argwhere(bad)[0])
-        raise DataError(f"reports must hold only 0 and 1; got {arr[i, j].item()!r} at row {i}, bit {j}")
+        raise DataError(f"{name} must hold only 0 and 1; got {arr[i, j].item()!r} at row {i}, bit {j}")
     return arr.astype(np.uint8)
 
 

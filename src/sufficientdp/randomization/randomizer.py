@@ -55,7 +55,7 @@ class Randomizer:
 
     def randomize(self, values: ArrayLike) -> np.ndarray:
         """Randomize an ``(n, L)`` 0/1 array; returns ``(n*k, L)`` uint8 (person-major: k rows per person)."""
-        arr = encode_bits(values, self.params.bits)
+        arr = encode_bits(values, self.params.bits, name="values")
         out = self.randomize_packed(pack_bits(arr))
         return unpack_bits(out, self.params.bits)
 
@@ -115,12 +115,12 @@ def randomize(values: ArrayLike, *, q: float, reports: int = 1, rng: Any = None,
     try:
         arr = np.asarray(values)
     except (ValueError, TypeError) as exc:  # ragged rows, objects numpy cannot hold
-        raise DataError(f"reports must be a rectangular 2-D array of 0/1 values; got {type(values).__name__} "
+        raise DataError(f"values must be a rectangular 2-D array of 0/1 values; got {type(values).__name__} "
                         f"({str(exc)[:80]})") from None
     if arr.ndim != 2:
-        raise DataError(f"reports must be a 2-D array (people x bits); got shape {arr.shape}")
+        raise DataError(f"values must be a 2-D array (people x bits); got shape {arr.shape}")
     reports = check_reports(reports)
     params = RandomizationParams(bits=max(arr.shape[1], 1), q=q, reports=reports, precision=precision)
     if max_weight is not None or onehot:
-        check_domain(encode_bits(arr, params.bits), max_weight=max_weight, onehot=onehot)
+        check_domain(encode_bits(arr, params.bits, name="values"), max_weight=max_weight, onehot=onehot)
     return Randomizer(params, rng=rng).randomize(arr)
