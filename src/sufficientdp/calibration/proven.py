@@ -159,18 +159,47 @@ class _Run:
         return {k for k, v in ranked[:_LEAD_MAX] if v >= 0.25 * top} | {ranked[0][0]}
 
 
+def _blanket_passes(run: _Run, q: float) -> bool:
+    """At L = 1 (exact search): the all-collections blanket bound at q (coarse lattice, milliseconds) is at most
+    half the target. It bounds the exact worst case from above, so the exact value passes there too: the halving
+    skips the exact scan (up to seconds at large N) at such q. Half, not all, of the target: a margin against the
+    two computations' last bits."""
+    ev = evaluate(q=q, population=run.population, epsilon=run.epsilon, reports=run.reports, domain=run.dom,
+                  resolution=_SEARCH_RESOLUTION)
+    return ev.eta <= 0.5 * run.eta
+
+
 def _halve(run: _Run) -> tuple[float | None, float, float, float]:
     """Halve q from local DP's (eta = 0 there) until the bound over every type fails (or q is below 1e-12), the
     leading types joining ``run.lead``. Returns ``(lo, f_lo, hi, f_hi)``: the failing q (None if none) and the
-    passing one, with their log excesses."""
-    def test(x: float) -> tuple[bool, float]:
-        if run.exact_l1:
+    passing one, with their log excesses.
+
+    At L = 1 the exact value is computed only where the blanket bound does not already pass
+    (:func:`_blanket_passes`) and at the last passing q: the same points, verdicts and end values as evaluating
+    it at every step, so the same search after."""
+    if run.exact_l1:
+        cheap = walk(lambda x: (_blanket_passes(run, x), math.nan), run.q_loc, passes=True,
+                     step=geometric(0.5, floor=1e-12), max_steps=60, start_score=-math.inf)
+        start, start_score = cheap.last, -math.inf
+        if cheap.last != run.q_loc:  # observed to pass by the blanket bound: the exact value there
+            start_score = log_excess(run.fast(cheap.last), run.eta)
+            if start_score > 0.0:  # (not expected: the blanket bound is above the exact value) halve from the top
+                start, start_score = run.q_loc, -math.inf
+
+        def exact(x: float) -> tuple[bool, float]:
             fx = run.fast(x)
-        else:
-            ev = run.scan(x)
-            fx = ev.eta
-            run.lead |= run.leaders(ev)
-        return fx <= run.eta, log_excess(fx, run.eta)
+            return fx <= run.eta, log_excess(fx, run.eta)
+
+        w = walk(exact, start, passes=True, step=geometric(0.5, floor=1e-12),
+                 max_steps=60 - round(math.log2(run.q_loc / start)), start_score=start_score)
+        if w.hit is None:
+            return None, 0.0, w.last, w.last_score
+        return w.hit, w.hit_score, w.last, w.last_score
+
+    def test(x: float) -> tuple[bool, float]:
+        ev = run.scan(x)
+        run.lead |= run.leaders(ev)
+        return ev.eta <= run.eta, log_excess(ev.eta, run.eta)
 
     w = walk(test, run.q_loc, passes=True, step=geometric(0.5, floor=1e-12), max_steps=60, start_score=-math.inf)
     if w.hit is None:
