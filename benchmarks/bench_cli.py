@@ -64,6 +64,8 @@ COMMANDS: list[tuple[str, list[str], float]] = [
      ["calibrate", "--bits", "256", "--population", "100000", "--epsilon", "1", "--eta", "0.001"], 2.0),
     ("`calibrate --bits 128 --population 1e7 --epsilon 1 --eta 0.001` (large L)",
      ["calibrate", "--bits", "128", "--population", "10000000", "--epsilon", "1", "--eta", "0.001"], 2.0),
+    ("`calibrate --bits 1 --population 1e5 --epsilon 0.5 --eta 0.001` (one bit, large crowd)",
+     ["calibrate", "--bits", "1", "--population", "100000", "--epsilon", "0.5", "--eta", "0.001"], 2.0),
     ("`calibrate --bits 96 --population 1e6 --epsilon 1 --eta 1e-6` (small eta)",
      ["calibrate", "--bits", "96", "--population", "1000000", "--epsilon", "1", "--eta", "0.000001"], 2.0),
 ]
