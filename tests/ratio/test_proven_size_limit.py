@@ -50,3 +50,22 @@ def test_the_cli_says_it_in_one_line(capsys: pytest.CaptureFixture[str]) -> None
     code = main(["calibrate", "--bits", "1024", "--population", "10000000", "--epsilon", "2", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "bits must be at most 286" in err
+
+
+def test_the_composed_bound_over_rounds_has_the_same_limit(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # It had no class limit: `account --mechanism campaign --q 0.45 --bits 1024` ended in "math domain error" (log
+    # of an underflowed probability in the positive-part bound), naming no parameter.
+    from sufficientdp.accounting import rounds
+
+    def built(*args: object) -> None:
+        raise AssertionError("pair types were built")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(rounds, "pair_types", built)
+        with pytest.raises(ParameterError, match=r"^bits must be at most 286 for the all-collections bound"):
+            rounds.rounds_tail(q=0.45, bits=1024, population=100_000, epsilon=1.0, rounds=2)
+    code = main(["account", "--mechanism", "campaign", "--q", "0.45", "--bits", "1024", "--population", "100000",
+                 "--epsilon", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "bits must be at most 286" in err

@@ -49,6 +49,7 @@ from ..ratio.proven import (
     PairType,
     blanket_mass,
     check_composable,
+    checked_domain,
     dominating_curve,
     local_distance,
     pair_types,
@@ -161,6 +162,8 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
         notes.append(f"the weight <= {domain.max_weight} domain has more than {_MAX_TYPES} pair types; the "
                      "bound for all of {0,1}^L is used, which covers it (its blanket is valid for every sub-domain; looser)")
         domain = Domain(bits=domain.bits)
+    domain, size_notes = checked_domain(domain)  # (the class limit of every all-collections bound, before any work)
+    notes.extend(size_notes)
     log_gamma = blanket_mass(domain, q)
     others = population - 1
     eps0 = local_distance(domain) * math.log((1.0 - q) / q)

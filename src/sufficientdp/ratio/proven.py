@@ -64,8 +64,8 @@ if TYPE_CHECKING:  # (k > 1 only: loaded when used, not on every one-report comm
     from ..loss.profile import DominatingCurve
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW",
-           "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass", "dominating_curve", "evaluate",
-           "is_exact_single_bit", "pair_types", "proven_tail", "single_bit_larger_crowds", "tail_from_evaluation"]
+           "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
+           "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "pair_types", "proven_tail", "single_bit_larger_crowds", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
 #: Most report classes (summed over the pair types) the bound evaluates: about 0.8 GB of memory and minutes per
@@ -307,6 +307,18 @@ def _class_count(domain: Domain) -> int:
             if total > MAX_CLASSES:
                 return total
     return total
+
+
+def checked_domain(domain: Domain) -> tuple[Domain, tuple[str, ...]]:
+    """The domain the all-collections bound evaluates for ``domain`` (itself, or all of {0,1}^L for a weight domain
+    over :data:`MAX_CLASSES` report classes when that has fewer) and the notes saying so.
+
+    Raises:
+        ParameterError: neither is within :data:`MAX_CLASSES` (the message names bits, and max_weight), before any
+            work.
+    """
+    notes: list[str] = []
+    return _checked_size(domain, notes), tuple(notes)
 
 
 def _checked_size(dom: Domain, notes: list[str]) -> Domain:
