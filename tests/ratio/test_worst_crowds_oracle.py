@@ -125,6 +125,17 @@ def test_delta_interval_bound_is_above_every_pair(n: int, q: float, eps: float, 
         assert np.max(full.log_delta[a:a + span]) <= u
 
 
+def _assert_worst_equal_and_skipped_bounded(n: int, q: float, eps: float, got: sb._Pairs, full: sb._Pairs) -> None:
+    """The pruned scan ``got`` gives the full scan's worst case (details aside), and every skipped pair's upper ends
+    are above the full scan's values."""
+    a, b = sb._worst_result(n, q, eps, got).to_dict(), sb._worst_result(n, q, eps, full).to_dict()
+    a.pop("details"), b.pop("details")
+    assert a == b
+    skipped = got.cutoff == -1
+    assert np.all(full.log_eta[skipped] <= got.log_eta_hi[skipped])
+    assert np.all(full.log_delta[skipped] <= got.log_delta_hi[skipped])
+
+
 @pytest.mark.slow
 def test_pruned_scan_at_small_epsilon_equals_full_scan() -> None:
     """Where the landscape over m is flat (small epsilon) the blocks are skipped on refined intervals."""
@@ -133,12 +144,7 @@ def test_pruned_scan_at_small_epsilon_equals_full_scan() -> None:
     full = sb._Pairs(**{f: getattr(full, f) for f in oracle._Pairs.__dataclass_fields__})
     got = sb._scan_all(n, q, eps)
     assert got.bounded > 0
-    a, b = sb._worst_result(n, q, eps, got).to_dict(), sb._worst_result(n, q, eps, full).to_dict()
-    a.pop("details"), b.pop("details")
-    assert a == b
-    skipped = got.cutoff == -1
-    assert np.all(full.log_eta[skipped] <= got.log_eta_hi[skipped])
-    assert np.all(full.log_delta[skipped] <= got.log_delta_hi[skipped])
+    _assert_worst_equal_and_skipped_bounded(n, q, eps, got, full)
 
 
 @pytest.mark.parametrize(("n", "q", "eps"), [(40_000, 0.25, 0.0), pytest.param(40_000, 0.25, 1e-9, marks=pytest.mark.slow),
@@ -155,18 +161,18 @@ def test_pruned_scan_edge_epsilons(n: int, q: float, eps: float) -> None:
 
 
 def test_interval_bound_over_its_node_budget_is_trivial(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An interval bound that would need more node terms than ``_ETA_BOUND_TERMS`` is not computed: eta <= 1."""
+    """An interval bound that would need more nodes than ``_ETA_BOUND_NODES`` is not computed: eta <= 1."""
     lo = np.array([0, 5_000], dtype=np.int64)
     hi = lo + 50
     assert np.all(sb._log_eta_upper(10_000, 0.1, 0.3, lo, hi) < -40.0)
-    monkeypatch.setattr(sb, "_ETA_BOUND_TERMS", 1)
+    monkeypatch.setattr(sb, "_ETA_BOUND_NODES", 1)
     assert sb._log_eta_upper(10_000, 0.1, 0.3, lo, hi).tolist() == [0.0, 0.0]
 
 
 @pytest.mark.parametrize(("n", "q", "eps"), [(100_000, 0.000563, 0.5), (40_000, 0.002, 1.0)])
 def test_pruned_scan_with_capped_interval_bounds_equals_full_scan(n: int, q: float, eps: float) -> None:
     """Small q at large n: a block-wide interval bound lies deep in its law's tail and took millions of nodes
-    (5.6 s of a 6.2 s scan at n = 1e5, q = 5.6e-4, calibrate --bits 1); over ``_ETA_BOUND_TERMS`` it is trivial
+    (5.6 s of a 6.2 s scan at n = 1e5, q = 5.6e-4, calibrate --bits 1); over ``_ETA_BOUND_NODES`` it is trivial
     and the interval split. The scan must still give the full scan's worst case, and proved upper ends."""
     calls: list[bool] = []
     plain = sb._contour_block
@@ -181,12 +187,7 @@ def test_pruned_scan_with_capped_interval_bounds_equals_full_scan(n: int, q: flo
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sb, "_contour_block", spy)
         if n < 100_000:
-            mp.setattr(sb, "_ETA_BOUND_TERMS", 20_000)  # (the cap then binds here too)
+            mp.setattr(sb, "_ETA_BOUND_NODES", 2_000)  # (the cap then binds here too)
         got = sb._scan_all(n, q, eps)
     assert any(calls)  # the cap was hit
-    a, b = sb._worst_result(n, q, eps, got).to_dict(), sb._worst_result(n, q, eps, full).to_dict()
-    a.pop("details"), b.pop("details")
-    assert a == b
-    skipped = got.cutoff == -1
-    assert np.all(full.log_eta[skipped] <= got.log_eta_hi[skipped])
-    assert np.all(full.log_delta[skipped] <= got.log_delta_hi[skipped])
+    _assert_worst_equal_and_skipped_bounded(n, q, eps, got, full)

@@ -756,7 +756,7 @@ def _node_terms(mf: NDArray[np.float64], rest: NDArray[np.float64], off: NDArray
 
 
 def _contour_block(n: int, q: float, epsilon: float, ms: NDArray[np.int64], b0: NDArray[np.int64] | None,
-                   kmult: float, *, cdf_only: bool = False, max_terms: int | None = None) -> dict[str, Any] | None:
+                   kmult: float, *, cdf_only: bool = False, max_nodes: int | None = None) -> dict[str, Any] | None:
     """Remove-direction eta and delta of the pairs at ``ms`` by one tilted trapezoid rule (see worst_over_crowds).
 
     ``cdf_only``: only the cdf of ``A'`` at ``base - 1`` and ``base`` (columns 0 and 1 of ``f``/``ef``; no pmf
@@ -765,9 +765,9 @@ def _contour_block(n: int, q: float, epsilon: float, ms: NDArray[np.int64], b0: 
     added to ``ef`` either way, so ``f + ef`` stays an upper bound; only its slack is larger (about
     ``e**_BOUND_LOG_TARGET`` relative).
 
-    ``max_terms``: None (nothing computed) when the rule would need more than this many node terms (rows x nodes):
-    a cdf far in the tail of its law (an interval bound of :func:`_log_eta_upper` over many m) can need millions
-    of nodes for a single row."""
+    ``max_nodes``: None (nothing computed) when the rule would need more than this many nodes per row: a cdf far in
+    the tail of its law (an interval bound of :func:`_log_eta_upper` over many m) can need millions of nodes for a
+    single row."""
     n1 = n - 1
     p = 1.0 - q
     lam = math.exp(epsilon)
@@ -808,7 +808,7 @@ def _contour_block(n: int, q: float, epsilon: float, ms: NDArray[np.int64], b0: 
         kw = min(half, int(math.floor(math.acos(1.0 - need / s2min) * big_k / (2.0 * math.pi))) + 1)
     else:
         kw = half
-    if max_terms is not None and ms.size * (kw + 1) > max_terms:
+    if max_nodes is not None and kw + 1 > max_nodes:
         return None
     k = np.arange(kw + 1)
     th = 2.0 * math.pi * k / big_k
@@ -1005,7 +1005,7 @@ def _remove_pairs(n: int, q: float, epsilon: float, ms: NDArray[np.int64],
         for _ in range(6):
             with one_blas_thread():  # small products: OpenBLAS's spinning workers only cost CPU (same numbers)
                 blk = _contour_block(n, q, epsilon, ms[todo], b0, kmult)
-            assert blk is not None  # (no max_terms)
+            assert blk is not None  # (no max_nodes)
             nodes = [min(nodes[0], blk["nodes"]), max(nodes[1], blk["nodes"])]
             out = _resolve_block(n, blk)
             done = out["good"] & (out["rel"] <= (_MAX_REL if kmult == 1.0 else _ACCEPT_REL))
@@ -1050,10 +1050,10 @@ _DELTA_SPAN = 256
 _ETA_ROUNDS = 12
 _ETA_ROWS = _ROWS
 _ETA_AIM = 0.9
-#: Most node terms (intervals x nodes) of one call of :func:`_log_eta_upper`; beyond it the intervals get the
-#: trivial bound and are split (a block-wide interval deep in the tail took 6 million nodes, 5.6 s, at N = 10^5,
-#: q = 5.6e-4, and its bound was near 1, so it was split anyway).
-_ETA_BOUND_TERMS = 1 << 22
+#: Most contour nodes per interval in :func:`_log_eta_upper`; beyond it the intervals of the call get the trivial
+#: bound and are split (a block-wide interval deep in the tail took 6 million nodes, 5.6 s, at N = 10^5,
+#: q = 5.6e-4, and its bound was near 1, so it was split anyway; the narrow intervals of later rounds need tens).
+_ETA_BOUND_NODES = 1 << 16
 
 
 def _log_eta_upper(n: int, q: float, epsilon: float, lo: NDArray[np.int64], hi: NDArray[np.int64]
@@ -1084,7 +1084,7 @@ def _log_eta_upper(n: int, q: float, epsilon: float, lo: NDArray[np.int64], hi: 
     if np.any(inner):
         with one_blas_thread():
             blk = _contour_block(n, q, epsilon, lo[inner], big_b[inner], 1.0, cdf_only=True,
-                                 max_terms=_ETA_BOUND_TERMS)
+                                 max_nodes=_ETA_BOUND_NODES)
         if blk is None:  # too many nodes for these intervals: the trivial bound (eta <= 1); the scan splits them
             return out
         col = 1  # the cdf column at offset 0 from the window's base (column 0: offset -1)
