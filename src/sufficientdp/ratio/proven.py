@@ -458,9 +458,15 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
         comp = compose_curve(curve, reports, epsilon)
         return pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - epsilon), comp.epsilon_prime
 
-    # every type on a coarse lattice (valid, looser), then the fine bound from the largest down while it matters
+    # every type on a coarse lattice (valid, looser), then the fine bound from the largest down while it matters;
+    # the coarse curves of different types are independent pure functions: computed two at a time when large
+    # (numpy releases the GIL in the lattice work; the same floats either way)
     coarse = max(resolution, _COARSE)
-    rows = {pt.name: one(pt, coarse) for pt in types}
+    threaded = len(types) > 1 and sum(t.log_p.size for t in types) >= _THREADED_CLASSES
+    if threaded:
+        from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=_THREADS) if threaded else _InlinePool() as pool:
+        rows = dict((r[0], r) for r in pool.map(lambda pt: one(pt, coarse), types))
     if progress is not None:
         progress(len(types), 2 * len(types))
     if coarse > resolution:
