@@ -83,6 +83,11 @@ MIN_RESOLUTION = 1e-12
 _MAX_TYPES = 64  # pair types of a weight <= w domain before the bound for all of {0,1}^L is used instead
 
 
+def _cube_instead(domain: Domain) -> bool:
+    """A weight domain with more than :data:`_MAX_TYPES` pair types: bounded as all of {0,1}^L (which covers it)."""
+    return domain.kind == "weight" and _type_count(domain) > _MAX_TYPES
+
+
 # ------------------------------------------------------------------------------------------------- the T rounds
 def _check(q: Any, bits: Any, population: Any, epsilon: Any, rounds: Any, reports: Any,
            values: Any) -> tuple[float, int, int, float, int, int]:
@@ -158,7 +163,7 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     memoizes the curves (by q, N, domain, type, lattice and points) across calls.
     """
     notes: list[str] = []
-    if domain.kind == "weight" and _type_count(domain) > _MAX_TYPES:
+    if _cube_instead(domain):
         notes.append(f"the weight <= {domain.max_weight} domain has more than {_MAX_TYPES} pair types; the "
                      "bound for all of {0,1}^L is used, which covers it (its blanket is valid for every sub-domain; looser)")
         domain = Domain(bits=domain.bits)
@@ -305,7 +310,7 @@ def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds:
     points = check_int("points", points, minimum=1, maximum=10_000)
     dom = _domain(bits, domain)
     # the domain evaluate_rounds bounds (a weight domain with too many pair types: all of {0,1}^L)
-    check_composable(q, Domain(bits=bits) if dom.kind == "weight" and _type_count(dom) > _MAX_TYPES else dom,
+    check_composable(q, Domain(bits=bits) if _cube_instead(dom) else dom,
                      releases=rounds * reports, epsilon=epsilon)
     return _rounds_tail(q=q, bits=bits, population=population, epsilon=epsilon, rounds=rounds, reports=reports,
                         domain=dom, values=values, fallback=fallback, resolution=resolution,
