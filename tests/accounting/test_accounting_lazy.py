@@ -60,3 +60,25 @@ def test_account_shuffled_rr_imports_neither_scipy_stats_nor_optimize():
     mods = _modules_after("from sufficientdp.cli.main import main; main(['account', '--mechanism', 'gaussian', "
                           "'--sigma', '2', '--epsilon', '1', '--json'])")
     assert "sufficientdp.accounting.mechanisms" in mods
+
+
+def test_account_interpret_and_estimate_start_without_scipy_stats_or_optimize(tmp_path):
+    """``account --mechanism rr``, ``interpret`` and ``estimate`` need neither (0.3-0.5 s of their start-up each,
+    issue 10): the binomial law and the root finders load when a mechanism computes with them; the normal quantile
+    of the confidence intervals is ``scipy.special.ndtri``."""
+    mods = _modules_after("from sufficientdp.cli.main import main; main(['account', '--mechanism', 'rr', '--q', "
+                          "'0.25', '--epsilon', '1', '--json'])")
+    assert "sufficientdp.accounting.mechanisms" in mods
+    assert not {"scipy.stats", "scipy.optimize"} & mods
+    mods = _modules_after("from sufficientdp.cli.main import main; main(['interpret', '--epsilon', '1', '--json'])")
+    assert "sufficientdp.semantics" in mods
+    assert not {"scipy.stats", "scipy.optimize"} & mods
+    data = tmp_path / "reports.csv"
+    data.write_text("a,b\n" + "0,1\n1,1\n1,0\n" * 20)
+    mods = _modules_after(f"from sufficientdp.cli.main import main; main(['estimate', '--input', {str(data)!r}, "
+                          "'--q', '0.2', '--reports', '1', '--json'])")
+    assert "sufficientdp.estimation.bits" in mods
+    assert not {"scipy.stats", "scipy.optimize"} & mods
+    # the bit-vector RR loss distribution still loads the binomial law when it is computed
+    mods = _modules_after("from sufficientdp.accounting.mechanisms import bit_vector_randomized_response as f; f(0.25, 4, 2)")
+    assert "scipy.stats" in mods

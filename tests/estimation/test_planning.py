@@ -51,3 +51,22 @@ def test_confidence_level_name_and_deprecated_alias() -> None:
         assert new.level == 0.9
     with pytest.raises(ParameterError, match="not both"):
         accuracy(0.3, population=1000, confidence_level=0.9, level=0.9)
+
+
+def test_normal_quantile_is_scipy_norm_ppf_bit_for_bit():
+    """The z of every interval and detection threshold (``_numerics.stats.normal_quantile``) is the float
+    ``scipy.stats.norm.ppf`` returns, on the levels people ask for, random probabilities and both tails; the
+    lowest supported scipy runs this too (``make test-lowest``)."""
+    import numpy as np
+    from scipy.stats import norm
+
+    from sufficientdp._numerics.stats import normal_quantile
+
+    levels = [0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9999]
+    ps = [0.5 + lv / 2 for lv in levels] + levels
+    ps += [float(x) for x in np.random.default_rng(11).random(2000)]
+    ps += [float(x) for x in np.geomspace(1e-300, 0.5, 300)] + [1.0 - float(x) for x in np.geomspace(1e-16, 0.5, 60)]
+    for p in ps:
+        assert normal_quantile(p).hex() == float(norm.ppf(p)).hex(), p
+    assert normal_quantile(0.0) == -np.inf and normal_quantile(1.0) == np.inf
+    assert np.isnan(normal_quantile(1.5)) and np.isnan(float(norm.ppf(1.5)))

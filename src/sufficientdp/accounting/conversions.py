@@ -46,7 +46,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import brentq
 from scipy.special import ndtr, ndtri
 
 from .._errors import ParameterError
@@ -154,6 +153,7 @@ def _cks_zcdp_epsilon(rho: float, delta: float) -> float:
     hi = max(1.0 + math.sqrt(log_inv / rho), lo)
     alpha = hi
     if phi(lo) < 0.0 < phi(hi):
+        from scipy.optimize import brentq  # noqa: PLC0415 - 0.2-0.4 s to import: loaded when a root is needed
         alpha = max(float(brentq(phi, lo, hi, xtol=1e-15, rtol=4 * _U, maxiter=200)), lo)
     return max(0.0, _cks_epsilon_at(rho, log_inv, alpha))
 
@@ -188,6 +188,7 @@ def _cks_zcdp_delta(rho: float, eps: float) -> float:
         if hi is None:  # psi <= 0 up to 1e300: the largest order tried
             alpha = last if last is not None else lo
         else:
+            from scipy.optimize import brentq  # noqa: PLC0415 - 0.2-0.4 s to import: loaded when a root is needed
             alpha = float(brentq(psi, lo, hi, xtol=1e-15, rtol=4 * _U, maxiter=400)) if psi(hi) > 0.0 else hi
         alpha = max(alpha, lo)
     return _exp_up(_cks_log_delta_at(rho, eps, alpha))

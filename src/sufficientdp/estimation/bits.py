@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
 from .._frozen import readonly
+from .._numerics.stats import normal_quantile
 from .._validation import check_confidence_level, check_int, check_open_interval, check_reports, renamed_fields
 from ..aggregation.tally import Tally
 from ..loss.result import Interval, Kind
@@ -85,7 +85,7 @@ class BitEstimates:
         object.__setattr__(self, "upper", readonly(np.where(hi < est, est, hi), np.float64))
         object.__setattr__(self, "counts", readonly(self.counts, np.int64))
         if self.outside is None:
-            z = float(norm.ppf(0.5 + self.confidence_level / 2.0))
+            z = normal_quantile(0.5 + self.confidence_level / 2.0)
             out = (self.estimate + z * self.std_error < 0.0) | (self.estimate - z * self.std_error > self.population)
         else:
             out = self.outside
@@ -246,7 +246,7 @@ def estimate_bits(
     else:
         r = counts / (n * reports)
         se = np.sqrt(n * reports * r * (1.0 - r)) / (reports * (p - q))
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = normal_quantile(0.5 + level / 2.0)
     lower = np.clip(est - z * se, 0.0, n)  # BitEstimates widens these to hold an estimate outside [0, N]
     upper = np.clip(est + z * se, 0.0, n)
     outside = (est + z * se < 0.0) | (est - z * se > n)

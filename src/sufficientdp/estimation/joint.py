@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
 
 from .._errors import DataError, ParameterError
+from .._numerics.stats import normal_quantile
 from .._validation import (
     check_confidence_level,
     check_int,
@@ -835,7 +835,7 @@ def joint_frequencies(
         second = _apply_per_bit(h, [_inverse_squared_matrix(q)] * bits)
         var = (second - reports * est) / (reports * reports)
         se = np.sqrt(np.maximum(var, 0.0))
-        z = float(norm.ppf(0.5 + level / 2.0))
+        z = normal_quantile(0.5 + level / 2.0)
         # clipped to [0, N], then widened to hold an unbiased estimate outside it (as BitEstimates): one interval
         # in lower/upper, cell_interval, to_dict and to_pandas, never a clipped [0, 0] hiding a negative estimate
         lower = np.minimum(np.clip(est - z * se, 0.0, n), est)

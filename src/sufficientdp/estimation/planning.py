@@ -17,8 +17,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from scipy.stats import norm
-
+from .._numerics.stats import normal_quantile
 from .._validation import check_confidence_level, check_int, check_open_interval, renamed_fields
 from ..parameters import sigma_per_sqrt_n
 
@@ -89,8 +88,8 @@ def accuracy(q: float, *, population: int, reports: int = 1, confidence_level: f
     power = check_open_interval("power", power, 0.0, 1.0)
     s = sigma_per_sqrt_n(q, reports)
     sd = s * math.sqrt(population)
-    z = float(norm.ppf(0.5 + 0.5 * level))
+    z = normal_quantile(0.5 + 0.5 * level)
     half = z * sd
-    detect = (z + float(norm.ppf(power))) * sd / population
+    detect = (z + normal_quantile(power)) * sd / population
     return Accuracy(q=q, population=population, reports=reports, confidence_level=level, power=power, sd_per_sqrt_n=s, sd=sd,
                     half_width=half, half_width_fraction=half / population, detectable_fraction=detect)
