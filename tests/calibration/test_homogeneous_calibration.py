@@ -109,3 +109,21 @@ def test_the_order_of_the_directions_changes_no_verdict(reports: int) -> None:
             assert a[1] == b[1]
         verdicts.add(a[0])
     assert verdicts == {True, False}  # (both kinds of q were compared)
+
+
+@pytest.mark.parametrize(("bits", "population", "epsilon"), [(16, 100_000, 1.0), (5, 1000, math.log(2)),
+                                                             (1, 100_000, 1.0), (40, 10_000, 2.0)])
+def test_the_bracketing_search_ends_next_to_a_verified_failure(bits: int, population: int, epsilon: float) -> None:
+    """The search (top-down grid, then regula falsi on log(-log eta); issue 10: 31 -> 12 evaluations at L = 16)
+    returns a q whose two-sided certified bound meets the target, recomputed independently of the search, with a
+    q observed to fail at most 6e-4 below it (12 bisections of the grid's last interval: 1.4e-4 within the grid,
+    5e-4 below it, where the steps are factors of 8); at L = 1 the answer lies decades below the grid."""
+    target = 1e-3
+    r = certified_q_two_sided(bits=bits, population=population, epsilon=epsilon, eta=target, with_delta=False)
+    assert r.details["local_dp"] is False
+    assert worst_two_sided(q=r.q, bits=bits, population=population, epsilon=epsilon, with_delta=False).eta <= target
+    q_fail = r.details["q_fail"]
+    assert q_fail is not None and q_fail < r.q <= q_fail * (1 + 6e-4)
+    assert worst_two_sided(q=q_fail, bits=bits, population=population, epsilon=epsilon,
+                           with_delta=False).eta > target
+    assert len(r.details["evaluations"]) <= 30  # (31 for the grid and 20 bisections at L = 16)

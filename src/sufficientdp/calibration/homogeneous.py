@@ -28,7 +28,7 @@ from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q
 from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, exact_eta_upper, privacy_tail
 from ..ratio.reverse import two_sided_tail, worst_certified_two_sided, worst_two_sided
-from .search import bracket_smallest, grid_then_bisect, scan_smallest
+from .search import Q_FLOOR, bracket_smallest, scan_smallest
 
 __all__ = ["calibrate_tail", "certified_q_two_sided"]
 
@@ -53,16 +53,20 @@ def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid
 
 
 def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
-                          max_weight: int | None = None, grid: int = 16, iterations: int = 20,
+                          max_weight: int | None = None, grid: int = 12, iterations: int = 12,
                           progress: Callable[[int, int], None] | None = None, with_delta: bool = True) -> TailResult:
-    """Smallest q whose worst-over-j, two-sided certified bound is ``<= eta`` (grid + bisection, as
-    :func:`tail.certified_q`; monotonicity in q is not assumed, only "fails at lo, passes at hi" is kept).
+    """Smallest q whose worst-over-j, two-sided certified bound is ``<= eta`` (a top-down grid, then a bracketing
+    search; monotonicity in q is not assumed, only "fails at lo, passes at hi" is kept).
 
     At the local-DP q ``q_loc = 1/(1 + e**(eps/(kL)))`` we have ``(p/q)**(kL) = e**eps`` and every ratio in both
     directions is ``<= (p/q)**(jk) <= e**eps`` (k reports: ``R_fwd <= (max w)**k``, ``R_rev <= (1/min w)**k``),
-    so eta = 0 there. The grid is ``q_loc (i+1)/grid``, ``i < grid - 1``; if no point below ``q_loc`` passes,
-    ``q_loc (1 + 1e-12)`` is returned (nudged up so that float rounding cannot break ``R <= e**eps``) with
-    eta = 0 and ``details["local_dp"] = True``.
+    so eta = 0 there. The search is :func:`~sufficientdp.calibration.search.bracket_smallest` below ``q_loc``: the
+    grid ``q_loc 1e-3**(i/grid)``, i = 1..grid, then factors of 8 down to 1e-12, to the first failing point, then
+    regula falsi on ``log(-log eta)`` against ``log q`` until the bracket is as narrow as ``iterations`` bisections
+    would leave it (relative width about ``0.58 / 2**iterations`` with the defaults: 1.4e-4; 5e-4 below the grid).
+    If no point below ``q_loc`` passes,
+    ``q_loc (1 + 1e-12)`` is returned (nudged up so that float rounding cannot break ``R <= e**eps``) with eta = 0
+    and ``details["local_dp"] = True``.
 
     ``max_weight=w`` uses ``L_eff = min(L, 2w)`` (seed 001 §5, an unproven remark; ERRATA 6), stated in notes.
 
@@ -73,8 +77,8 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
         eta: target in (0, 1).
         reports: k >= 1.
         max_weight: optional bound on set bits per report.
-        grid: grid points (>= 4).
-        iterations: bisection steps (>= 1).
+        grid: points of the grid per factor 1000 in q (>= 4).
+        iterations: the tolerance, as bisection steps within the grid's last interval (>= 1).
         progress: optional callback ``progress(done, total)`` after each evaluation (``total`` is an upper
             bound on the number of evaluations), for progress bars in adapters.
         with_delta: the result at the returned q also bounds delta (for k = 1 the forward delta bound costs
@@ -82,8 +86,8 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
             same q and eta.
 
     Returns:
-        A :class:`TailResult` at the returned ``q`` (``kind="bound"``); ``details["q_fail"]`` is a verified
-        failing q just below (None if the lowest grid point passes or in the local-DP fallback).
+        A :class:`TailResult` at the returned ``q`` (``kind="bound"``); ``details["q_fail"]`` is the largest q
+        below it observed to fail (None if none was evaluated).
 
     Raises:
         ParameterError: a parameter out of range.
@@ -99,26 +103,28 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
     t0 = time.perf_counter()
     evals: list[dict[str, Any]] = []
 
-    total = grid + iterations
+    total = 4 + 2 * iterations  # (typical: a few grid points, then about two probes per halving; an estimate)
 
     failed_forward = [False]  # the direction that failed last is evaluated first (the same verdicts, sooner)
 
-    def passes(qq: float) -> bool:
+    def passes(qq: float) -> tuple[bool, float]:
         ok, b, info = worst_certified_two_sided(qq, l_eff, population, epsilon, reports, eta,
                                                 forward_first=failed_forward[0])
         if not ok:
             failed_forward[0] = info.get("direction") == "forward"
         evals.append({"q": qq, "bound": b, "passes": ok, **info})
         if progress is not None:
-            progress(len(evals), max(total, len(evals)))
-        return ok
+            progress(len(evals), max(total, len(evals) + 1))
+        return ok, b  # (failing: the first bound above eta, a lower bound of the worst; passing: the worst)
 
     q_loc = local_q(l_eff, epsilon, reports)
-    points = [q_loc * (i + 1) / grid for i in range(grid - 1)]
-    hi_found, lo = grid_then_bisect(passes, points, iterations)
+    top = q_loc * (1.0 - 1e-12)  # eta = 0 at q_loc: the search's passing end, evaluated only as the fallback
+    hi, _ = bracket_smallest(passes, top, eta, grid=grid, iterations=iterations, floor=Q_FLOOR)
+    fails = [e["q"] for e in evals if not e["passes"] and e["q"] < hi]
     base = {"target_eta": eta, "effective_bits": l_eff, "notes": notes, "evaluations": evals, "q_local": q_loc,
-            "search": "grid then bisection; monotonicity in q not assumed", "direction": "both"}
-    if hi_found is None:
+            "search": "top-down grid then regula falsi on log(-log eta); monotonicity in q not assumed",
+            "direction": "both"}
+    if hi == top and not any(e["q"] == top and e["passes"] for e in evals):
         # q_loc nudged up until the two-sided tail (whose thresholds carry a safety slack) sees eta = 0: 1e-12 is
         # enough at small epsilon, not at epsilon = 20..50 (eta read 0.99 there: "internal: ..." before)
         for nudge in (1e-12, 1e-10, 1e-8):
@@ -128,18 +134,19 @@ def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: fl
                 break
         else:  # pragma: no cover - q_loc is the local-DP point by construction
             raise CalibrationError("internal: the local-DP q does not give (p/q)**(kL) <= e**epsilon")
-        details = {**base, "q_fail": points[-1], "local_dp": True, "seconds": time.perf_counter() - t0,
+        details = {**base, "q_fail": max(fails, default=None), "local_dp": True,
+                   "seconds": time.perf_counter() - t0,
                    "reason": "no q below the local-DP q meets the two-sided certified target; at q_local "
                              "(p/q)**(kL) <= e**epsilon so R <= e**epsilon surely in both directions (eta = 0)"}
         return TailResult(eta=0.0, eta_lower=0.0, eta_upper=0.0, method="certified", kind="bound", epsilon=epsilon,
                           q=q_ret, bits=bits, population=population, reports=reports, outlier_bits=l_eff,
                           delta=0.0, delta_lower=0.0, delta_upper=0.0, details=details)
-    hi = hi_found
     res = worst_two_sided(q=hi, bits=l_eff, population=population, epsilon=epsilon, reports=reports,
                           with_delta=with_delta)
     if not res.eta <= eta:  # pragma: no cover - verified by the search
         raise CalibrationError("internal: returned q does not verify")
-    details = {**res.details, **base, "q_fail": lo, "local_dp": False, "seconds": time.perf_counter() - t0}
+    details = {**res.details, **base, "q_fail": max(fails, default=None), "local_dp": False,
+               "seconds": time.perf_counter() - t0}
     return replace(res, q=hi, bits=bits, details=details)
 
 
@@ -238,7 +245,7 @@ def _certified_q_k(*, bits: int, population: int, epsilon: float, eta: float, re
                     return False, worst
         return True, worst
 
-    q, at_q = scan_smallest(passes, q_hi, iterations=16)
+    q, at_q = bracket_smallest(passes, q_hi, eta, iterations=12)  # (to about 1.4e-4 of q, as k = 1)
     notes: list[str] = []
     if q >= q_hi:
         notes.append("no flip probability below local DP's meets the target with the certified bound; the "
@@ -251,7 +258,8 @@ def _certified_q_k(*, bits: int, population: int, epsilon: float, eta: float, re
         if not at <= eta:  # pragma: no cover - the search verified the pass at q
             raise CalibrationError("internal: the certified k-report bound at the returned q exceeds the target")
     notes.append(f"k = {reports}: " + K_NOTE + " (both directions, worst outlier weight j).")
-    notes.append("grid + bisection on q; a passing q below the first failing grid point is not searched.")
+    notes.append("top-down grid, then regula falsi on q; a passing q below the first failing grid point is not "
+                 "searched.")
     notes.append(WORST_CASE_NOTE)
     return q, at, notes
 

@@ -4,9 +4,9 @@ Each is a setting of the one bracket search of :mod:`sufficientdp._numerics.sear
 policy that keeps "fails at lo, passes at hi"); none has a loop of its own.
 
 * :func:`smallest_q_satisfying` — a root of a continuous condition decreasing in q (closed forms);
-* :func:`grid_then_bisect` — an increasing grid, then bisection, keeping "fails at lo, passes at hi";
 * :func:`scan_smallest` — a top-down geometric grid, then bisection (no monotonicity assumed);
-* :func:`bracket_smallest` — the same grid, then interpolation-guided bracketing to the bisection's tolerance.
+* :func:`bracket_smallest` — the same grid (on down by factors of 8 to a floor, if asked), then
+  interpolation-guided bracketing to the bisection's tolerance (the homogeneous and exact calibrations).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .._errors import CalibrationError
 from .._numerics.search import Bracket, Creep, Midpoint, RegulaFalsi, scan, search, verdict
 
 __all__ = [
-    "Q_FLOOR", "bracket_smallest", "grid_then_bisect", "log_condition", "log_excess", "scan_smallest",
+    "Q_FLOOR", "bracket_smallest", "log_condition", "log_excess", "scan_smallest",
     "smallest_q_satisfying",
 ]
 
@@ -63,48 +63,31 @@ def log_condition(log_lhs: float, log_rhs: float) -> float:
     return log_lhs - log_rhs
 
 
-#: The downward search below the lowest grid point stops here (a q this small is never a useful answer).
+#: The downward search below the grid stops here (a q this small is never a useful answer).
 Q_FLOOR = 1e-12
 
 
-def grid_then_bisect(passes: Callable[[float], bool], points: list[float],
-                      iterations: int) -> tuple[float | None, float | None]:
-    """The search shared by the certified-q calibrations: ``(hi, lo)`` with ``passes(hi)`` verified.
-
-    Scans ``points`` (increasing) for the first passing q. If the lowest point already passes, steps down by
-    factors of 8 until a q fails (or :data:`Q_FLOOR`), so that large crowds with few bits are not handed the
-    grid's coarse lowest point. Then bisects between the failing ``lo`` and the passing ``hi`` (geometric midpoint
-    while ``hi > 2 lo``, arithmetic after), keeping "fails at lo, passes at hi". ``lo`` is None when no failing
-    q was found; ``hi`` is None when no point passes.
-    """
-    lo, hi = scan(passes, points, until=True)
-    if hi is None:
-        return None, None
-    if lo is None:
-        def down(top: float) -> Iterator[float]:
-            qq = top
-            while qq / 8.0 >= Q_FLOOR:
-                qq /= 8.0
-                yield qq
-
-        last_ok, lo = scan(passes, down(hi), until=False)
-        hi = last_ok if last_ok is not None else hi
-    if lo is not None:
-        b = search(verdict(passes), Bracket(fail=lo, ok=hi), Midpoint("geometric", arithmetic_within=2.0),
-                   max_probes=iterations)
-        hi, lo = b.ok, b.fail
-    return hi, lo
-
-
-def _top_down(passes: Any, q_hi: float, grid: int, seen: list[Any]) -> tuple[float, float | None]:
+def _top_down(passes: Any, q_hi: float, grid: int, seen: list[Any], floor: float | None = None
+              ) -> tuple[float, float | None]:
     """The grid of :func:`scan_smallest` and :func:`bracket_smallest`: ``q_hi 1e-3**(i/grid)``, i = 1..grid, down
-    to the first failure. Returns ``(last passing q or q_hi, first failing q or None)``; ``seen`` gets each eta."""
+    to the first failure; with a ``floor``, on below by factors of 8 while the point is at least ``floor`` (large
+    crowds with few bits: the answer can lie decades below). Returns ``(last passing q or q_hi, first failing q or
+    None)``; ``seen`` gets each eta."""
     def ok(q: float) -> bool:
         good, eta = passes(q)
         seen.append(eta)
         return bool(good)
 
-    last_ok, fail_q = scan(ok, (q_hi * (1e-3 ** (i / grid)) for i in range(1, grid + 1)), until=False)
+    def points() -> Iterator[float]:
+        x = q_hi
+        for i in range(1, grid + 1):
+            x = q_hi * (1e-3 ** (i / grid))
+            yield x
+        while floor is not None and x / 8.0 >= floor:
+            x /= 8.0
+            yield x
+
+    last_ok, fail_q = scan(ok, points(), until=False)
     return (last_ok if last_ok is not None else q_hi), fail_q
 
 
@@ -131,7 +114,7 @@ def scan_smallest(passes: Any, q_hi: float, *, grid: int = 12, iterations: int =
 
 
 def bracket_smallest(passes: Any, q_hi: float, target: float, *, grid: int = 12,
-                     iterations: int = 12) -> tuple[float, float | None]:
+                     iterations: int = 12, floor: float | None = None) -> tuple[float, float | None]:
     """:func:`scan_smallest`'s answer to the same tolerance with fewer evaluations: the same top-down grid, then,
     instead of ``iterations`` geometric bisections, a bracketing search on ``log eta`` against ``log q`` until the
     bracket is as narrow as those bisections would leave it (``hi / lo <= (q_pass / q_fail)**(2**-iterations)``).
@@ -145,7 +128,7 @@ def bracket_smallest(passes: Any, q_hi: float, target: float, *, grid: int = 12,
     kept throughout (no monotonicity assumed; a passing q below a failing point is not searched for). Returns
     ``(q, eta_at_q)`` with ``passes(q)`` verified at that very q."""
     etas: list[Any] = []
-    best_q, fail_q = _top_down(passes, q_hi, grid, etas)
+    best_q, fail_q = _top_down(passes, q_hi, grid, etas, floor)
     passed = etas if fail_q is None else etas[:-1]
     best_eta = passed[-1] if passed else 0.0
     if fail_q is None:
