@@ -419,7 +419,8 @@ _ENDPOINT_PAD = 1e-9  # the curve is known exactly just outside [-top, top]
 
 def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolution: float = DEFAULT_RESOLUTION,
                      points: int = DEFAULT_POINTS, tick: Callable[[], Any] | None = None,
-                     focus: tuple[float, float] | None = None) -> DominatingCurve:
+                     focus: tuple[float, float] | None = None,
+                     memo: dict[float, float] | None = None) -> DominatingCurve:
     """A discrete pair that dominates the blanket pair (P, Q) of one pair type (docs/proofs/blanket.md, step 6).
 
     ``delta_PQ(e)`` is bounded by :func:`blanket_delta` at ``points`` epsilons in ``(-top, top)``, ``top`` the
@@ -435,56 +436,132 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
         tick: called after each bound (progress).
         focus: an interval of epsilons where 24 points are placed first (k reports: around the per-report share
             of the target epsilon, where the composition is decided).
+        memo: the bounds already computed for this pair type, blanket and resolution, by epsilon (read and
+            filled): a curve with more points after one with fewer reuses them (the same floats: each bound is a
+            pure function of its epsilon).
     """
     from ..loss.profile import curve_from_bounds
 
     top = float(np.max(np.abs(pair.log_p - pair.log_q))) + _ENDPOINT_PAD
     prep = _prepare(pair)
-    return curve_from_bounds(lambda e: _blanket_delta(prep, log_gamma=log_gamma, others=others, epsilon_prime=e,
-                                                      resolution=resolution),
-                             name=pair.name, top=top, points=points, resolution=resolution, tick=tick, focus=focus)
+
+    def delta_of(e: float) -> float:
+        if memo is not None and e in memo:
+            return memo[e]
+        d = _blanket_delta(prep, log_gamma=log_gamma, others=others, epsilon_prime=e, resolution=resolution)
+        if memo is not None:
+            memo[e] = d
+        return d
+
+    return curve_from_bounds(delta_of, name=pair.name, top=top, points=points, resolution=resolution, tick=tick,
+                             focus=focus)
 
 
 def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
                        eps0: float, resolution: float, dom: Domain, notes: list[str],
                        progress: Callable[[int, int], Any] | None) -> Evaluation:
     """k > 1: each type's dominating pair (:func:`dominating_curve`) composed k times
-    (:func:`sufficientdp.loss.profile.compose_curve`); per type ``min_e' delta_k(e') / (1 - e**(e' - e))``."""
+    (:func:`sufficientdp.loss.profile.compose_curve`); per type ``min_e' delta_k(e') / (1 - e**(e' - e))``.
+
+    Every type on a coarse lattice (valid, looser), then the fine bound from the largest down while it matters.
+    Two shortcuts give the same eta: the widest type is bounded first, and when its bound is trivial (eta >= 1 on
+    both lattices) so is the maximum (eta = 1), the others are not bounded; otherwise its smaller bound ``floor`` is
+    at most the final maximum, and a type whose curve from the first :data:`_PARTIAL_POINTS` points (a valid
+    curve: a lower hull of fewer upper bounds lies above) composes to at most ``floor`` cannot raise the maximum,
+    so it keeps that bound (reported in ``by_type``) instead of the full curve's.
+    """
     from ..loss.profile import compose_curve
 
-    def one(pt: PairType, res: float) -> tuple[str, float, float, float]:
+    memos: dict[tuple[str, float], dict[float, float]] = {}
+
+    def one(pt: PairType, res: float, points: int = DEFAULT_POINTS + 24) -> tuple[str, float, float, float]:
         curve = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=res,
-                                 focus=(-epsilon, 1.5 * epsilon), points=DEFAULT_POINTS + 24)
+                                 focus=(-epsilon, 1.5 * epsilon), points=points,
+                                 memo=memos.setdefault((pt.name, res), {}))
         comp = compose_curve(curve, reports, epsilon)
         return pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - epsilon), comp.epsilon_prime
 
-    # every type on a coarse lattice (valid, looser), then the fine bound from the largest down while it matters;
+    coarse = max(resolution, _COARSE)
+    fines: dict[str, tuple[str, float, float, float]] = {}
+    first: tuple[str, float, float, float] | None = None
+    floor = math.inf  # at most the final maximum over the types (the widest type's smaller bound)
+    if len(types) > 1:
+        # (the halving of a calibration meets trivial q first; k = 1 stops there too)
+        wide = _widest(types)
+        first = one(wide, coarse)
+        if coarse > resolution:
+            fines[wide.name] = one(wide, resolution)
+        floor = min(first[1], fines[wide.name][1]) if wide.name in fines else first[1]
+        if floor >= 1.0:
+            if progress is not None:
+                progress(2 * len(types), 2 * len(types))
+            _, _, delta, eps_p = first
+            return Evaluation(1.0, delta, eps_p, wide.name, ((wide.name, 1.0),), log_gamma, dom,
+                              tuple(notes + ["the bound is trivial (eta <= 1) already for the widest pair type"]))
+    rest = [pt for pt in types if first is None or pt.name != first[0]]
+    partial: set[str] = set()  # types whose row is their first points' curve (at most floor)
+
+    def coarse_row(pt: PairType) -> tuple[str, float, float, float]:
+        if math.isfinite(floor):
+            row = one(pt, coarse, _PARTIAL_POINTS)
+            if row[1] <= floor:
+                partial.add(pt.name)
+                return row
+        return one(pt, coarse)
+
     # the coarse curves of different types are independent pure functions: computed two at a time when large
     # (numpy releases the GIL in the lattice work; the same floats either way)
-    coarse = max(resolution, _COARSE)
-    threaded = len(types) > 1 and sum(t.log_p.size for t in types) >= _THREADED_CLASSES
+    threaded = len(rest) > 1 and sum(t.log_p.size for t in rest) >= _THREADED_CLASSES
     if threaded:
         from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=_THREADS) if threaded else _InlinePool() as pool:
-        rows = dict((r[0], r) for r in pool.map(lambda pt: one(pt, coarse), types))
-    if progress is not None:
-        progress(len(types), 2 * len(types))
-    if coarse > resolution:
-        best_fine = -1.0
-        by_name = {pt.name: pt for pt in types}
-        for name in sorted(rows, key=lambda k: -rows[k][1]):
-            if rows[name][1] <= best_fine:
-                break
-            fine = one(by_name[name], resolution)
-            if fine[1] < rows[name][1]:
-                rows[name] = fine
-            best_fine = max(best_fine, rows[name][1])
+        done = dict((r[0], r) for r in pool.map(coarse_row, rest))
+        if first is not None:
+            done[first[0]] = first
+        rows = {pt.name: done[pt.name] for pt in types}  # (in the types' order, as computed all at once)
+        if progress is not None:
+            progress(len(types), 2 * len(types))
+        if coarse > resolution:
+            # from the largest coarse bound down, while it exceeds the largest refined one (a type whose bound is
+            # below that cannot be the maximum); a type with a partial curve above it gets its full coarse curve
+            # first and takes its place in the order (as if its full curve had been computed at once)
+            best_fine = -1.0
+            by_name = {pt.name: pt for pt in types}
+            index = {pt.name: i for i, pt in enumerate(types)}
+            pending = set(rows)
+
+            def next_up() -> str:
+                return max(pending, key=lambda k: (rows[k][1], -index[k]))  # (sorted()'s order: ties by index)
+
+            while pending:
+                name = next_up()
+                if rows[name][1] <= best_fine:
+                    break
+                if name in partial:
+                    partial.discard(name)
+                    rows[name] = one(by_name[name], coarse)
+                    continue
+                pending.discard(name)
+                if name not in fines and threaded and pending:  # the next candidate's fine bound alongside
+                    after = next_up()
+                    if after not in partial and after not in fines and rows[after][1] > best_fine:
+                        pair = list(pool.map(lambda k: one(by_name[k], resolution), [name, after]))
+                        fines[name], fines[after] = pair
+                fine = fines[name] if name in fines else one(by_name[name], resolution)
+                if fine[1] < rows[name][1]:
+                    rows[name] = fine
+                best_fine = max(best_fine, rows[name][1])
     if progress is not None:
         progress(2 * len(types), 2 * len(types))
     vals = list(rows.values())
     name, eta, delta, eps_p = max(vals, key=lambda v: v[1])
     eta = min(1.0, eta * (1 + _REL_SAFETY) + 1e-15)
     return Evaluation(eta, delta, eps_p, name, tuple((v[0], v[1]) for v in vals), log_gamma, dom, tuple(notes))
+
+
+_PARTIAL_POINTS = 18
+"""Points asked of a type's first curve in :func:`_evaluate_composed` (no more than its initial evenly spaced and
+focus points: no refinement), below which a type is not bounded further."""
 
 
 def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,

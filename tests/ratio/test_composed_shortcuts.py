@@ -1,0 +1,81 @@
+"""k > 1: the shortcuts of the composed bound give the eta of bounding every pair type in full (issue 10:
+`calibrate --bits 40 --population 1e7 --epsilon 2 --reports 2` 44 -> 20 s, the same q).
+
+The reference below is the composed bound as it was computed before them (every type's coarse curve from all its
+points, then the fine curves from the largest bound down while it exceeds the largest refined one), written here
+from the public pieces. The shortcuts: the widest type first, eta = 1 at once when its bound is trivial; a type
+whose curve from its first points composes to at most the widest type's bound keeps that (valid, looser) bound.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sufficientdp.loss.profile import compose_curve
+from sufficientdp.ratio import proven
+
+
+def _reference(q: float, population: int, epsilon: float, reports: int,
+               dom: proven.Domain) -> tuple[float, float, float, str, dict[str, float]]:
+    types = list(proven.pair_types(dom, q))
+    log_gamma = proven.blanket_mass(dom, q)
+
+    def one(pt: proven.PairType, res: float) -> tuple[str, float, float, float]:
+        curve = proven.dominating_curve(pt, log_gamma=log_gamma, others=population - 1, resolution=res,
+                                        focus=(-epsilon, 1.5 * epsilon), points=proven.DEFAULT_POINTS + 24)
+        comp = compose_curve(curve, reports, epsilon)
+        return pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - epsilon), comp.epsilon_prime
+
+    resolution = proven.DEFAULT_RESOLUTION
+    coarse = max(resolution, proven._COARSE)
+    rows = {pt.name: one(pt, coarse) for pt in types}
+    by_name = {pt.name: pt for pt in types}
+    best_fine = -1.0
+    for name in sorted(rows, key=lambda k: -rows[k][1]):
+        if rows[name][1] <= best_fine:
+            break
+        fine = one(by_name[name], resolution)
+        if fine[1] < rows[name][1]:
+            rows[name] = fine
+        best_fine = max(best_fine, rows[name][1])
+    name, eta, delta, eps_p = max(rows.values(), key=lambda v: v[1])
+    eta = min(1.0, eta * (1 + proven._REL_SAFETY) + 1e-15)
+    return eta, delta, eps_p, name, {k: v[1] for k, v in rows.items()}
+
+
+@pytest.mark.parametrize(("bits", "population", "epsilon", "reports", "q", "kind"), [
+    (5, 1000, math.log(2), 2, 0.3, "all"),
+    (8, 10_000, 1.0, 3, 0.36, "all"),
+    (12, 1_000_000, 0.5, 4, 0.4, "all"),
+    (6, 3000, 1.0, 2, 0.2, "onehot"),
+    (4, 2000, 1.5, 2, 0.05, "all"),  # a trivial bound (eta = 1)
+    (4, 2000, 1.5, 2, 0.08, "all"),  # next to it (eta 0.9996)
+])
+def test_the_shortcuts_give_the_full_bound(bits: int, population: int, epsilon: float, reports: int, q: float,
+                                           kind: str) -> None:
+    dom = proven.Domain(bits=bits, kind=kind)
+    ev = proven.evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=dom)
+    eta, delta, eps_p, worst, full = _reference(q, population, epsilon, reports, dom)
+    assert ev.eta.hex() == eta.hex()
+    if eta < 1.0:
+        assert (ev.delta.hex(), ev.epsilon_prime.hex(), ev.worst) == (delta.hex(), eps_p.hex(), worst)
+        # a type bounded from its first points only: a valid bound above its full one, at most the maximum
+        got = dict(ev.by_type)
+        assert set(got) == set(full)
+        for name, value in got.items():
+            assert value >= full[name] * (1 - 1e-12), name
+            assert value <= max(full.values()), name
+    else:  # trivial already for the widest type: only it is reported
+        assert [name for name, _ in ev.by_type] == [proven._widest(list(proven.pair_types(dom, q))).name]
+
+
+def test_some_types_keep_their_first_points_bound() -> None:
+    """The shortcut is taken (else the test above would not test it): at L = 12 most types lie far below the
+    widest one, and their reported bound is the first points' (larger than the full curve's)."""
+    dom = proven.Domain(bits=12)
+    ev = proven.evaluate(q=0.4, population=1_000_000, epsilon=0.5, reports=4, domain=dom)
+    *_, full = _reference(0.4, 1_000_000, 0.5, 4, dom)
+    looser = [name for name, value in ev.by_type if value > full[name]]
+    assert looser
