@@ -31,6 +31,7 @@ the worst case over all collections, bracketed rigorously (losses rounded down /
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from ..ratio.proven import (
     checked_domain,
     dominating_curve,
     local_distance,
+    pair_type_pool,
     pair_types,
 )
 from .shuffled import homogeneous_histogram_pld
@@ -185,11 +187,13 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     coarse_pts = min(points, 32) if two else points
     total = len(types) * (coarse_pts + (points if two else 0))
     done = [0]
+    lock = threading.Lock()
 
     def tick() -> None:
-        done[0] += 1
-        if progress is not None:
-            progress(min(done[0], total), total)
+        with lock:
+            done[0] += 1
+            if progress is not None:
+                progress(min(done[0], total), total)
 
     def curve_of(pt: PairType, res: float, pts: int) -> DominatingCurve:
         key = (q, population, domain, pt.name, res, pts)
@@ -200,38 +204,58 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
             cache[key] = c
         return c
 
-    curves = {pt.name: curve_of(pt, coarse_res, coarse_pts) for pt in types}
     by_name = {pt.name: pt for pt in types}
-    evaluations = sum(c.evaluations for c in curves.values())
-    if values == "changing":
+
+    def fine_of(name: str) -> DominatingCurve:
+        return curve_of(by_name[name], resolution, points)
+
+    # The types' curves are independent pure functions: on two threads on large domains (pair_type_pool). The
+    # refinement below decides type by type, in order, exactly as one thread would; with two threads the next type
+    # that would be refined as things stand is bounded alongside (used if the decision reaches it, else dropped).
+    with pair_type_pool(types) as pool:
+        curves = dict(zip(by_name, pool.map(lambda pt: curve_of(pt, coarse_res, coarse_pts), types)))
+        evaluations = sum(c.evaluations for c in curves.values())
+        ahead: dict[str, DominatingCurve] = {}
+
+        def refined(name: str, after: str | None) -> DominatingCurve:
+            if name not in ahead and pool.threaded and after is not None:
+                ahead.update(zip((name, after), pool.map(fine_of, (name, after))))
+            return ahead.pop(name) if name in ahead else fine_of(name)
+
+        if values == "changing":
+            if two:
+                # refine from the largest coarse bound down; a type whose coarse curve lies under the envelope of
+                # the fine curves already computed cannot raise it (its fine curve is no larger: min of valid
+                # curves)
+                order = sorted(curves, key=lambda k: -compose_curve(curves[k], n, epsilon).eta)
+                fine_curves: dict[str, DominatingCurve] = {}
+                for i, name in enumerate(order):
+                    env = envelope(list(fine_curves.values())) if fine_curves else None
+                    if env is not None and is_below(curves[name], env):
+                        continue
+                    after = next((k for k in order[i + 1:] if env is None or not is_below(curves[k], env)), None)
+                    fine_curves[name] = refined(name, after)
+                    evaluations += fine_curves[name].evaluations
+                curves.update(fine_curves)
+            comp = compose_curve(envelope(list(curves.values())), n, epsilon)
+            if progress is not None:
+                progress(total, total)
+            return RoundsEvaluation(comp.eta, comp.delta, comp.epsilon_prime, "envelope of every pair type", (),
+                                    comp, evaluations, tuple(notes), tuple(curves.values()))
+        comps = {name: compose_curve(c, n, epsilon) for name, c in curves.items()}
         if two:
-            # refine from the largest coarse bound down; a type whose coarse curve lies under the envelope of the
-            # fine curves already computed cannot raise it (its fine curve is no larger: min of valid curves)
-            order = sorted(curves, key=lambda k: -compose_curve(curves[k], n, epsilon).eta)
-            fine_curves: dict[str, DominatingCurve] = {}
-            for name in order:
-                if fine_curves and is_below(curves[name], envelope(list(fine_curves.values()))):
-                    continue
-                fine_curves[name] = curve_of(by_name[name], resolution, points)
-                evaluations += fine_curves[name].evaluations
-            curves.update(fine_curves)
-        comp = compose_curve(envelope(list(curves.values())), n, epsilon)
-        if progress is not None:
-            progress(total, total)
-        return RoundsEvaluation(comp.eta, comp.delta, comp.epsilon_prime, "envelope of every pair type", (), comp,
-                                evaluations, tuple(notes), tuple(curves.values()))
-    comps = {name: compose_curve(c, n, epsilon) for name, c in curves.items()}
-    if two:
-        best_fine = -1.0
-        for name in sorted(comps, key=lambda k: -comps[k].eta):
-            if comps[name].eta <= best_fine:
-                break
-            fine = curve_of(by_name[name], resolution, points)
-            evaluations += fine.evaluations
-            fc = compose_curve(fine, n, epsilon)
-            if fc.eta < comps[name].eta:
-                comps[name], curves[name] = fc, fine
-            best_fine = max(best_fine, comps[name].eta)
+            best_fine = -1.0
+            order = sorted(comps, key=lambda k: -comps[k].eta)
+            for i, name in enumerate(order):
+                if comps[name].eta <= best_fine:
+                    break
+                after = order[i + 1] if i + 1 < len(order) and comps[order[i + 1]].eta > best_fine else None
+                fine = refined(name, after)
+                evaluations += fine.evaluations
+                fc = compose_curve(fine, n, epsilon)
+                if fc.eta < comps[name].eta:
+                    comps[name], curves[name] = fc, fine
+                best_fine = max(best_fine, comps[name].eta)
     if progress is not None:
         progress(total, total)
     worst = max(comps, key=lambda k: comps[k].eta)

@@ -928,9 +928,25 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
                       tuple(notes))
 
 
+def pair_type_pool(types: list[PairType]) -> Any:
+    """The executor for bounding ``types`` independently (a ``with`` block with ``map``): two threads when they
+    have :data:`_THREADED_CLASSES` report classes or more (numpy releases the GIL in the lattice work), else every
+    call inline; the same floats either way (each bound is a pure function of its inputs). ``.threaded`` says
+    which."""
+    if len(types) > 1 and sum(t.log_p.size for t in types) >= _THREADED_CLASSES:
+        from concurrent.futures import ThreadPoolExecutor  # (with logging: 8 ms of start-up, loaded only here)
+
+        pool = ThreadPoolExecutor(max_workers=_THREADS)
+        pool.threaded = True  # type: ignore[attr-defined]
+        return pool
+    return _InlinePool()
+
+
 class _InlinePool:
     """The part of an executor :func:`evaluate` uses (``map`` in a ``with`` block), running every call in the
     calling thread, in order."""
+
+    threaded = False
 
     def __enter__(self) -> _InlinePool:
         return self
