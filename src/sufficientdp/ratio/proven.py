@@ -511,10 +511,8 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
 
     # the coarse curves of different types are independent pure functions: computed two at a time when large
     # (numpy releases the GIL in the lattice work; the same floats either way)
-    threaded = len(rest) > 1 and sum(t.log_p.size for t in rest) >= _THREADED_CLASSES
-    if threaded:
-        from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=_THREADS) if threaded else _InlinePool() as pool:
+    with pair_type_pool(rest) as pool:
+        threaded = pool.threaded
         done = dict((r[0], r) for r in pool.map(coarse_row, rest))
         if first is not None:
             done[first[0]] = first
