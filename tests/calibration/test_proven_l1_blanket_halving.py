@@ -34,3 +34,18 @@ def test_l1_search_is_the_one_with_exact_values_at_every_halving(population: int
     assert (q, tail.eta) == (q_plain, tail_plain.eta)
     assert q < cal.local_q_for_domain(cal.Domain(bits=1), epsilon, 1)
     assert fast_scans < len(set(scans)) if saved else fast_scans == len(set(scans))  # fewer exact scans
+
+
+@pytest.mark.parametrize(("population", "epsilon"), [(2000, 1.0), (20_000, 0.5), (300, 2.0)])
+def test_larger_crowds_step_up_ends_next_to_the_root(population: int, epsilon: float) -> None:
+    """The larger-crowds calibration at L = 1 steps up from the exact root with Newton-like steps on the bound
+    itself, then narrows with it to 1e-3: its q meets the target for every larger crowd, and 0.3% less noise does
+    not (recomputed here with proven_tail, independently of the search)."""
+    from sufficientdp import calibrate
+    from sufficientdp.ratio.proven import proven_tail
+
+    c = calibrate(bits=1, population=population, epsilon=epsilon, eta=1e-3, larger_crowds=True)
+    at = proven_tail(q=c.q, bits=1, population=population, epsilon=epsilon, larger_crowds=True).eta
+    below = proven_tail(q=c.q * (1 - 3e-3), bits=1, population=population, epsilon=epsilon, larger_crowds=True).eta
+    assert at <= 1e-3 < below
+    assert c.eta_at_q == at
