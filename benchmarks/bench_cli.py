@@ -9,8 +9,8 @@ because on a shared, loaded machine CPU time is the steadier number. Two baselin
   by the same interpreter with ``PYTHONPATH`` pointing at its sources — the ratio ``base / now`` is the speed-up.
 
 Both trees are byte-compiled before the runs (as an installed package is). Usage:
-``.venv/bin/python benchmarks/bench_cli.py [--repeats 3] [--base REV] [--only account]`` (``--only``: the rows whose
-label contains that text). Prints a markdown table (paste it into docs/benchmarks.md).
+``.venv/bin/python benchmarks/bench_cli.py [--repeats 3] [--base REV] [--only account] [--skip rounds]`` (``--only``:
+the rows whose label contains that text; ``--skip``: all but those). Prints a markdown table (paste it into docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -68,6 +68,22 @@ COMMANDS: list[tuple[str, list[str], float]] = [
      ["calibrate", "--bits", "1", "--population", "100000", "--epsilon", "0.5", "--eta", "0.001"], 2.0),
     ("`calibrate --bits 96 --population 1e6 --epsilon 1 --eta 1e-6` (small eta)",
      ["calibrate", "--bits", "96", "--population", "1000000", "--epsilon", "1", "--eta", "0.000001"], 2.0),
+    # k reports per person, T rounds (the proven bound composed: dominating curves of every pair type)
+    ("`calibrate --bits 16 --population 1e5 --epsilon 1 --eta 0.001 --reports 3` (k reports)",
+     ["calibrate", "--bits", "16", "--population", "100000", "--epsilon", "1", "--eta", "0.001", "--reports", "3"],
+     2.0),
+    ("`calibrate --bits 40 --population 1e7 --epsilon 2 --eta 0.001 --reports 2` (k reports)",
+     ["calibrate", "--bits", "40", "--population", "10000000", "--epsilon", "2", "--eta", "0.001", "--reports", "2"],
+     2.0),
+    ("`calibrate --bits 40 --population 1e6 --epsilon 2 --eta 0.001 --rounds 4` (T rounds)",
+     ["calibrate", "--bits", "40", "--population", "1000000", "--epsilon", "2", "--eta", "0.001", "--rounds", "4"],
+     2.0),
+    # the other first commands: every approach side by side, and two whose start-up was scipy.stats' import
+    ("`compare --bits 16 --population 1e5 --epsilon 1 --delta 1e-6` (every approach)",
+     ["compare", "--bits", "16", "--population", "100000", "--epsilon", "1", "--delta", "1e-6"], 2.0),
+    ("`account --mechanism rr --q 0.25 --epsilon 1` (start-up)",
+     ["account", "--mechanism", "rr", "--q", "0.25", "--epsilon", "1"], 1.0),
+    ("`interpret --epsilon 1` (start-up)", ["interpret", "--epsilon", "1"], 1.0),
 ]
 
 
@@ -120,7 +136,8 @@ def _worktree(rev: str) -> Path:
     return path
 
 
-def run(repeats: int = 3, base: str | None = None, only: str | None = None, timeout: float = 300.0) -> str:
+def run(repeats: int = 3, base: str | None = None, only: str | None = None, timeout: float = 300.0,
+        skip: str | None = None) -> str:
     """Measure and return a markdown section headed ``## Interactive commands end to end``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), NO_COLOR="1", TQDM_DISABLE="1")
     base_tree = _worktree(base) if base else None
@@ -136,7 +153,7 @@ def run(repeats: int = 3, base: str | None = None, only: str | None = None, time
     try:
         floor = _measure([py, "-c", "import numpy"], env, max(repeats, 5), timeout)
         for label, cli_args, target in COMMANDS:
-            if only and only not in label:
+            if (only and only not in label) or (skip and skip in label):
                 continue
             argv = [py, "-m", "sufficientdp.cli", *cli_args]
             now, before = _measure_pair(argv, env, base_env, repeats, timeout)
@@ -179,6 +196,7 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--base", default=None, help="git revision of the previous implementation")
     parser.add_argument("--only", default=None, help="run only the commands whose label contains this")
+    parser.add_argument("--skip", default=None, help="skip the commands whose label contains this")
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
-    print(run(args.repeats, args.base, args.only, args.timeout))
+    print(run(args.repeats, args.base, args.only, args.timeout, args.skip))
