@@ -690,7 +690,7 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
         >>> later > 1.5 * at_61, single_bit_larger_crowds(q=0.25, population=61, epsilon=1.0).eta >= later
         (True, True)
     """
-    from .single_bit import single_bit_worst_tail
+    from .single_bit import single_bit_worst_tail, worst_delta_upper
 
     q = check_open_interval("q", q, 0.0, 0.5)
     population = check_int("population", population, minimum=1,
@@ -716,7 +716,7 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
         best, best_e, worse = math.inf, 0.0, 0
         for r in _LARGER_CROWDS_RATIOS:
             e_prime = r * epsilon
-            d = single_bit_worst_tail(population=n, q=q, epsilon=e_prime).delta_upper
+            d = worst_delta_upper(population=n, q=q, epsilon=e_prime)  # (single_bit_worst_tail's, faster)
             b = min(1.0, float(d if d is not None else 1.0) / -math.expm1(e_prime - epsilon) * (1.0 + 1e-12))
             if b < best:
                 best, best_e, worse = b, e_prime, 0
