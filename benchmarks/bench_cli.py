@@ -68,6 +68,13 @@ COMMANDS: list[tuple[str, list[str], float]] = [
      ["calibrate", "--bits", "1", "--population", "100000", "--epsilon", "0.5", "--eta", "0.001"], 2.0),
     ("`calibrate --bits 96 --population 1e6 --epsilon 1 --eta 1e-6` (small eta)",
      ["calibrate", "--bits", "96", "--population", "1000000", "--epsilon", "1", "--eta", "0.000001"], 2.0),
+    # one bit for every larger crowd: what the collector calibrates a one-bit campaign with
+    ("`calibrate --bits 1 --population 1e5 --epsilon 0.5 --eta 0.001 --larger-crowds` (one bit, larger crowds)",
+     ["calibrate", "--bits", "1", "--population", "100000", "--epsilon", "0.5", "--eta", "0.001", "--larger-crowds"],
+     2.0),
+    ("`calibrate --bits 1 --population 1e6 --epsilon 1 --eta 0.001 --larger-crowds` (one bit, larger crowds)",
+     ["calibrate", "--bits", "1", "--population", "1000000", "--epsilon", "1", "--eta", "0.001", "--larger-crowds"],
+     2.0),
     # k reports per person, T rounds (the proven bound composed: dominating curves of every pair type)
     ("`calibrate --bits 16 --population 1e5 --epsilon 1 --eta 0.001 --reports 3` (k reports)",
      ["calibrate", "--bits", "16", "--population", "100000", "--epsilon", "1", "--eta", "0.001", "--reports", "3"],
