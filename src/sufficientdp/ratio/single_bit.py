@@ -1132,6 +1132,24 @@ def _levels(pairs: list[_Pairs], margin: float) -> tuple[float, float]:
     return out[0], out[1]
 
 
+def _log_eta_through_delta(n: int, q: float, epsilon: float, lo_d: NDArray[np.int64],
+                           blocks: int) -> NDArray[np.float64]:
+    """Log of an upper bound on eta of every remove pair of each of ``blocks`` blocks (the ``lo_d`` intervals of
+    :data:`_DELTA_SPAN` m, ``lo_d.size / blocks`` per block, in order): ``eta(e) <= delta(e') / (1 - e**(e' - e))``
+    for every pair and every ``e' < e`` (docs/proofs/blanket.md, step 4), delta bounded on the intervals by
+    post-processing (:func:`_log_delta_upper`), at ``e' = r e`` for ``r`` in :data:`_PRE_RATIOS`; ``+inf`` where no
+    e' is usable. ``+1e-9`` covers the rounding of the conversion."""
+    out = np.full(blocks, np.inf)
+    for r in _PRE_RATIOS:
+        e_prime = r * epsilon
+        gap = -math.expm1(e_prime - epsilon)
+        if not (e_prime > 0.0 and gap > 0.0):  # (epsilon so small that e' rounds to it or to 0: no bound)
+            continue
+        d_r = np.max(_log_delta_upper(n, q, e_prime, lo_d, _DELTA_SPAN).reshape(blocks, -1), axis=1)
+        out = np.minimum(out, d_r - math.log(gap) + 1e-9)
+    return out
+
+
 def _scan_all(n: int, q: float, epsilon: float, progress: Callable[[int, int], None] | None = None,
               delta_only: bool = False) -> _Pairs:
     """Every remove pair m = 0..n-1, skipping blocks proved unable to change the worst case (issue 10).
@@ -1180,19 +1198,11 @@ def _scan_all(n: int, q: float, epsilon: float, progress: Callable[[int, int], N
     e_up = np.full(n_in, _NEG_INF)
     todo = ~failed
     if not delta_only and todo.any():
-        # a first eta bound per block from delta at smaller e': eta(e) <= delta(e') / (1 - e**(e' - e)) for every
-        # pair (docs/proofs/blanket.md, step 4), with delta bounded on the same intervals by post-processing
-        # (milliseconds); a block below the level needs none of the contour bounds on intervals below (most of the
-        # scan's time at N = 10**6). The blocks evaluated can only be fewer; the worst values, their brackets and
-        # pairs are unchanged (a skipped block's bound is below the level).
-        e_pre = np.full(n_in, np.inf)
-        for r in _PRE_RATIOS:
-            e_prime = r * epsilon
-            gap = -math.expm1(e_prime - epsilon)
-            if not (e_prime > 0.0 and gap > 0.0):  # (epsilon so small that e' rounds to it or to 0: no bound)
-                continue
-            d_r = np.max(_log_delta_upper(n, q, e_prime, lo_d, _DELTA_SPAN).reshape(n_in, -1), axis=1)
-            e_pre = np.minimum(e_pre, d_r - math.log(gap) + 1e-9)  # (+1e-9: rounding)
+        # a first eta bound per block through delta (milliseconds): a block below the level needs none of the
+        # contour bounds on intervals below (most of the scan's time at N = 10**6). The blocks evaluated can only
+        # be fewer; the worst values, their brackets and pairs are unchanged (a skipped block's bound is below the
+        # level).
+        e_pre = _log_eta_through_delta(n, q, epsilon, lo_d, n_in)
         pre = todo & (e_pre < lv_eta)
         e_up[pre] = e_pre[pre]
         todo &= ~pre
