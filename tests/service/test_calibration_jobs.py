@@ -193,11 +193,13 @@ def test_a_killed_or_memory_starved_job_fails_cleanly(tmp_path: Path) -> None:
     db = str(tmp_path / "c.db")
     app, client = _app(db, calibration_memory_limit=256 << 20)
     try:
-        # 256 MiB of address space: an L = 64 calibration for 10^5 people does not fit (its lattices, and the stacks
-        # of its worker threads, are mapped beyond the limit): the job fails cleanly. (A tiny calibration, L = 4,
-        # does fit since the proven bound stopped importing scipy.)
-        starved = _settled(client, _post(client, {**SLOW, "bits": 64, "reports_per_person": 1, "crowd_size": 100_000,
-                                                  "rate_limit": "none"})["id"])
+        # 256 MiB of address space: an L = 256 calibration for 10^5 people does not fit (its lattices are mapped
+        # beyond the limit): the job fails cleanly and at once. (A job bounds in one thread: with two, L = 64 failed
+        # to map its threads' stacks and, under load, the pool could wait for a result that never came: the job
+        # still ran after 60 s. In one thread L = 64 now fits; a tiny calibration, L = 4, has fitted since the
+        # proven bound stopped importing scipy.)
+        starved = _settled(client, _post(client, {**SLOW, "bits": 256, "reports_per_person": 1,
+                                                  "crowd_size": 100_000, "rate_limit": "none"})["id"])
         assert starved["status"] == "failed"
         assert starved["error"]["code"] in ("calibration_out_of_memory", "calibration_failed"), starved
         killed = _post(client, {**SLOW, "rate_limit": "none"})

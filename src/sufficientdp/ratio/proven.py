@@ -45,6 +45,7 @@ Everything returns ``kind="bound"`` and ``scope="all-collections"``.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -924,6 +925,16 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     eta = min(1.0, val * (1 + _REL_SAFETY))
     return Evaluation(eta, delta_w, eps_w, worst_name, tuple((k, v[0]) for k, v in best.items()), log_gamma, dom,
                       tuple(notes))
+
+
+def bound_in_one_thread() -> None:
+    """From now on, this process bounds the pair types in the calling thread only (no thread pool; the same numbers,
+    at up to twice the time on two cores). For a process with a memory limit (the collector's calibration jobs):
+    an allocation that fails inside a pool's worker thread can leave the pool's caller waiting for a result that
+    never comes (observed: a starved job still running after 60 s instead of failing at once); in one thread the
+    MemoryError reaches the caller."""
+    global _THREADED_CLASSES
+    _THREADED_CLASSES = sys.maxsize
 
 
 def pair_type_pool(types: list[PairType]) -> Any:

@@ -244,6 +244,9 @@ def _worker_main() -> int:
         pass
     _limit_resources(time_limit, memory_limit)
     tune_allocator()  # (this process is the package's own: reuse the bounds' freed buffers)
+    from ..ratio.proven import bound_in_one_thread
+
+    bound_in_one_thread()  # (under the memory limit: see bound_in_one_thread)
     try:
         outcome = compute_outcome(dict(job["fields"]))
     except MemoryError:
