@@ -845,10 +845,7 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
             cache[key] = d / -math.expm1(eps_q - epsilon)
         return cache[key]
 
-    threaded = sum(t.log_p.size for t in types) >= _THREADED_CLASSES  # (the same floats either way)
-    if threaded:  # (concurrent.futures and logging are loaded only here: 8 ms of every command's start-up)
-        from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=_THREADS) if threaded else _InlinePool() as pool:
+    with pair_type_pool(types) as pool:  # (the same floats either way)
         def prefetch_keys(keys: list[tuple[PairType, float, float]]) -> None:
             """``eta_of`` at several (type, e', tier) at once (the same numbers as one by one: each is a pure
             function of its key)."""
@@ -938,11 +935,11 @@ def bound_in_one_thread() -> None:
 
 
 def pair_type_pool(types: list[PairType]) -> Any:
-    """The executor for bounding ``types`` independently (a ``with`` block with ``map``): two threads when they
-    have :data:`_THREADED_CLASSES` report classes or more (numpy releases the GIL in the lattice work), else every
-    call inline; the same floats either way (each bound is a pure function of its inputs). ``.threaded`` says
-    which."""
-    if len(types) > 1 and sum(t.log_p.size for t in types) >= _THREADED_CLASSES:
+    """The executor for the bounds of ``types`` (a ``with`` block with ``map``; the one thread policy of the
+    all-collections bounds, k = 1, k > 1 and T rounds): two threads when they have :data:`_THREADED_CLASSES` report
+    classes or more (numpy releases the GIL in the lattice work), else every call inline; the same floats either
+    way (each bound is a pure function of its inputs). ``.threaded`` says which."""
+    if sum(t.log_p.size for t in types) >= _THREADED_CLASSES:
         from concurrent.futures import ThreadPoolExecutor  # (with logging: 8 ms of start-up, loaded only here)
 
         pool = ThreadPoolExecutor(max_workers=_THREADS)
