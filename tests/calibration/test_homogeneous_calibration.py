@@ -127,3 +127,57 @@ def test_the_bracketing_search_ends_next_to_a_verified_failure(bits: int, popula
     assert worst_two_sided(q=q_fail, bits=bits, population=population, epsilon=epsilon,
                            with_delta=False).eta > target
     assert len(r.details["evaluations"]) <= 30  # (31 for the grid and 20 bisections at L = 16)
+
+
+@pytest.mark.parametrize(("q", "bits", "population", "epsilon"), [
+    (0.2, 5, 1000, 0.693147), (0.3, 16, 100_000, 1.0), (0.25, 3, 60, 0.5), (0.15, 8, 200, 1.0),
+    (0.1, 2, 50, 1.0), (0.1, 1, 100, 1.0), (0.3, 12, 10_000, 0.5), (0.05, 4, 300, 1.0)])
+def test_a_tight_pass_bounds_the_worst_itself(q: float, bits: int, population: int, epsilon: float) -> None:
+    """``worst_certified_two_sided(tight=True)`` at a passing q returns the eta of :func:`worst_two_sided` (every j,
+    both directions, each refined in full), the float itself, in either order of the directions: the calibration
+    returns that bound as its eta at q without recomputing it, and its interpolating search needs the distance
+    to the target, not a bound stopped just below it (issue 10)."""
+    from sufficientdp.ratio.reverse import worst_certified_two_sided
+
+    full = worst_two_sided(q=q, bits=bits, population=population, epsilon=epsilon, with_delta=False).eta
+    for forward_first in (False, True):
+        ok, bound, _ = worst_certified_two_sided(q, bits, population, epsilon, 1, min(1.0, 2.0 * full + 1e-12),
+                                                 forward_first=forward_first, tight=True)
+        assert ok and bound == full
+    if full > 1e-9:  # a target below the worst: failing, at a bound above the target
+        ok, bound, _ = worst_certified_two_sided(q, bits, population, epsilon, 1, full / 2.0, tight=True)
+        assert not ok and bound > full / 2.0
+
+
+def test_tight_and_plain_verdicts_agree() -> None:
+    """``tight`` only changes how far each bound is refined: on a grid of q the verdict is the plain one, except
+    possibly where the worst eta lies within 0.1% of the target (a stratum stopped by its bracket); a passing q's
+    tight bound is at most its plain one (refined at least as far)."""
+    from sufficientdp.ratio.reverse import worst_certified_two_sided
+
+    seen = set()
+    for bits, population, target in ((4, 300, 0.01), (8, 10_000, 1e-3), (16, 100_000, 1e-3)):
+        for i in range(1, 24):
+            q = 0.46 * i / 24
+            plain = worst_certified_two_sided(q, bits, population, 1.0, 1, target)
+            tight = worst_certified_two_sided(q, bits, population, 1.0, 1, target, tight=True)
+            if plain[0] != tight[0]:
+                full = worst_two_sided(q=q, bits=bits, population=population, epsilon=1.0, with_delta=False)
+                assert abs(full.eta - target) <= 1.01e-3 * target
+            elif plain[0]:
+                assert tight[1] <= plain[1]
+            seen.add(plain[0])
+    assert seen == {True, False}
+
+
+def test_calibrate_returns_the_worst_bound_at_its_q() -> None:
+    """``calibrate_tail`` (what ``calibrate --method homogeneous`` and ``compare`` run) returns the search's own
+    bound at q without the final recomputation; it is the eta of :func:`certified_q_two_sided`'s result (which
+    recomputes it with :func:`worst_two_sided`), at the same q."""
+    from sufficientdp.calibration.homogeneous import calibrate_tail
+
+    for bits, population, epsilon in ((5, 1000, math.log(2)), (3, 300, 1.0), (1, 10_000, 0.5)):
+        q, eta, _ = calibrate_tail(method="homogeneous", bits=bits, population=population, epsilon=epsilon,
+                                   eta=1e-3)
+        r = certified_q_two_sided(bits=bits, population=population, epsilon=epsilon, eta=1e-3, with_delta=False)
+        assert (q, eta) == (r.q, r.eta) and eta <= 1e-3

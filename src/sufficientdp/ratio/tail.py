@@ -775,12 +775,20 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
 
 
 def worst_certified_forward(q: float, bits: int, population: int, epsilon: float, *,
-                            fail_above: float | None = None) -> tuple[float, float, int, dict[int, float], bool]:
+                            fail_above: float | None = None,
+                            tight: bool = False) -> tuple[float, float, int, dict[int, float], bool]:
     """Max over j of the forward certified bound (validated parameters; used by :func:`worst_over_outlier_bits`
     and :func:`sufficientdp.ratio.reverse.worst_certified_two_sided`). Branch and bound: refinement of a j stops
     once its bound is below the running maximum (or below ``fail_above``, the target of a calibration), since its
     bound is valid either way and cannot change the verdict. With ``fail_above``, returns as soon as some j
     exceeds it.
+
+    ``tight=True`` (with ``fail_above``): each j is refined as without ``fail_above`` (to the running maximum,
+    with lower bounds, so a stratum also stops once its bracket is within 0.1%), and ``fail_above`` only ends the
+    scan at the first j above it. A passing q then gets the worst bound itself, the float that
+    ``fail_above=None`` returns, not a bound stopped just below the target: what a search interpolating between
+    passing and failing q needs (issue 10). The verdict can differ from ``tight=False`` only where the worst eta
+    lies within 0.1% of ``fail_above`` (a stratum stopped by its bracket), and a pass is a proof either way.
 
     Returns (bound, lower bound, worst j, per-j bounds, complete)."""
     per: dict[int, float] = {}
@@ -790,8 +798,9 @@ def worst_certified_forward(q: float, bits: int, population: int, epsilon: float
         if impossible(model.q, model.j, model.epsilon):
             per[j] = 0.0
             continue
-        stop = best if fail_above is None else max(best, fail_above)
-        strata = _certified_core(model, stop_below=stop if stop > 0 else None, want_lower=fail_above is None)
+        stop = best if fail_above is None or tight else max(best, fail_above)
+        strata = _certified_core(model, stop_below=stop if stop > 0 else None,
+                                 want_lower=fail_above is None or tight)
         up, lo = _sum_strata(strata)
         per[j] = up
         best_lo = max(best_lo, lo)
