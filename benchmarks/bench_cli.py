@@ -88,6 +88,15 @@ COMMANDS: list[tuple[str, list[str], float]] = [
     # the other first commands: every approach side by side, and two whose start-up was scipy.stats' import
     ("`compare --bits 16 --population 1e5 --epsilon 1 --delta 1e-6` (every approach)",
      ["compare", "--bits", "16", "--population", "100000", "--epsilon", "1", "--delta", "1e-6"], 2.0),
+    # the homogeneous bound at the issue's size, and the commands that calibrate it beside the others
+    ("`calibrate --method homogeneous --bits 40 --population 1e7 --epsilon 2 --eta 0.001` (homogeneous, large N)",
+     ["calibrate", "--bits", "40", "--population", "10000000", "--epsilon", "2", "--eta", "0.001", "--method",
+      "homogeneous"], 2.0),
+    ("`compare --bits 40 --population 1e7 --epsilon 2 --delta 1e-6` (every approach, large N)",
+     ["compare", "--bits", "40", "--population", "10000000", "--epsilon", "2", "--delta", "1e-6"], 2.0),
+    ("`report design --bits 40 --population 1e7 --epsilon 2` (the reviewer's page)",
+     ["report", "design", "--bits", "40", "--population", "10000000", "--epsilon", "2", "--quiet", "--output",
+      os.path.join(tempfile.gettempdir(), "sdp-bench-design-report.html")], 2.0),
     ("`account --mechanism rr --q 0.25 --epsilon 1` (start-up)",
      ["account", "--mechanism", "rr", "--q", "0.25", "--epsilon", "1"], 1.0),
     ("`interpret --epsilon 1` (start-up)", ["interpret", "--epsilon", "1"], 1.0),
