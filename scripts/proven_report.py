@@ -5,10 +5,10 @@ bisection are :mod:`sufficientdp.calibration.proven_grid`); this script is its c
 timed and reported on stderr; in part 2 a computation that uses more than ``--budget`` CPU seconds (default 180;
 the bisection gets six times that) is stopped and listed as skipped.
 
-Run time, measured on the shared two-core development machine (nice'd, other jobs running): ``--quick`` (a small
-grid, for checking the script) about 30–60 s; the full grid about 40 min (part 1 about 6 min, of which the L = 40
-homogeneous calibration 158 s and the L = 40 proven calibration 44 s; part 2 about 30 min, half of it the nine
-bisections). The bound evaluates two pair types at a time on two threads, so CPU time can exceed wall-clock time.
+Run time, measured on the shared two-core development machine: the full grid 36 s (2026-11-28; it took 40 min
+before the speed work of issue 10, 18.5 min on 2026-11-27); ``--quick`` (a small grid, for checking the script)
+a few seconds. The bound evaluates two pair types at a time on two threads, so CPU time can exceed wall-clock
+time.
 
 Usage::
 
