@@ -33,6 +33,9 @@ from .search import Q_FLOOR, bracket_smallest, scan_smallest
 __all__ = ["calibrate_tail", "certified_q_two_sided"]
 
 _METHODS = ("homogeneous", "exact", "mc")
+#: The search's grid points per factor 1000 in q and its tolerance (bisection steps within the grid's last
+#: interval: about 1.4e-4 of q), of certified_q_two_sided and the calibrations.
+_GRID, _ITERATIONS = 12, 12
 
 
 def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid: Any, iterations: Any,
@@ -53,7 +56,7 @@ def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid
 
 
 def certified_q_two_sided(*, bits: int, population: int, epsilon: float, eta: float, reports: int = 1,
-                          max_weight: int | None = None, grid: int = 12, iterations: int = 12,
+                          max_weight: int | None = None, grid: int = _GRID, iterations: int = _ITERATIONS,
                           progress: Callable[[int, int], None] | None = None, with_delta: bool = True) -> TailResult:
     """Smallest q whose worst-over-j, two-sided certified bound is ``<= eta`` (a top-down grid, then a bracketing
     search; monotonicity in q is not assumed, only "fails at lo, passes at hi" is kept).
@@ -200,7 +203,7 @@ def calibrate_tail(*, method: str, bits: int, population: int, epsilon: float, e
             return _certified_q_k(bits=bits, population=population, epsilon=epsilon, eta=eta, reports=reports,
                                   q_loc=q_loc, progress=progress)
         bits, population, epsilon, eta, grid, iterations, l_eff, _ = _calibration_inputs(
-            bits, population, epsilon, eta, 12, 12, None)
+            bits, population, epsilon, eta, _GRID, _ITERATIONS, None)
         found = _two_sided_search(l_eff, population, epsilon, eta, check_int("reports", reports, minimum=1), grid,
                                   iterations, progress)
         # (only q and eta are returned: the search's own bound at q, which for k = 1 is worst_two_sided's eta)
@@ -277,7 +280,7 @@ def _certified_q_k(*, bits: int, population: int, epsilon: float, eta: float, re
                     return False, worst
         return True, worst
 
-    q, at_q = bracket_smallest(passes, q_hi, eta, iterations=12)  # (to about 1.4e-4 of q, as k = 1)
+    q, at_q = bracket_smallest(passes, q_hi, eta, iterations=_ITERATIONS)  # (as k = 1)
     notes: list[str] = []
     if q >= q_hi:
         notes.append("no flip probability below local DP's meets the target with the certified bound; the "

@@ -692,16 +692,18 @@ class LowerLaw(LightLaw):
         if m <= 0 or y >= m * self.mu or self.theta_hi <= 0.0:
             return 0.0, 0.0, 0.0
 
+        def exponents(ths: list[float]) -> list[float]:
+            # theta y + m Lambda(-theta) at each theta, with one log_mgf call (row by row the same operations: the
+            # same floats as one call per theta, tested; the scan's 64 calls were a third of a large-L homogeneous
+            # calibration's reverse side)
+            lams = self.log_mgf(np.array(ths))
+            return [th * y + m * float(lam) for th, lam in zip(ths, lams, strict=True)]
+
         def f(u: float) -> float:
-            th = math.exp(u)
-            return th * y + m * float(self.log_mgf(np.array([th]))[0])
+            return exponents([math.exp(u)])[0]
 
         us = np.linspace(math.log(self.theta_lo), math.log(self.theta_hi), 64)
-        # f at the 64 points with one log_mgf call on all of them (row by row the same operations, the same
-        # floats as 64 calls of f: tested; a third of a large-L homogeneous calibration's reverse side)
-        ths = [math.exp(float(u)) for u in us]
-        lams = self.log_mgf(np.array(ths))
-        fs = [th * y + m * float(lam) for th, lam in zip(ths, lams, strict=True)]
+        fs = exponents([math.exp(float(u)) for u in us])
         i = int(np.argmin(fs))
         lo_u, hi_u = float(us[max(i - 1, 0)]), float(us[min(i + 1, us.size - 1)])
         r = minimize_scalar(f, bounds=(lo_u, hi_u), method="bounded", options={"xatol": 1e-10})
