@@ -59,3 +59,21 @@ def test_reused_levels_give_the_floats_of_a_fresh_enumeration(monkeypatch: pytes
         seen_overflow |= any(lv.overflow is not None for lv in shared.values())
     assert seen_overflow  # the overflow shortcut was exercised
     assert len(shared) >= 2  # (and the fallback to fewer heavy atoms)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_level_over_its_limit_is_refused_and_one_within_it_is_unchanged(seed: int) -> None:
+    rng = np.random.default_rng(10 + seed)
+    k = int(rng.integers(5, 25))
+    hv = np.where(rng.random(k) < 0.5, np.round(rng.normal(size=k) * 4) / 4, rng.normal(size=k) * 3)
+    hq = rng.random(k)
+    hq /= hq.sum()
+    ys, ps = np.zeros(1), np.ones(1)
+    for _ in range(3):
+        full = _add_one_heavy_draw(ys, ps, hv, hq)
+        assert full is not None
+        count = full[0].size
+        assert _add_one_heavy_draw(ys, ps, hv, hq, limit=count - 1) is None
+        at = _add_one_heavy_draw(ys, ps, hv, hq, limit=count)
+        assert at is not None and at[0].tobytes() == full[0].tobytes() and at[1].tobytes() == full[1].tobytes()
+        ys, ps = full
