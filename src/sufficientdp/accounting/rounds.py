@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -79,9 +79,13 @@ VALUES = ("fixed", "changing")
 DEFAULT_RESOLUTION = 5e-4
 """Lattice resolution of the blanket's compound-sum bracket for the answer (as :mod:`sufficientdp.ratio.proven`)."""
 SEARCH_RESOLUTION = 4e-3
-"""A coarser lattice (looser, about 8 times faster) for pre-passes and searches."""
+"""A coarser lattice (looser; faster where the lattice, not the heavy atoms, costs most) for the calibration's
+searches."""
 MIN_RESOLUTION = 1e-12
 """Finest resolution accepted (the answer stops moving well above it: 1e-12 and 1e-20 give the same floats)."""
+_SCREEN_POINTS = 26
+"""Bounds of every pair type's first curve (:func:`evaluate_rounds`: 17 evenly spaced, 0 and one batch of 8 where
+the hull leaves the most room), which decides the types bounded with all ``points``."""
 _MAX_TYPES = 64  # pair types of a weight <= w domain before the bound for all of {0,1}^L is used instead
 
 
@@ -155,14 +159,17 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
                     resolution: float = DEFAULT_RESOLUTION, points: int = DEFAULT_POINTS,
                     only: frozenset[str] | None = None,
                     progress: Callable[[int, int], Any] | None = None,
-                    cache: dict[tuple[Any, ...], DominatingCurve] | None = None) -> RoundsEvaluation:
+                    cache: dict[tuple[Any, ...], Any] | None = None) -> RoundsEvaluation:
     """The composed all-collections bound for ``n`` one-report releases at q (no input checks).
 
-    Every pair type's curve on the coarser lattice first (valid, looser), then, from the largest bound down, the
-    fine curve of each type whose coarse bound still exceeds the largest fine bound (``values="fixed"``; for
-    ``"changing"`` every type is refined and the envelope composed). ``only`` restricts the pair types (the result
-    is then a bound for those types only; calibration searches with it and re-checks every type). ``cache``
-    memoizes the curves (by q, N, domain, type, lattice and points) across calls.
+    With several pair types and more than :data:`_SCREEN_POINTS` points, every type's curve from its first
+    :data:`_SCREEN_POINTS` bounds first (a valid curve: the lower hull of fewer upper bounds lies above the one of
+    more), then, from the largest composed bound down, the curve of ``points`` bounds (the first ones reused) of each
+    type that can still matter: ``values="fixed"``, a type whose first curve composes to an eta (then a delta) above
+    the largest of the full curves so far; ``"changing"``, a type whose first curve does not lie under the envelope of the full curves so
+    far (the envelope is then composed). ``only`` restricts the pair types (the result is then a bound for those
+    types only; calibration searches with it and re-checks every type). ``cache`` memoizes the curves and the
+    bounds behind them (by q, N, domain, type, lattice and points) across calls.
     """
     notes: list[str] = []
     if _cube_instead(domain):
@@ -181,13 +188,12 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     types = [t for t in pair_types(domain, q) if only is None or t.name in only]
     if not types:
         raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")
-    # one type, or a lattice no finer than the coarse one: a single pass
-    two = resolution < SEARCH_RESOLUTION and (len(types) > 1 or values == "changing")
-    coarse_res = SEARCH_RESOLUTION if two else resolution
-    coarse_pts = min(points, 32) if two else points
-    total = len(types) * (coarse_pts + (points if two else 0))
+    two = len(types) > 1 and points > _SCREEN_POINTS  # one type, or few points: a single pass
+    first = _SCREEN_POINTS if two else points
+    total = len(types) * (first + (points if two else 0))
     done = [0]
     lock = threading.Lock()
+    memos: dict[tuple[Any, ...], dict[float, float]] = {} if cache is None else cache.setdefault(("memos",), {})
 
     def tick() -> None:
         with lock:
@@ -195,71 +201,86 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
             if progress is not None:
                 progress(min(done[0], total), total)
 
-    def curve_of(pt: PairType, res: float, pts: int) -> DominatingCurve:
-        key = (q, population, domain, pt.name, res, pts)
+    def curve_of(pt: PairType, pts: int) -> DominatingCurve:
+        key = (q, population, domain, pt.name, resolution, pts)
         if cache is not None and key in cache:
-            return cache[key]
-        c = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=res, points=pts, tick=tick)
+            return cast(DominatingCurve, cache[key])
+        # the bounds of one type at one q (its curve of fewer points first, then more: the same floats reused)
+        memo = memos.setdefault(key[:-1], {})
+        c = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=resolution, points=pts, tick=tick,
+                             memo=memo)
         if cache is not None:
             cache[key] = c
         return c
 
     by_name = {pt.name: pt for pt in types}
 
-    def fine_of(name: str) -> DominatingCurve:
-        return curve_of(by_name[name], resolution, points)
+    def full_of(name: str) -> DominatingCurve:
+        return curve_of(by_name[name], points)
 
     # The types' curves are independent pure functions: on two threads on large domains (pair_type_pool). The
     # refinement below decides type by type, in order, exactly as one thread would; with two threads the next type
     # that would be refined as things stand is bounded alongside (used if the decision reaches it, else dropped).
     with pair_type_pool(types) as pool:
-        curves = dict(zip(by_name, pool.map(lambda pt: curve_of(pt, coarse_res, coarse_pts), types)))
+        curves = dict(zip(by_name, pool.map(lambda pt: curve_of(pt, first), types)))
         evaluations = sum(c.evaluations for c in curves.values())
         ahead: dict[str, DominatingCurve] = {}
 
         def refined(name: str, after: str | None) -> DominatingCurve:
             if name not in ahead and pool.threaded and after is not None:
-                ahead.update(zip((name, after), pool.map(fine_of, (name, after))))
-            return ahead.pop(name) if name in ahead else fine_of(name)
+                ahead.update(zip((name, after), pool.map(full_of, (name, after))))
+            return ahead.pop(name) if name in ahead else full_of(name)
 
         if values == "changing":
             if two:
-                # refine from the largest coarse bound down; a type whose coarse curve lies under the envelope of
-                # the fine curves already computed cannot raise it (its fine curve is no larger: min of valid
-                # curves)
+                # from the largest first bound down; a type whose first curve lies under the envelope of the full
+                # curves already computed cannot raise it (its own full curve may replace it or not: either is valid)
                 order = sorted(curves, key=lambda k: -compose_curve(curves[k], n, epsilon).eta)
-                fine_curves: dict[str, DominatingCurve] = {}
+                full_curves: dict[str, DominatingCurve] = {}
                 for i, name in enumerate(order):
-                    env = envelope(list(fine_curves.values())) if fine_curves else None
+                    env = envelope(list(full_curves.values())) if full_curves else None
                     if env is not None and is_below(curves[name], env):
                         continue
                     after = next((k for k in order[i + 1:] if env is None or not is_below(curves[k], env)), None)
-                    fine_curves[name] = refined(name, after)
-                    evaluations += fine_curves[name].evaluations
-                curves.update(fine_curves)
+                    full_curves[name] = refined(name, after)
+                    evaluations += full_curves[name].evaluations - curves[name].evaluations
+                curves.update(full_curves)
             comp = compose_curve(envelope(list(curves.values())), n, epsilon)
             if progress is not None:
                 progress(total, total)
             return RoundsEvaluation(comp.eta, comp.delta, comp.epsilon_prime, "envelope of every pair type", (),
                                     comp, evaluations, tuple(notes), tuple(curves.values()))
         comps = {name: compose_curve(c, n, epsilon) for name, c in curves.items()}
+        deltas = {name: c.delta for name, c in comps.items()}  # per type, the smaller of its curves' deltas
         if two:
-            best_fine = -1.0
-            order = sorted(comps, key=lambda k: -comps[k].eta)
-            for i, name in enumerate(order):
-                if comps[name].eta <= best_fine:
-                    break
-                after = order[i + 1] if i + 1 < len(order) and comps[order[i + 1]].eta > best_fine else None
-                fine = refined(name, after)
-                evaluations += fine.evaluations
-                fc = compose_curve(fine, n, epsilon)
-                if fc.eta < comps[name].eta:
-                    comps[name], curves[name] = fc, fine
-                best_fine = max(best_fine, comps[name].eta)
+            full_done: set[str] = set()
+
+            def refine_down(size: Callable[[str], float]) -> int:
+                """Full curves from the largest ``size`` (eta or delta) down while it can still raise the maximum
+                over the types; returns the bounds computed."""
+                best = max((size(k) for k in full_done), default=-1.0)
+                order = sorted((k for k in comps if k not in full_done), key=lambda k: -size(k))
+                count = 0
+                for i, name in enumerate(order):
+                    if size(name) <= best:
+                        break
+                    after = order[i + 1] if i + 1 < len(order) and size(order[i + 1]) > best else None
+                    full = refined(name, after)
+                    full_done.add(name)
+                    count += full.evaluations - curves[name].evaluations
+                    fc = compose_curve(full, n, epsilon)
+                    deltas[name] = min(deltas[name], fc.delta)
+                    if fc.eta < comps[name].eta:
+                        comps[name], curves[name] = fc, full
+                    best = max(best, size(name))
+                return count
+
+            evaluations += refine_down(lambda k: comps[k].eta)
+            evaluations += refine_down(lambda k: deltas[k])  # (a type whose delta, not eta, is the largest)
     if progress is not None:
         progress(total, total)
     worst = max(comps, key=lambda k: comps[k].eta)
-    delta = max(c.delta for c in comps.values())
+    delta = max(deltas.values())
     w = comps[worst]
     return RoundsEvaluation(w.eta, delta, w.epsilon_prime, worst, tuple((k, c.eta) for k, c in comps.items()), w,
                             evaluations, tuple(notes), tuple(curves.values()))
@@ -344,7 +365,7 @@ def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds:
 def _rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds: int, reports: int,
                  domain: Domain, values: str, fallback: bool = True, resolution: float = DEFAULT_RESOLUTION,
                  points: int = DEFAULT_POINTS, progress: Callable[[int, int], Any] | None = None,
-                 cache: dict[tuple[Any, ...], DominatingCurve] | None = None) -> TailResult:
+                 cache: dict[tuple[Any, ...], Any] | None = None) -> TailResult:
     """:func:`rounds_tail` without the input checks (and with a curve cache for searches)."""
     dom = domain
     t0 = time.perf_counter()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .._errors import CalibrationError, ParameterError
@@ -18,15 +19,15 @@ from .._validation import check_open_interval
 from ..accounting.rounds import (
     DEFAULT_RESOLUTION,
     SEARCH_RESOLUTION,
-    DominatingCurve,
     _check,
     _domain,
     _rounds_tail,
     evaluate_rounds,
+    simple_rule,
 )
 from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
-from ..ratio.proven import Domain
+from ..ratio.proven import DEFAULT_POINTS, Domain
 from .methods import DEFAULT_ETA
 from .proven import local_q_for_domain
 from .result import Calibration
@@ -36,9 +37,13 @@ __all__ = ["rounds_q"]
 
 _COARSE_TOL = 2e-3  # relative precision on q of the coarse search
 _REL_TOL = 2e-3  # of the fine search (the fine bound jitters by about 1e-3 in q: no use going finer)
+_PROBE_TOL = 5e-4  # of the fine search again with the probe's types (steep: eta 1.26e-3 -> 0.94e-3 over 0.1% of q at
+# L = 40, N = 1e6, T = 4; the first search's end already failed, so the root is near)
 _POLISH = 0.04  # the fine root is looked for this far (relative) below the coarse one
 _PICK_RESOLUTION = 1.5e-2  # the first evaluation (every pair type) only picks the worst type
-_PICK_POINTS = 24
+_PICK_POINTS = 18
+_PROBE_TYPES = 4  # the first evaluation's worst types (of 16 or more), bounded in full first at every check (a
+# failing q fails fast) and searched on once a check failed
 
 
 def _root(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float,
@@ -66,11 +71,12 @@ def _slope(seen: list[tuple[float, float]]) -> float:
     return -30.0
 
 
-def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: float, q_max: float) -> float:
+def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: float, q_max: float,
+               rel_tol: float = _REL_TOL) -> float:
     """The root of the fine-lattice bound near the coarse root ``q0``: the one search's expanding walk by
     Newton-like steps in log q with the coarse slope (aiming 0.1% past the predicted root, at most 4% a step,
     capped at ``q_max``; the slope re-estimated from each step) until the root is bracketed, then regula falsi
-    (:func:`_root`). Returns a q whose fine bound was seen to pass."""
+    (:func:`_root`) to ``rel_tol``. Returns a q whose fine bound was seen to pass."""
     at = [q0, log_excess(fast(q0, DEFAULT_RESOLUTION), target), slope]  # the walk's end, its excess, the slope
 
     def test(x: float) -> tuple[bool, float]:
@@ -94,11 +100,20 @@ def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: floa
         if not w.passes:
             raise CalibrationError("the fine bound fails up to local DP's q")  # pragma: no cover - eta = 0 there
         return w.last
-    return _root(fast, b.fail, b.ok, b.fail_score, b.ok_score, target, _REL_TOL)
+    return _root(fast, b.fail, b.ok, b.fail_score, b.ok_score, target, rel_tol)
 
 
-def _step_up(full: Callable[[float], TailResult], hi: float, res: TailResult, eta: float,
-             q_loc: float) -> tuple[float, TailResult]:
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A q known to fail without the full bound: ``eta`` is a bound over some pair types only (at most the full
+    bound), above the target."""
+
+    eta: float
+    details: dict[str, Any]
+
+
+def _step_up(full: Callable[[float], TailResult | _Failed], hi: float, res: TailResult | _Failed, eta: float,
+             q_loc: float) -> tuple[float, TailResult | _Failed]:
     """From ``hi``, where the full bound ``res`` fails, up by factors ``1 + 1e-3 2**k`` (k = 0, 1, ...; capped at
     local DP's q) until it passes: the one search's expanding walk. Returns the last q probed and its bound (``hi``
     and ``res`` if ``hi`` is already local DP's q). From any ``hi >= 1e-15`` the steps reach ``q_loc`` within 60
@@ -150,18 +165,33 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
         if progress is not None:
             progress(min(steps[0], total - 1), total)
 
-    cache: dict[tuple[Any, ...], DominatingCurve] = {}  # curves already bounded at a q (the final check reuses)
+    cache: dict[tuple[Any, ...], Any] = {}  # curves and bounds already computed at a q (the final check reuses)
+    probe: list[str] = []  # the first evaluation's worst pair types
 
-    def full(q: float) -> TailResult:
-        # exactly rounds_tail(q=q, ...) at its defaults
+    def full(q: float) -> TailResult | _Failed:
+        """Exactly rounds_tail(q=q, ...) at its defaults, or, when the bound over the probe's types alone (their
+        curves as the full bound computes them: cached for it) is above the target, that failure: the bound over
+        every type lies above the one over some of them (a larger envelope, a larger maximum)."""
+        if probe:
+            ev = evaluate_rounds(q=q, population=population, epsilon=epsilon, n=n, domain=dom, values=values,
+                                 resolution=DEFAULT_RESOLUTION, points=DEFAULT_POINTS, only=frozenset(probe),
+                                 cache=cache)
+            low = min(ev.eta, simple_rule(ev.curves, epsilon=epsilon, rounds=rounds, reports=reports)["eta"])
+            if low > eta:
+                tick()
+                return _Failed(low, {"worst_pair": ev.worst})
+        return exact(q)
+
+    def exact(q: float) -> TailResult:
         tick()
         return _rounds_tail(q=q, bits=bits, population=population, epsilon=epsilon, rounds=rounds,
                             reports=reports, domain=dom, values=values, cache=cache)
 
     if population == 1:
         notes.append("population 1: no crowd to hide in; local DP's q is used.")
-        return q_loc, full(q_loc), notes
+        return q_loc, exact(q_loc), notes
     lead: set[str] = set()
+    with_probe = [False]  # the fine search bounds the probe's types too (once a check failed beyond the lead)
     stage = [SEARCH_RESOLUTION]
     seen: list[tuple[float, float]] = []  # (log q, log(eta / target)) on the coarse lattice
 
@@ -169,7 +199,10 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
         if resolution is not None:
             stage[0] = resolution
         tick()
-        if lead:
+        if lead and stage[0] == DEFAULT_RESOLUTION and with_probe[0]:  # the probe's types too, as the check does
+            ev = evaluate_rounds(q=q, population=population, epsilon=epsilon, n=n, domain=dom, values=values,
+                                 resolution=stage[0], only=frozenset(lead | set(probe)), cache=cache)
+        elif lead:
             ev = evaluate_rounds(q=q, population=population, epsilon=epsilon, n=n, domain=dom, values="fixed",
                                  resolution=stage[0], only=frozenset(lead), cache=cache)
         else:
@@ -177,6 +210,8 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
                                  resolution=max(stage[0], _PICK_RESOLUTION), points=_PICK_POINTS)
         if not lead and ev.worst != "local":
             lead.add(ev.worst)
+            if len(ev.by_type) >= 4 * _PROBE_TYPES:  # (fewer types: the full check costs about as much)
+                probe[:] = [k for k, _ in sorted(ev.by_type, key=lambda kv: -kv[1])[:_PROBE_TYPES]]
         elif stage[0] == SEARCH_RESOLUTION and ev.eta > 0.0:
             seen.append((math.log(q), log_excess(ev.eta, eta)))
         return ev.eta
@@ -198,8 +233,14 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
         res = full(hi)
         if res.eta <= eta:
             break
-        # the full bound (every pair type, every direction of values) fails: take its worst type into the search
+        # the full bound (every pair type, every direction of values) fails: search again on the fine lattice
+        # from here with the probe's types as the check bounds them (the envelope of their curves with changing
+        # values), then take the worst type into the search or step up
         worst = str(res.details.get("worst_pair"))
+        if probe and not with_probe[0] and (worst in lead or worst in probe or worst.startswith("envelope")):
+            with_probe[0] = True
+            lo, hi = 0.0, _fine_root(fast, hi, _slope(seen), eta, q_loc, _PROBE_TOL)
+            continue
         if worst in lead or worst.startswith("envelope"):
             hi, res = _step_up(full, hi, res, eta, q_loc)
             break
@@ -209,7 +250,7 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
     else:  # pragma: no cover - the loop breaks once the full bound passes
         res = full(q_loc)
         hi = q_loc
-    if res.eta > eta:  # pragma: no cover - local DP's q has eta = 0 by construction
+    if res.eta > eta or not isinstance(res, TailResult):  # pragma: no cover - local DP's q has eta = 0
         raise CalibrationError(f"no flip probability q < 0.5 meets eta <= {eta} over {rounds} rounds")
     if hi >= q_loc:
         notes.append("no flip probability below local DP's meets the target with the proven bound; local DP's q "
