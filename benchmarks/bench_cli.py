@@ -85,6 +85,9 @@ COMMANDS: list[tuple[str, list[str], float]] = [
     ("`calibrate --bits 40 --population 1e6 --epsilon 2 --eta 0.001 --rounds 4` (T rounds)",
      ["calibrate", "--bits", "40", "--population", "1000000", "--epsilon", "2", "--eta", "0.001", "--rounds", "4"],
      2.0),
+    ("`account --rounds 4 --bits 40 --population 1e6 --q 0.4004 --epsilon 2` (T rounds, one bound)",
+     ["account", "--rounds", "4", "--bits", "40", "--population", "1000000", "--q", "0.4004", "--epsilon", "2"],
+     2.0),
     # the other first commands: every approach side by side, and two whose start-up was scipy.stats' import
     ("`compare --bits 16 --population 1e5 --epsilon 1 --delta 1e-6` (every approach)",
      ["compare", "--bits", "16", "--population", "100000", "--epsilon", "1", "--delta", "1e-6"], 2.0),
