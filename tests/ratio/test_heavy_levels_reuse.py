@@ -20,14 +20,19 @@ def _plain_level(ys: np.ndarray, ps: np.ndarray, hv: np.ndarray, hq: np.ndarray)
     return uniq.astype(float), np.bincount(inv.ravel(), weights=probs).astype(float)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_one_more_heavy_draw_is_the_unique_of_all_sums(seed: int) -> None:
+def _heavy_atoms(seed: int, smallest: int, largest: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """k heavy atoms of both signs, some on a coarse grid (so that many sums coincide exactly), some not, and their
+    probabilities."""
     rng = np.random.default_rng(seed)
-    k = int(rng.integers(1, 30))
-    # atoms of both signs, some on a coarse grid (so that many sums coincide exactly), some not
+    k = int(rng.integers(smallest, largest))
     hv = np.where(rng.random(k) < 0.5, np.round(rng.normal(size=k) * 4) / 4, rng.normal(size=k) * 3)
     hq = rng.random(k)
-    hq /= hq.sum()
+    return k, hv, hq / hq.sum()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_more_heavy_draw_is_the_unique_of_all_sums(seed: int) -> None:
+    k, hv, hq = _heavy_atoms(seed, 1, 30)
     ys, ps = np.zeros(1), np.ones(1)
     for _ in range(4):
         plain = _plain_level(ys, ps, hv, hq)
@@ -63,11 +68,7 @@ def test_reused_levels_give_the_floats_of_a_fresh_enumeration(monkeypatch: pytes
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_level_over_its_limit_is_refused_and_one_within_it_is_unchanged(seed: int) -> None:
-    rng = np.random.default_rng(10 + seed)
-    k = int(rng.integers(5, 25))
-    hv = np.where(rng.random(k) < 0.5, np.round(rng.normal(size=k) * 4) / 4, rng.normal(size=k) * 3)
-    hq = rng.random(k)
-    hq /= hq.sum()
+    _, hv, hq = _heavy_atoms(10 + seed, 5, 25)
     ys, ps = np.zeros(1), np.ones(1)
     for _ in range(3):
         full = _add_one_heavy_draw(ys, ps, hv, hq)
