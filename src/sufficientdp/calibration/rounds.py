@@ -3,7 +3,10 @@
 The target is ``P[L_1 + ... + L_T > epsilon] <= eta`` for the T rounds together (``epsilon`` and ``eta`` are
 totals), bounded by :func:`sufficientdp.accounting.rounds.rounds_tail` over every pair of neighbouring collections. The
 search runs on the worst pair type's bound on a coarse lattice, then on the fine lattice; the q returned is checked
-with the full bound (every pair type, fine lattice), so ``rounds_tail(q).eta <= eta`` always holds at it.
+with the full bound (every pair type, fine lattice), so ``rounds_tail(q).eta <= eta`` always holds at it. On domains
+of 16 or more pair types the first evaluation's four worst types are bounded in full before each check (if their
+bound alone exceeds the target, so does the full one: the check fails without the other types), and once a check
+has failed beyond the lead type the fine search runs again on those four as the check bounds them.
 """
 
 from __future__ import annotations
