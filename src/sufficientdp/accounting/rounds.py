@@ -237,13 +237,14 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
                 # curves already computed cannot raise it (its own full curve may replace it or not: either is valid)
                 order = sorted(curves, key=lambda k: -compose_curve(curves[k], n, epsilon).eta)
                 full_curves: dict[str, DominatingCurve] = {}
+                env: DominatingCurve | None = None  # of the full curves so far (recomputed when one is added)
                 for i, name in enumerate(order):
-                    env = envelope(list(full_curves.values())) if full_curves else None
                     if env is not None and is_below(curves[name], env):
                         continue
                     after = next((k for k in order[i + 1:] if env is None or not is_below(curves[k], env)), None)
                     full_curves[name] = refined(name, after)
                     evaluations += full_curves[name].evaluations - curves[name].evaluations
+                    env = envelope(list(full_curves.values()))
                 curves.update(full_curves)
             comp = compose_curve(envelope(list(curves.values())), n, epsilon)
             if progress is not None:
