@@ -89,17 +89,35 @@ def _lower_hull(t: NDArray[np.float64], d: NDArray[np.float64]) -> NDArray[np.in
     return np.asarray(idx, dtype=np.int64)
 
 
+def _trivial(eps: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``(1 - e**eps)_+``, the least any hockey-stick curve can be."""
+    return np.maximum(-np.expm1(np.minimum(eps, 0.0)), 0.0)
+
+
 def _hull_curve(name: str, eps: NDArray[np.float64], d: NDArray[np.float64], evaluations: int,
                 resolution: float) -> DominatingCurve:
     """The hull of upper bounds ``d`` at ``eps`` (increasing; exact values at both ends) as a curve."""
-    d = np.maximum(d, np.maximum(-np.expm1(np.minimum(eps, 0.0)), 0.0))  # delta >= (1 - e^eps)_+ always
+    d = np.maximum(d, _trivial(eps))  # delta >= (1 - e^eps)_+ always
     h = _lower_hull(np.exp(eps), d)
     return DominatingCurve(name, eps[h].copy(), d[h].copy(), evaluations, resolution)
 
 
+def _chord(vals: dict[float, float], e: float) -> float:
+    """The chord (linear in ``t = e**eps``) at ``e`` through the nearest points of ``vals`` on either side (``vals``
+    holds both ends of the range, which contains ``e``)."""
+    a = max(x for x in vals if x < e)
+    b = min(x for x in vals if x > e)
+    ta, tb = math.exp(a), math.exp(b)
+    if not tb > ta:
+        return max(vals[a], vals[b])
+    w = (math.exp(e) - ta) / (tb - ta)
+    return vals[a] * (1.0 - w) + vals[b] * w
+
+
 def curve_from_bounds(delta_of: Callable[[float], float], *, name: str, top: float, points: int,
                       resolution: float, tick: Callable[[], Any] | None = None,
-                      focus: tuple[float, float] | None = None) -> DominatingCurve:
+                      focus: tuple[float, float] | None = None,
+                      above: Callable[[float], float] | None = None) -> DominatingCurve:
     """A dominating curve for a pair whose privacy loss lies in ``[-top, top]``, from upper bounds on its
     hockey-stick curve.
 
@@ -109,10 +127,28 @@ def curve_from_bounds(delta_of: Callable[[float], float], *, name: str, top: flo
     ``delta(top) = 0``. Any set of points gives a valid curve; more points only make it tighter. ``resolution`` is
     recorded (it says how ``delta_of`` was computed). ``focus = (lo, hi)`` adds 24 evenly spaced points there
     first (where the composition is decided, e.g. around the target epsilon).
+
+    ``above(e)``, when given, is a number that ``delta_of(e)`` is known to be at least (e.g. its floating-point
+    allowance), cheap to compute. Where it exceeds twice the chord through the nearest points already placed on
+    either side, ``delta_of(e)`` is not computed: the chord lies above the lower hull of any set of points holding
+    those two (stand-ins included: they lie above it too), so the bound would lie above the hull and would not be
+    one of its vertices. The point is kept with
+    the value ``above(e)`` (at most the bound it stands for) only to steer the choice of later points as the bound
+    would have; should it still end up a vertex (rounding), it is bounded after all and the hull taken again, so
+    every vertex of the curve is a value of ``delta_of``.
     """
     vals: dict[float, float] = {-top: -math.expm1(-top), top: 0.0}
+    skipped: set[float] = set()
 
     def bound(e: float) -> None:
+        if above is not None:
+            least = above(e)
+            if least > 2.0 * _chord(vals, e):
+                vals[e] = least
+                skipped.add(e)
+                if tick is not None:
+                    tick()
+                return
         vals[e] = delta_of(e)
         if tick is not None:
             tick()
@@ -139,7 +175,15 @@ def curve_from_bounds(delta_of: Callable[[float], float], *, name: str, top: flo
         for e in fresh[:points - (len(vals) - 2)]:
             bound(e)
     es = np.array(sorted(vals))
-    return _hull_curve(name, es, np.array([vals[e] for e in es]), len(vals) - 2, resolution)
+    while True:
+        ds = np.array([vals[e] for e in es])
+        stand_ins = [float(e) for e in es[_lower_hull(np.exp(es), np.maximum(ds, _trivial(es)))] if e in skipped]
+        if not stand_ins:
+            break
+        for e in stand_ins:  # (not expected: each lies above twice a chord through bounded points)
+            vals[e] = delta_of(e)
+            skipped.discard(e)
+    return _hull_curve(name, es, ds, len(vals) - 2 - len(skipped), resolution)
 
 
 def envelope(curves: list[DominatingCurve]) -> DominatingCurve:

@@ -397,17 +397,24 @@ def _blanket_delta(prep: _Prepared, *, log_gamma: float, others: int, epsilon_pr
                    resolution: float) -> float:
     """:func:`blanket_delta` on a prepared pair type."""
     pair, lo = prep.pair, prep.lo
-    weight = prep.p - np.exp(pair.log_q + epsilon_prime)  # P_c - e^e' Q_c
-    safety = _REL_SAFETY * float(_SUM(np.abs(weight), axis=None)) + 1e-300  # (_SUM(x, axis=None) is np.sum(x))
+    local, safety = _local_and_safety(prep, epsilon_prime)
     gamma = min(math.exp(log_gamma), 1.0)
     n = others + 1
     if gamma * n == 0.0:  # no blanket: the local pair itself (the blanket pair is a post-processing of it)
-        return float(_SUM(np.maximum(weight, 0.0), axis=None)) + safety
+        return local + safety
     g = prep.p_over_omega - np.exp(pair.log_q + epsilon_prime - lo)
     bound = compound_positive_part_upper(g, prep.omega, gamma=gamma, n=n, rtol=resolution,
                                          max_cells=_cells_for(resolution))
-    local = float(_SUM(np.maximum(weight, 0.0), axis=None))  # delta_PQ <= the local pair's delta (post-processing)
     return max(0.0, min(bound.upper / (n * gamma), local)) + safety
+
+
+def _local_and_safety(prep: _Prepared, epsilon_prime: float) -> tuple[float, float]:
+    """The local pair's delta at e' (``sum_c (P_c - e**e' Q_c)_+``: delta_PQ is at most that, by post-processing)
+    and the floating-point allowance every bound of :func:`_blanket_delta` at e' carries (relative to
+    ``sum_c |P_c - e**e' Q_c|``, which grows like ``e**e'``)."""
+    weight = prep.p - np.exp(prep.pair.log_q + epsilon_prime)  # P_c - e^e' Q_c
+    safety = _REL_SAFETY * float(_SUM(np.abs(weight), axis=None)) + 1e-300  # (_SUM(x, axis=None) is np.sum(x))
+    return float(_SUM(np.maximum(weight, 0.0), axis=None)), safety
 
 
 _SUM = np.add.reduce
@@ -454,8 +461,15 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
             memo[e] = d
         return d
 
+    def above(e: float) -> float:
+        # every bound at e' is at least its float allowance (which grows like e**e'): at large e' it alone lies far
+        # above the curve, and such a point, costly to bound (the lattice refines towards a tiny value), cannot be
+        # a vertex of the hull (decided as for a fresh curve whether or not the memo holds e', so a curve reusing
+        # the memo is the same as a fresh one)
+        return _local_and_safety(prep, e)[1]
+
     return curve_from_bounds(delta_of, name=pair.name, top=top, points=points, resolution=resolution, tick=tick,
-                             focus=focus)
+                             focus=focus, above=above)
 
 
 def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
