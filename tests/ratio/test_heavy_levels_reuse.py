@@ -66,27 +66,15 @@ def test_reused_levels_give_the_floats_of_a_fresh_enumeration(monkeypatch: pytes
     assert len(shared) >= 2  # (and the fallback to fewer heavy atoms)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_a_level_over_its_limit_is_refused_and_one_within_it_is_unchanged(seed: int) -> None:
-    _, hv, hq = _heavy_atoms(10 + seed, 5, 25)
-    ys, ps = np.zeros(1), np.ones(1)
-    for _ in range(3):
-        full = _add_one_heavy_draw(ys, ps, hv, hq)
-        assert full is not None
-        count = full[0].size
-        assert _add_one_heavy_draw(ys, ps, hv, hq, limit=count - 1) is None
-        at = _add_one_heavy_draw(ys, ps, hv, hq, limit=count)
-        assert at is not None and at[0].tobytes() == full[0].tobytes() and at[1].tobytes() == full[1].tobytes()
-        ys, ps = full
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_the_early_count_on_the_first_rows_refuses_exactly_the_levels_over_the_limit(seed: int) -> None:
-    # A level of more than 3 * limit sums is first counted on its first rows (at least 3 * limit sums): refused there
-    # only when those alone hold more than `limit` distinct sums, which the whole level then does too. Every limit,
+@pytest.mark.parametrize(("seed", "smallest", "largest"), [(10, 5, 25), (11, 5, 25), (12, 5, 25), (20, 12, 30),
+                                                          (21, 12, 30), (22, 12, 30), (23, 12, 30)])
+def test_a_level_is_refused_exactly_when_over_its_limit(seed: int, smallest: int, largest: int) -> None:
+    # A level over its limit is refused once its distinct sums are counted, before their probabilities are added; one
+    # of more than 3 * limit sums is first counted on its first rows (at least 3 * limit sums): refused there only
+    # when those alone hold more than `limit` distinct sums, which the whole level then does too. Every limit,
     # small (the early count decides) to large (the whole level decides), must give the plain answer: None exactly
     # when the level has more than `limit` distinct sums, else the level itself.
-    _, hv, hq = _heavy_atoms(20 + seed, 12, 30)
+    _, hv, hq = _heavy_atoms(seed, smallest, largest)
     ys, ps = np.zeros(1), np.ones(1)
     for _ in range(3):
         full = _add_one_heavy_draw(ys, ps, hv, hq)
