@@ -394,10 +394,11 @@ _BLANKET_LAWS: dict[tuple[str, tuple[int, ...], bytes] | None, tuple[NDArray[np.
 
 
 def _blanket_delta(prep: _Prepared, *, log_gamma: float, others: int, epsilon_prime: float,
-                   resolution: float) -> float:
-    """:func:`blanket_delta` on a prepared pair type."""
+                   resolution: float, local_and_safety: tuple[float, float] | None = None) -> float:
+    """:func:`blanket_delta` on a prepared pair type (``local_and_safety``: :func:`_local_and_safety` at e', if the
+    caller has it already)."""
     pair, lo = prep.pair, prep.lo
-    local, safety = _local_and_safety(prep, epsilon_prime)
+    local, safety = _local_and_safety(prep, epsilon_prime) if local_and_safety is None else local_and_safety
     gamma = min(math.exp(log_gamma), 1.0)
     n = others + 1
     if gamma * n == 0.0:  # no blanket: the local pair itself (the blanket pair is a post-processing of it)
@@ -453,10 +454,13 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
     top = float(np.max(np.abs(pair.log_p - pair.log_q))) + _ENDPOINT_PAD
     prep = _prepare(pair)
 
+    parts: dict[float, tuple[float, float]] = {}  # above()'s computation, for delta_of() at the same e'
+
     def delta_of(e: float) -> float:
         if memo is not None and e in memo:
             return memo[e]
-        d = _blanket_delta(prep, log_gamma=log_gamma, others=others, epsilon_prime=e, resolution=resolution)
+        d = _blanket_delta(prep, log_gamma=log_gamma, others=others, epsilon_prime=e, resolution=resolution,
+                           local_and_safety=parts.pop(e, None))
         if memo is not None:
             memo[e] = d
         return d
@@ -466,7 +470,8 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
         # above the curve, and such a point, costly to bound (the lattice refines towards a tiny value), cannot be
         # a vertex of the hull (decided as for a fresh curve whether or not the memo holds e', so a curve reusing
         # the memo is the same as a fresh one)
-        return _local_and_safety(prep, e)[1]
+        parts[e] = _local_and_safety(prep, e)
+        return parts[e][1]
 
     return curve_from_bounds(delta_of, name=pair.name, top=top, points=points, resolution=resolution, tick=tick,
                              focus=focus, above=above)
