@@ -131,8 +131,8 @@ def _add_one_heavy_draw(ys: NDArray[np.float64], ps: NDArray[np.float64], hv: ND
     overflow, found by sorting a fraction of it (levels that overflow had been 70% of the heavy enumeration's time
     at L = 40, e' = 3.5-8.5, about half of their sums distinct: now a third as long)."""
     m, k = ys.size, hv.size
-    if limit is not None and m * k > 2 * limit:
-        rows = -(-3 * limit // m)  # (ceil)
+    if limit is not None and m * k > 3 * limit:
+        rows = -(-3 * limit // m)  # (ceil; fewer than k)
         if rows < k:
             part = np.sort(np.add(hv[:rows, None], ys[None, :]).ravel(), kind="stable")  # rows: ascending runs
             if 1 + int(np.count_nonzero(part[1:] != part[:-1])) > limit:

@@ -89,15 +89,10 @@ def _lower_hull(t: NDArray[np.float64], d: NDArray[np.float64]) -> NDArray[np.in
     return np.asarray(idx, dtype=np.int64)
 
 
-def _trivial(eps: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``(1 - e**eps)_+``, the least any hockey-stick curve can be."""
-    return np.maximum(-np.expm1(np.minimum(eps, 0.0)), 0.0)
-
-
 def _hull_curve(name: str, eps: NDArray[np.float64], d: NDArray[np.float64], evaluations: int,
                 resolution: float) -> DominatingCurve:
     """The hull of upper bounds ``d`` at ``eps`` (increasing; exact values at both ends) as a curve."""
-    d = np.maximum(d, _trivial(eps))  # delta >= (1 - e^eps)_+ always
+    d = np.maximum(d, np.maximum(-np.expm1(np.minimum(eps, 0.0)), 0.0))  # delta >= (1 - e^eps)_+ always
     h = _lower_hull(np.exp(eps), d)
     return DominatingCurve(name, eps[h].copy(), d[h].copy(), evaluations, resolution)
 
@@ -132,10 +127,9 @@ def curve_from_bounds(delta_of: Callable[[float], float], *, name: str, top: flo
     allowance), cheap to compute. Where it exceeds twice the chord through the nearest points already placed on
     either side, ``delta_of(e)`` is not computed: the chord lies above the lower hull of any set of points holding
     those two (stand-ins included: they lie above it too), so the bound would lie above the hull and would not be
-    one of its vertices. The point is kept with
-    the value ``above(e)`` (at most the bound it stands for) only to steer the choice of later points as the bound
-    would have; should it still end up a vertex (rounding), it is bounded after all and the hull taken again, so
-    every vertex of the curve is a value of ``delta_of``.
+    one of its vertices. The point is kept with the value ``above(e)`` (at most the bound it stands for) only to
+    steer the choice of later points as the bound would have; should it still end up a vertex (rounding), it is
+    bounded after all and the hull taken again, so every vertex of the curve is a value of ``delta_of``.
     """
     vals: dict[float, float] = {-top: -math.expm1(-top), top: 0.0}
     skipped: set[float] = set()
@@ -176,14 +170,13 @@ def curve_from_bounds(delta_of: Callable[[float], float], *, name: str, top: flo
             bound(e)
     es = np.array(sorted(vals))
     while True:
-        ds = np.array([vals[e] for e in es])
-        stand_ins = [float(e) for e in es[_lower_hull(np.exp(es), np.maximum(ds, _trivial(es)))] if e in skipped]
+        curve = _hull_curve(name, es, np.array([vals[e] for e in es]), len(vals) - 2 - len(skipped), resolution)
+        stand_ins = [e for e in curve.epsilons.tolist() if e in skipped]
         if not stand_ins:
-            break
+            return curve
         for e in stand_ins:  # (not expected: each lies above twice a chord through bounded points)
             vals[e] = delta_of(e)
             skipped.discard(e)
-    return _hull_curve(name, es, ds, len(vals) - 2 - len(skipped), resolution)
 
 
 def envelope(curves: list[DominatingCurve]) -> DominatingCurve:
