@@ -19,6 +19,7 @@ from typing import Any
 from .. import __version__
 from .._errors import SufficientDPError
 from .._json import jsonable
+from ._offload import Offloaded, Offloads, spare_core
 
 __all__ = ["COMPARED_METHODS", "DesignReport", "design_numbers", "design_report", "format_number", "render_design",
            "render_page", "write_html"]
@@ -70,11 +71,20 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
     Raises:
         ParameterError, CalibrationError: from the chosen method's calibration.
     """
+    with Offloads() as offloads:  # a call still running when this ends (an error, an interrupt) is stopped
+        return _design_numbers(bits=bits, population=population, epsilon=epsilon, beta=beta, max_weight=max_weight,
+                               one_hot=one_hot, reports=reports, method=method, eta=eta, samples=samples, seed=seed,
+                               rounds=rounds, command=command, progress=progress, offloads=offloads)
+
+
+def _design_numbers(*, bits: int, population: int, epsilon: float, beta: float, max_weight: int | None,
+                    one_hot: bool, reports: int, method: str, eta: float | None, samples: int | None,
+                    seed: int | None, rounds: int, command: str | None, progress: Progress | None,
+                    offloads: Offloads) -> dict[str, Any]:
     import numpy as np
 
     from ..calibration import calibrate
     from ..calibration.methods import DEFAULT_ETA
-    from ..estimation.planning import accuracy
 
     methods = [method] + [m for m in COMPARED_METHODS if m != method]
     eta_grid_n = len(ETA_GRID_FACTORS) if rounds == 1 else 0
@@ -92,23 +102,22 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
                               "rounds": rounds}
     cals: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
+    # The homogeneous calibration (seconds at large L; its scalar loops hold the GIL) runs in a second process
+    # beside everything below and fills its row at the end: the same numbers, sooner (issue 10). It is never the
+    # chosen method here, whose calibration comes first and refuses bad parameters before anything starts.
+    late: tuple[int, Offloaded] | None = None
     for m in methods:
-        rng = np.random.default_rng(seed) if m == "mc" and seed is not None else None
-        try:
-            cal = calibrate(method=m, rng=rng, samples=samples if m == "mc" else None, **common)
-        except SufficientDPError as exc:
-            if m == method:
-                raise
-            rows.append({"method": m, "available": False, "chosen": False, "reason": str(exc)})
-            step()
+        if m == "homogeneous" and m != method and spare_core():
+            late = (len(rows), offloads.start(calibrate, {"method": m, **common}))
+            rows.append({})
             continue
-        cals[m] = cal
-        d = cal.to_dict()
-        d["available"] = True
-        d["chosen"] = m == method
-        d["accuracy"] = accuracy(cal.q, population=population, reports=reports * rounds, confidence_level=LEVEL,
-                                 power=POWER).to_dict() if cal.q < 0.5 else None
-        rows.append(d)
+        rng = np.random.default_rng(seed) if m == "mc" and seed is not None else None
+        row, cal = _method_row(m, method, lambda: calibrate(method=m, rng=rng,  # noqa: B023 - called at once
+                                                            samples=samples if m == "mc" else None, **common),
+                               population=population, reports=reports * rounds)
+        rows.append(row)
+        if cal is not None:
+            cals[m] = cal
         step()
     chosen = cals[method]
     target = chosen.eta_target if chosen.eta_target is not None else (eta if eta is not None else DEFAULT_ETA)
@@ -176,6 +185,11 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
                 k_rows.append({"method": m, "reports": k, "q": c.q, "sigma_per_sqrt_n": c.sigma_per_sqrt_n})
     step()
 
+    if late is not None:
+        rows[late[0]] = _method_row("homogeneous", method, late[1].result, population=population,
+                                    reports=reports * rounds)[0]
+        step()
+
     inputs = {"bits": bits, "population": population, "epsilon": epsilon, "beta": beta, "max_weight": max_weight,
               "one_hot": one_hot, "reports": reports, "method": method, "eta": eta, "samples": samples,
               "seed": seed, "rounds": rounds}
@@ -185,6 +199,26 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
         "comparison": comparison, "attacker": attacker, "k_tradeoff": {"ks": list(K_GRID), "rows": k_rows},
         "ratio_distribution": ratio,
     }, fallback=str)
+
+
+def _method_row(m: str, chosen: str, calibrated: Callable[[], Any], *, population: int,
+                reports: int) -> tuple[dict[str, Any], Any]:
+    """The methods table's row of ``m`` and its calibration (None when ``m`` is not available here: the row says
+    why); the chosen method's error is raised."""
+    from ..estimation.planning import accuracy
+
+    try:
+        cal = calibrated()
+    except SufficientDPError as exc:
+        if m == chosen:
+            raise
+        return {"method": m, "available": False, "chosen": False, "reason": str(exc)}, None
+    d = cal.to_dict()
+    d["available"] = True
+    d["chosen"] = m == chosen
+    d["accuracy"] = accuracy(cal.q, population=population, reports=reports, confidence_level=LEVEL,
+                             power=POWER).to_dict() if cal.q < 0.5 else None
+    return d, cal
 
 
 def _eta_points(cal: Any, *, bits: int, population: int, epsilon: float, reports: int, max_weight: int | None,
