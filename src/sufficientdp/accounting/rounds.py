@@ -172,6 +172,7 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     bounds behind them (by q, N, domain, type, lattice and points) across calls.
     """
     notes: list[str] = []
+    eps0 = local_distance(domain) * math.log((1.0 - q) / q)  # (local DP is decided on the domain asked for)
     if _cube_instead(domain):
         notes.append(f"the weight <= {domain.max_weight} domain has more than {_MAX_TYPES} pair types; the "
                      "bound for all of {0,1}^L is used, which covers it (its blanket is valid for every sub-domain; looser)")
@@ -180,11 +181,10 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     notes.extend(size_notes)
     log_gamma = blanket_mass(domain, q)
     others = population - 1
-    eps0 = local_distance(domain) * math.log((1.0 - q) / q)
-    if n * eps0 <= epsilon:
-        notes.append("local DP: the privacy loss of every one-report release is at most epsilon_0, so the total "
-                     "never exceeds n * epsilon_0 <= epsilon")
-        return RoundsEvaluation(0.0, 0.0, epsilon, "local", (), None, 0, tuple(notes))
+    if n * eps0 <= epsilon:  # (no stand-in domain is bounded: its notes do not apply)
+        return RoundsEvaluation(0.0, 0.0, epsilon, "local", (), None, 0, (
+            "local DP: the privacy loss of every one-report release is at most epsilon_0, so the total never "
+            "exceeds n * epsilon_0 <= epsilon",))
     types = [t for t in pair_types(domain, q) if only is None or t.name in only]
     if not types:
         raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")

@@ -637,8 +637,8 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
         raise ParameterError(f"domain.bits must equal bits ({bits}); got {dom.bits}")
     if not isinstance(larger_crowds, bool):
         raise ParameterError(f"larger_crowds must be True or False; got {larger_crowds!r}")
-    if reports > 1:
-        check_composable(q, dom, releases=reports, epsilon=epsilon)
+    if reports > 1:  # (on the domain the bound evaluates: all of {0,1}^L may stand in for a weight domain)
+        check_composable(q, _checked_size(dom, []), releases=reports, epsilon=epsilon)
     t0 = time.perf_counter()
     notes: tuple[str, ...] = ()
     if bits == 1 and reports == 1 and population >= 2:
@@ -831,10 +831,12 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     dom = _checked_size(domain, notes)
     log_gamma = blanket_mass(dom, q)
     others = population - 1
+    if reports * _local_epsilon(domain, q) <= epsilon:
+        # decided on the domain asked for, not on all of {0,1}^L standing in for it (whose distance is larger: at
+        # a weight domain's local-DP q its bound is far from 0)
+        return Evaluation(0.0, 0.0, epsilon, "local", (), log_gamma, domain,
+                          ("local DP: the privacy loss never exceeds k * epsilon_0 <= epsilon",))
     eps0 = _local_epsilon(dom, q)
-    if reports * eps0 <= epsilon:
-        return Evaluation(0.0, 0.0, epsilon, "local", (), log_gamma, dom,
-                          tuple(notes + ["local DP: the privacy loss never exceeds k * epsilon_0 <= epsilon"]))
     types = [t for t in pair_types(dom, q) if only is None or t.name in only]
     if not types:
         raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")
