@@ -140,15 +140,16 @@ class Domain:
 
     @classmethod
     def from_max_weight(cls, bits: int, max_weight: int | None) -> Domain:
-        """``all`` when ``max_weight`` is None or >= bits, else ``weight``.
+        """``all`` when ``max_weight`` is None or equals bits, else ``weight``.
 
         Raises:
             ParameterError: ``bits`` not an integer in [1, 100000], or ``max_weight`` neither None nor an integer
-                >= 1 (checked before the comparison: ``Decimal('nan')`` raised decimal's own error).
+                in [1, bits] (as :func:`sufficientdp.calibrate` requires; checked before the comparison:
+                ``Decimal('nan')`` raised decimal's own error).
         """
         bits = check_int("bits", bits, minimum=1, maximum=100_000)
         if max_weight is not None:
-            max_weight = check_int("max_weight", max_weight, minimum=1)
+            max_weight = check_int("max_weight", max_weight, minimum=1, maximum=bits)
         if max_weight is None or max_weight >= bits:
             return cls(bits=bits)
         return cls(bits=bits, kind="weight", max_weight=max_weight)
