@@ -38,6 +38,7 @@ _SEARCH_RESOLUTION = 2e-2  # lattice resolution while bracketing q (fast, looser
 _FINE_RESOLUTION = DEFAULT_RESOLUTION  # the resolution of the final answer (proven_tail's default)
 _POLISH = 0.03  # the fine search looks this far (relative) below the coarse answer
 _FULL_STEP = 2e-3  # the answer is also checked this far (relative) below with the full bound
+_LOOK_STEPS = 6  # ... at most this many times (still passing after them: the search runs again, _search_again)
 _LEAD_MAX = 4  # pair types searched at once (others are caught by the full bound's check)
 
 
@@ -66,8 +67,8 @@ class _Run:
     the pair types searched (``lead``), the e' followed (``hint``) and the lattice (``stage``)."""
 
     __slots__ = ("bits", "dom", "epsilon", "eta", "exact_at_n", "exact_l1", "fine_eps", "fine_fails", "full_evs",
-                 "fulls", "hint", "larger_crowds", "lead", "population", "progress", "q_loc", "reports", "stage",
-                 "steps", "total")
+                 "fulls", "hint", "hold", "larger_crowds", "lead", "population", "progress", "q_loc", "reports",
+                 "stage", "steps", "total")
 
     def __init__(self, *, bits: int, population: int, epsilon: float, eta: float, reports: int, dom: Domain,
                  progress: Callable[[int, int], Any] | None, larger_crowds: bool) -> None:
@@ -83,6 +84,7 @@ class _Run:
         self.hint: float | None = None
         self.stage = _SEARCH_RESOLUTION
         self.fine_eps = 0.0  # the fine stage's e' has been searched (then held)
+        self.hold = True  # hold the fine stage's e' (False: searched near the last one at every q)
         self.exact_at_n: dict[float, float] = {}
         self.fine_fails: list[tuple[float, float]] = []  # (q, eta) of the fine lattice's failing search bounds
 
@@ -128,7 +130,7 @@ class _Run:
             return self.full(q).eta
         # e' follows q by a local search around the previous one (any e' gives a valid bound); on the fine
         # lattice, where q moves by a few percent at most, it is searched once and then held
-        fixed = self.hint if self.hint is not None and self.fine_eps == self.stage else None
+        fixed = self.hint if self.hint is not None and self.fine_eps == self.stage and self.hold else None
         ev = evaluate(q=q, population=self.population, epsilon=self.epsilon, reports=self.reports, domain=self.dom,
                       only=frozenset(self.lead), epsilon_prime_hint=self.hint, resolution=self.stage,
                       epsilon_prime=fixed)
@@ -280,12 +282,13 @@ def _steep_below(run: _Run, hi: float, eta_hi: float) -> bool:
     return eta_hi * math.exp(slope * math.log1p(-_FULL_STEP)) > 1.5 * run.eta
 
 
-def _look_below(run: _Run, hi: float, eta_hi: float) -> float:
+def _look_below(run: _Run, hi: float, eta_hi: float) -> tuple[float, bool]:
     """Near-minimal against the full bound itself: look just below (the fast bound and the full one differ a little
     in e'); move down by :data:`_FULL_STEP` while the full bound still passes there (skipped when the full bound at
     hi is already within 3% of the target: 0.2% lower in q it is above it, the bound rising ~4% per 0.1% of q near
     the root in every case measured; and when it is predicted well above the target there, :func:`_steep_below`:
-    one full bound of every type, 1-2 s at L = 128-256)."""
+    one full bound of every type, 1-2 s at L = 128-256). Returns the lowest q observed to pass and whether it
+    still passed after :data:`_LOOK_STEPS` steps (room below: :func:`_search_again`)."""
     def step(x: float, k: int) -> tuple[float, bool] | None:
         below = x * (1.0 - _FULL_STEP)
         return None if below <= 0.0 else (below, False)
@@ -294,7 +297,33 @@ def _look_below(run: _Run, hi: float, eta_hi: float) -> float:
         return not run.full(q).eta > run.eta, math.nan
 
     skip = eta_hi >= 0.97 * run.eta or _steep_below(run, hi, eta_hi)
-    return walk(test, hi, passes=True, step=step, max_steps=0 if skip else 6).last
+    w = walk(test, hi, passes=True, step=step, max_steps=0 if skip else _LOOK_STEPS)
+    return w.last, w.hit is None and w.steps == _LOOK_STEPS
+
+
+def _search_again(run: _Run, hi: float) -> float:
+    """The full bound still passes :data:`_LOOK_STEPS` steps below the searched root ``hi``: the fine search's e',
+    searched once where it began and then held, was far from the best e' where it ended (seen at epsilon = 0.05,
+    N = 10^7, L = 40: the fast bound at its root 4,000 times the full one, q 2.9% above the smallest passing).
+    Search again below ``hi`` with e' searched near the last one at every q: walk down by 1%, 2%, 4%, ... until the
+    lead types fail, regula falsi between, then the full bound at the root (stepping up while it fails; ``hi``
+    passes). Returns a q observed to pass the full bound."""
+    run.hold = False
+    f_hi = log_excess(run.fast(hi), run.eta)
+
+    def step(x: float, k: int) -> tuple[float, bool] | None:
+        below = x * (1.0 - min(0.5, 0.01 * 2.0**k))
+        return None if below <= 1e-12 else (below, False)
+
+    down = walk(run.fast_test, hi, passes=True, step=step, max_steps=40, start_score=f_hi)
+    if down.hit is None:  # (not expected: the full bound passed just below) keep the lowest q that passed
+        below = down.last
+    else:
+        below = _illinois(run.fast, down.hit, down.last, down.hit_score, down.last_score, run.eta)
+    if below < hi and run.full(below).eta <= run.eta:
+        return below
+    up, passed = _step_up(run, below)
+    return up if passed and up < hi else hi
 
 
 def _step_up(run: _Run, hi: float) -> tuple[float, bool]:
@@ -359,9 +388,11 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
     The search: halve q from local DP's until the bound over *every* pair type (coarse lattice) fails; the types
     that lead there (within a factor 4 of the worst, at most :data:`_LEAD_MAX`) are searched on the coarse lattice,
     then on the fine one, with e' following q; the answer is checked with the full bound (every type, its own e'
-    search: exactly :func:`proven_tail`), and a type that fails it joins the searched ones. The bound is not
-    exactly monotone in q (the lattice's slack jitters), so the answer is the smallest q *observed* to pass near
-    the root, to about :data:`_REL_TOL`.
+    search: exactly :func:`proven_tail`), and a type that fails it joins the searched ones; where the full bound
+    still passes :data:`_LOOK_STEPS` steps of 0.2% below, the fine search's held e' was stale and the search runs
+    again with e' searched at every q (:func:`_search_again`). The bound is not exactly monotone in q (the
+    lattice's slack jitters), so the answer is the smallest q *observed* to pass near the root, to about
+    :data:`_REL_TOL`.
 
     ``larger_crowds=True``: the bound must also hold for every crowd of more than ``population`` people
     (:func:`~sufficientdp.ratio.proven.proven_tail`'s flag; it changes only L = 1, where the exact value at N is
@@ -397,7 +428,9 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
                 hi, f_hi = q_loc, -math.inf
                 continue
         if res.eta <= eta:
-            hi = _look_below(run, hi, res.eta)
+            hi, room = _look_below(run, hi, res.eta)
+            if room:
+                hi = _search_again(run, hi)
             if hi < q_loc:
                 run.done()
                 return hi, run.full(hi), notes
