@@ -290,7 +290,7 @@ def _look_below(run: _Run, hi: float, eta_hi: float) -> tuple[float, bool]:
     the root in every case measured; and when it is predicted well above the target there, :func:`_steep_below`:
     one full bound of every type, 1-2 s at L = 128-256). Returns the lowest q observed to pass and whether it
     still passed after :data:`_LOOK_STEPS` steps (room below: :func:`_search_again`); a bound at hi below
-    :data:`_FAR_BELOW` times the target has room without looking (on 86 calibrations of a grid, L = 5-64,
+    :data:`_FAR_BELOW` times the target has room without looking (on 84 calibrations of a grid, L = 5-64,
     N = 1e3-1e7, epsilon = 0.05-2, the bound at the searched root was either at least 5% of the target or, once,
     2e-4 of it, where the six steps all passed)."""
     def step(x: float, k: int) -> tuple[float, bool] | None:
