@@ -132,30 +132,28 @@ def _step_up(full: Callable[[float], TailResult | _Failed], hi: float, res: Tail
     local DP's q) until it passes: the one search's expanding walk; a pass more than 1.5 :data:`_REL_TOL` above
     the last failure is then narrowed by regula falsi on the full bound to :data:`_REL_TOL` (the doubling steps
     had overshot by up to their last one: 0.8% at L = 5, N = 1e6, epsilon = 0.3, eta = 1e-6, T = 3). Returns the
-    last q probed and its bound (``hi`` and ``res`` if ``hi`` is already local DP's q). From any ``hi >= 1e-15`` the steps reach ``q_loc`` within 60
-    of the 64 allowed (the searches never go below 1e-14: the step-down stops at 1e-12, each of the at most 8
-    fine walks goes at most 40% lower); were it lower, the walk would stop failing and rounds_q raise."""
-    last = [res]
-    at: dict[float, TailResult | _Failed] = {hi: res}
-
-    def test(x: float) -> tuple[bool, float]:
-        last[0] = at[x] = full(x)
-        return last[0].eta <= eta, math.nan
-
-    def step(x: float, k: int) -> tuple[float, bool] | None:
-        return None if not x < q_loc else (min(q_loc, x * (1.0 + 1e-3 * 2.0**k)), False)
-
-    w = walk(test, hi, passes=False, step=step, max_steps=64)
-    if w.hit is None:
-        return w.last, last[0]
-    if w.hit <= w.last * (1.0 + 1.5 * _REL_TOL):
-        return w.hit, last[0]
+    last q probed and its bound (``hi`` and ``res`` if ``hi`` is already local DP's q). From any ``hi >= 1e-15``
+    the steps reach ``q_loc`` within 60 of the 64 allowed (the searches never go below 1e-14: the step-down stops
+    at 1e-12, each of the at most 8 fine walks goes at most 40% lower); were it lower, the walk would stop failing
+    and rounds_q raise."""
+    at: dict[float, TailResult | _Failed] = {hi: res}  # the full bound at every q probed
 
     def full_eta(x: float) -> float:
         if x not in at:
             at[x] = full(x)
         return at[x].eta
 
+    def test(x: float) -> tuple[bool, float]:
+        return full_eta(x) <= eta, math.nan
+
+    def step(x: float, k: int) -> tuple[float, bool] | None:
+        return None if not x < q_loc else (min(q_loc, x * (1.0 + 1e-3 * 2.0**k)), False)
+
+    w = walk(test, hi, passes=False, step=step, max_steps=64)
+    if w.hit is None:
+        return w.last, at[w.last]
+    if w.hit <= w.last * (1.0 + 1.5 * _REL_TOL):
+        return w.hit, at[w.hit]
     q = _root(full_eta, w.last, w.hit, log_excess(at[w.last].eta, eta), log_excess(at[w.hit].eta, eta), eta,
               _REL_TOL)
     return q, at[q]

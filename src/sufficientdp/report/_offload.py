@@ -35,8 +35,9 @@ def spare_core() -> bool:
 class Offloaded:
     """``fn(**kwargs)`` started in a child process at construction; :meth:`result` waits for its value.
 
-    ``fn`` must be importable by name (a module-level function of this package) and ``kwargs`` picklable. Use it as
-    a context manager, or call :meth:`close`: a call whose result is not needed (the caller failed) is stopped."""
+    ``fn`` must be importable by name (a module-level function of this package) and ``kwargs`` picklable. Started
+    through :class:`Offloads`, which calls :meth:`close` when its block ends: a call whose result is not needed
+    (the caller failed) is stopped."""
 
     def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
         self._fn, self._kwargs = fn, dict(kwargs)
@@ -102,13 +103,6 @@ class Offloaded:
             proc.wait()
         if self._reader is not None:
             self._reader.join()
-
-    def __enter__(self) -> Offloaded:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 class Offloads:
     """The calls a piece of work started (:meth:`start`); leaving the ``with`` block stops those still running."""
