@@ -1,45 +1,77 @@
-"""The heavy sums of the positive-part bound, enumerated faster (issue 10: at L = 96 and eta = 1e-6 one bound took
-seconds re-enumerating and re-sorting the same sums): each new level merges sorted runs instead of sorting afresh
-(``_add_one_heavy_draw``), and the levels already enumerated for one input are reused when the heavy remainder
-asks for more counts (``_Levels``). Both must give the floats of the plain computation, bit for bit."""
+"""The heavy sums of the positive-part bound (``_numerics.positive_part``, step 2): level ``r`` is the law of the sum of
+``r`` iid heavy draws, one atom per multiset of heavy atoms (``_next_level``, issue 10: enumerating every sequence
+and merging equal floats was half of a T-round bound, and a multiset's sum added in different orders left up to 3
+floats per multiset). Checked against every sequence of draws, by brute force; and the levels already enumerated
+for one input are reused when the heavy remainder asks for more counts (``_Levels``), with the floats of a fresh
+enumeration."""
 
 from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from sufficientdp._numerics import positive_part
-from sufficientdp._numerics.positive_part import _add_one_heavy_draw, _heavy_laws, _Levels
+from sufficientdp._numerics.positive_part import _heavy_laws, _Levels, _next_level
 
 
-def _plain_level(ys: np.ndarray, ps: np.ndarray, hv: np.ndarray, hq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The formulation the enumeration used before: np.unique of the row-per-ys sums, bincount of the inverse."""
-    sums = (ys[:, None] + hv[None, :]).ravel()
-    probs = (ps[:, None] * hq[None, :]).ravel()
-    uniq, inv = np.unique(sums, return_inverse=True)
-    return uniq.astype(float), np.bincount(inv.ravel(), weights=probs).astype(float)
-
-
-def _heavy_atoms(seed: int, smallest: int, largest: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """k heavy atoms of both signs, some on a coarse grid (so that many sums coincide exactly), some not, and their
+def _heavy_atoms(seed: int, smallest: int, largest: int, *, grid: bool) -> tuple[int, np.ndarray, np.ndarray]:
+    """k heavy atoms of both signs (integers when ``grid``, so that sums are exact and many coincide) and their
     probabilities."""
     rng = np.random.default_rng(seed)
     k = int(rng.integers(smallest, largest))
-    hv = np.where(rng.random(k) < 0.5, np.round(rng.normal(size=k) * 4) / 4, rng.normal(size=k) * 3)
+    hv = rng.integers(-6, 7, size=k).astype(float) if grid else rng.normal(size=k) * 3
     hq = rng.random(k)
     return k, hv, hq / hq.sum()
 
 
+def _levels(hv: np.ndarray, hq: np.ndarray, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    lev = _Levels()
+    for r in range(count):
+        ys, ps = lev.sums[-1]
+        ys, ps, lev.last, lev.mult = _next_level(ys, ps, lev.last, lev.mult, hv, hq, r)
+        lev.sums.append((ys, ps))
+    return lev.sums
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_one_more_heavy_draw_is_the_unique_of_all_sums(seed: int) -> None:
-    k, hv, hq = _heavy_atoms(seed, 1, 30)
-    ys, ps = np.zeros(1), np.ones(1)
-    for _ in range(4):
-        plain = _plain_level(ys, ps, hv, hq)
-        ys, ps = _add_one_heavy_draw(ys, ps, hv, hq)
-        assert ys.tobytes() == plain[0].tobytes()
-        assert ps.tobytes() == plain[1].tobytes()
-    assert ys.size < k ** 4 or k == 1  # (coinciding sums were merged)
+def test_each_level_is_the_law_of_every_sequence_of_draws(seed: int) -> None:
+    # integer atoms: every sum is exact, so the law by value can be compared with the brute-force sum over all
+    # k**r sequences, whose probabilities are added in exact rational arithmetic
+    k, hv, hq = _heavy_atoms(seed, 1, 7, grid=True)
+    exact_q = [Fraction(float(x)) for x in hq]
+    for r, (ys, ps) in enumerate(_levels(hv, hq, 4)):
+        assert ys.size == ps.size == math.comb(k + r - 1, r)  # one atom per multiset
+        brute: dict[float, Fraction] = {}
+        for seq in itertools.product(range(k), repeat=r):
+            value = float(sum(hv[list(seq)])) if seq else 0.0
+            brute[value] = brute.get(value, Fraction(0)) + math.prod((exact_q[i] for i in seq), start=Fraction(1))
+        got: dict[float, float] = {}
+        for y, p in zip(ys.tolist(), ps.tolist()):
+            got[y] = got.get(y, 0.0) + p
+        assert set(got) == set(brute)
+        for value, prob in brute.items():
+            assert got[value] == pytest.approx(float(prob), rel=1e-13, abs=1e-300)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_real_atoms_give_the_moments_and_positive_parts_of_every_sequence(seed: int) -> None:
+    # real atoms: sums of a multiset in different orders differ by an ulp, so the law is compared through smooth
+    # functionals (total mass, mean, E[(Y - c)_+] at several c), to rounding
+    k, hv, hq = _heavy_atoms(seed + 40, 2, 9, grid=False)
+    for r, (ys, ps) in enumerate(_levels(hv, hq, 3)):
+        listed = list(itertools.product(range(k), repeat=r))
+        seqs = np.array(listed, dtype=np.intp).reshape(len(listed), r)
+        values = hv[seqs].sum(axis=1)
+        probs = hq[seqs].prod(axis=1)
+        assert float(ps.sum()) == pytest.approx(1.0, rel=1e-13)
+        assert float(ps @ ys) == pytest.approx(float(probs @ values), rel=1e-12, abs=1e-12)
+        for c in (-4.0, -1.0, 0.0, 0.5, 3.0):
+            assert float(ps @ np.maximum(ys - c, 0.0)) == pytest.approx(
+                float(probs @ np.maximum(values - c, 0.0)), rel=1e-12, abs=1e-12)
 
 
 def _laws_bytes(out: tuple | None) -> object:
@@ -54,42 +86,32 @@ def test_reused_levels_give_the_floats_of_a_fresh_enumeration(monkeypatch: pytes
     v = np.concatenate([rng.normal(size=200), 1000 / 1.15 ** np.arange(30)])  # 30 rare heavy atoms, 1000 to 17
     pi = np.concatenate([np.full(200, (1 - 30e-9) / 200), np.full(30, 1e-9)])
     gamma, n = 0.3, 20_000
-    monkeypatch.setattr(positive_part, "_HEAVY_ATOMS", 20_000)  # (an overflow within a few levels)
+    monkeypatch.setattr(positive_part, "_HEAVY_ATOMS", 20_000)  # (a level over it within a few counts)
     shared: dict[int, _Levels] = {}
-    seen_overflow = False
-    for tail_power in (1e-9, 1e-13, 1e-17, 1e-21, 1e-25):
+    for tail_power in (1e-9, 1e-13, 1e-17, 1e-21):
         fresh = _heavy_laws(v, pi, gamma, n, tail_power)
         reused = _heavy_laws(v, pi, gamma, n, tail_power, shared)
         assert _laws_bytes(reused) == _laws_bytes(fresh)
-        seen_overflow |= any(lv.overflow is not None for lv in shared.values())
-    assert seen_overflow  # the overflow shortcut was exercised
-    assert len(shared) >= 2  # (and the fallback to fewer heavy atoms)
+        assert reused is not None and reused[3][-1][0].size <= 20_000
+    assert len(shared) >= 2  # (a level over the limit: the fallback to fewer heavy atoms was exercised)
 
 
-@pytest.mark.parametrize(("seed", "smallest", "largest"), [(10, 5, 25), (11, 5, 25), (12, 5, 25), (20, 12, 30),
-                                                          (21, 12, 30), (22, 12, 30), (23, 12, 30)])
-def test_a_level_is_refused_exactly_when_over_its_limit(seed: int, smallest: int, largest: int) -> None:
-    # A level over its limit is refused once its distinct sums are counted, before their probabilities are added; one
-    # of more than 3 * limit sums is first counted on its first rows (at least 3 * limit sums): refused there only
-    # when those alone hold more than `limit` distinct sums, which the whole level then does too. Every limit,
-    # small (the early count decides) to large (the whole level decides), must give the plain answer: None exactly
-    # when the level has more than `limit` distinct sums, else the level itself.
-    _, hv, hq = _heavy_atoms(seed, smallest, largest)
-    ys, ps = np.zeros(1), np.ones(1)
-    for _ in range(3):
-        full = _add_one_heavy_draw(ys, ps, hv, hq)
-        assert full is not None
-        count = full[0].size
-        early = 0
-        for limit in sorted({1, 2, 3, count // 8, count // 4, count // 3, count // 2, count - 1, count, count + 1}):
-            if limit < 1:
-                continue
-            early += ys.size * hv.size > 3 * limit
-            got = _add_one_heavy_draw(ys, ps, hv, hq, limit=limit)
-            if count > limit:
-                assert got is None, (limit, count)
-            else:
-                assert got is not None and got[0].tobytes() == full[0].tobytes()
-                assert got[1].tobytes() == full[1].tobytes()
-        assert early  # (the early count was reached)
-        ys, ps = full
+@pytest.mark.parametrize("limit_offset", [-1, 0])
+def test_a_split_is_refused_exactly_when_its_largest_level_is_over_the_limit(monkeypatch: pytest.MonkeyPatch,
+                                                                            limit_offset: int) -> None:
+    rng = np.random.default_rng(5)
+    v = np.concatenate([rng.normal(size=100), 500 / 1.2 ** np.arange(12)])  # 12 rare heavy atoms
+    pi = np.concatenate([np.full(100, (1 - 12e-9) / 100), np.full(12, 1e-9)])
+    gamma, n, tail_power = 0.5, 100_000, 1e-12
+    free = _heavy_laws(v, pi, gamma, n, tail_power)
+    assert free is not None
+    laws = free[3]
+    k = laws[1][0].size  # (level 1: one atom per heavy atom)
+    top = laws[-1][0].size
+    assert top == math.comb(k + len(laws) - 2, len(laws) - 1)
+    monkeypatch.setattr(positive_part, "_HEAVY_ATOMS", top + limit_offset)
+    got = _heavy_laws(v, pi, gamma, n, tail_power)
+    if limit_offset == 0:  # exactly at the limit: the same split
+        assert _laws_bytes(got) == _laws_bytes(free)
+    else:  # one atom over: a smaller split (fewer heavy atoms) or none
+        assert got is None or got[3][1][0].size < k
