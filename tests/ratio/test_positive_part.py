@@ -87,6 +87,35 @@ def test_bound_with_rare_heavy_atoms(rare: float, monkeypatch: pytest.MonkeyPatc
     assert plain.upper <= exact * (1 + 2e-3)
 
 
+def test_the_smallest_of_the_heavy_enumerations_bounds_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each heavy enumeration (tail_power lowered while the heavy remainder matters) gives a valid bound; a later one
+    # can end on a coarser lattice and be looser (seen at L = 40: 1.4e-18 then 2.3e-18, scaled). The smallest is
+    # kept, and it is still above the exact value.
+    values = np.array([-7.0, -1.0, 2.0, 5.0, 300.0, -250.0])
+    probs = np.array([0.1, 0.4, 0.3, 0.2 - 4e-5, 2e-5, 2e-5])
+    gamma, n = 0.2, 60
+    support, law = _integer_law(values, probs, gamma, n)
+    exact = float(law @ np.maximum(support, 0.0))
+    plain = positive_part._bound
+    seen: list[float] = []
+
+    def looser_later(*args: object, **kwargs: object) -> object:
+        run = plain(*args, **kwargs)  # type: ignore[arg-type]
+        if seen:  # every enumeration after the first: twice its bound (still valid), heavy remainder unchanged
+            run = positive_part._Run(2.0 * run.upper, run.cells, run.step, run.allowance, run.slack_estimate,
+                                     run.allowance_tail)
+        seen.append(run.upper)
+        return run
+
+    monkeypatch.setattr(positive_part, "_TAIL_POWER", 1e-3)  # (so that more than one enumeration runs)
+    monkeypatch.setattr(positive_part, "_bound", looser_later)
+    b = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
+    assert len(seen) >= 2
+    assert b.upper == pytest.approx(min(seen) * float(np.max(np.abs(values))), rel=1e-15)
+    assert b.upper < seen[-1] * float(np.max(np.abs(values)))
+    assert exact <= b.upper * (1 + 1e-10)
+
+
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_heavy_atoms_with_fewer_people_than_enumerated_counts(n: int) -> None:
     # With lambda <= 1e-3 the heavy enumeration wants counts r = 0..3 (lambda^r / r! above 1e-9), more than n people

@@ -253,12 +253,17 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike | CheckedPr
         return PositivePartBound(max(0.0, n * float(v[0])) * scale, 1, 0.0, 0.0, 0.0)
     tail_power = _TAIL_POWER
     levels: dict[int, _Levels] = {}  # the heavy sums enumerated so far, per number of heavy atoms (this input)
+    best: _Run | None = None
     while True:
-        best = _bound(v, pi, gamma, n, rtol, max_cells, tail_power, levels)
+        run = _bound(v, pi, gamma, n, rtol, max_cells, tail_power, levels)
+        # every enumeration gives a valid bound: the smallest is kept (more heavy counts narrow the window but can
+        # end on a coarser lattice, so the last one is not always the tightest)
+        if best is None or run.upper < best.upper:
+            best = run
         # the heavy enumeration's remainder (step 2) should be negligible; if not, enumerate more counts
-        if best.slack_estimate < 0.0 or tail_power < 1e-30:
+        if run.slack_estimate < 0.0 or tail_power < 1e-30:
             break
-        if best.allowance_tail <= 0.1 * rtol * best.upper:
+        if run.allowance_tail <= 0.1 * rtol * run.upper:
             break
         tail_power *= 1e-4
     return PositivePartBound(best.upper * scale, best.cells, best.step * scale, best.allowance * scale,
