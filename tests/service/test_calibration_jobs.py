@@ -7,10 +7,10 @@ limit (``calibration_timeout``), a memory limit (``calibration_out_of_memory``) 
 ``campaign_not_active``. A collector restarted on the same database runs the unfinished jobs again, and fails a
 job started :data:`MAX_ATTEMPTS` times (``calibration_interrupted``); shutting it down kills the running jobs.
 
-Timing: the "slow" configuration (L = 32, N_min = 300, q calibrated) runs for minutes, so it is still calibrating
-whenever these tests look, and a 10 s limit always stops it; the "fast" ones (L = 1: the bound is exact and
-instant) finish within the job's process start-up (about 1 s on a quiet machine, 2 s on a loaded one: 5x below
-the limit).
+Timing: the "slow" configuration (L = 256, k = 2, N_min = 300, q calibrated) runs for 17 s on a quiet 2-core
+machine, so it is still calibrating whenever these tests look (within a few seconds), and a 10 s limit stops it;
+the "fast" ones (L = 1: the bound is exact and instant) finish within the job's process start-up (about 1 s on a
+quiet machine, 2 s on a loaded one: 5x below the limit).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from sufficientdp.service.jobs import MAX_ATTEMPTS  # noqa: E402
 from sufficientdp.service.storage import SCHEMA_VERSION, open_storage  # noqa: E402
 
 SLOW: dict[str, Any] = {"name": "slow", "bits": 256, "epsilon": 1.0, "crowd_size": 300, "q": None,
-                        "reports_per_person": 2,  # L = 256, k = 2: minutes of calibration
+                        "reports_per_person": 2,  # L = 256, k = 2: 17 s of calibration
                         "rate_limit": "tokens"}
 FAST: dict[str, Any] = {"name": "fast", "bits": 1, "epsilon": 1.0, "crowd_size": 100, "eta": 0.01, "q": None,
                         "rate_limit": "none"}

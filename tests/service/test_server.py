@@ -264,10 +264,11 @@ def test_clean_shutdown_checkpoints_and_truncates_the_wal(serve: Any) -> None:
 
 def test_sigterm_stops_within_seconds_despite_a_stalled_client_and_a_running_calibration(serve: Any) -> None:
     proc, url, db = serve("--read-timeout", "600")
-    # A calibration that runs for minutes (L = 64, N_min = 10**6, q = null) in its child process...
+    # A calibration that runs for many seconds (L = 256, k = 2, N_min = 300, q = null: 17 s on a quiet 2-core
+    # machine; L = 64 at N_min = 10**6 and eta = 1e-6, used before, now takes 0.7 s) in its child process...
     r = httpx.post(f"{url}/v1/campaigns", headers=AUTH, timeout=30,
-                   json={"name": "long", "bits": 64, "epsilon": 1.0, "crowd_size": 10**6, "q": None,
-                         "eta": 1e-6, "rate_limit": "none"})
+                   json={"name": "long", "bits": 256, "epsilon": 1.0, "crowd_size": 300, "q": None,
+                         "reports_per_person": 2, "rate_limit": "none"})
     assert r.status_code == 202
     slow_id = r.json()["id"]
     # ... and a client that declared a body and stalls (its read deadline is far away).
