@@ -71,20 +71,21 @@ def _describe(value: Any) -> str:
 def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
     """Return ``value`` as an ``int`` if it is an integer in ``[minimum, maximum]``.
 
-    Floats with an integral value (``3.0``) are accepted; ``bool`` and non-integral values are not.
+    Floats with an integral value (``3.0``) are accepted; ``bool`` and non-integral values are not. Every refusal
+    states the whole range (a value of the wrong type too).
     """
+    allowed = f">= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ParameterError(f"{name} must be an integer >= {minimum}; got {_describe(value)}")
+        raise ParameterError(f"{name} must be an integer {allowed}; got {_describe(value)}")
     if isinstance(value, numbers.Integral):
         ivalue = int(value)
     else:
         fvalue = float(value)
         if not math.isfinite(fvalue) or fvalue != math.floor(fvalue):
-            raise ParameterError(f"{name} must be an integer >= {minimum}; got {_describe(value)}")
+            raise ParameterError(f"{name} must be an integer {allowed}; got {_describe(value)}")
         ivalue = int(fvalue)
     if ivalue < minimum or (maximum is not None and ivalue > maximum):
-        hi = "" if maximum is None else f" and <= {maximum}"
-        raise ParameterError(f"{name} must be an integer >= {minimum}{hi}; got {_describe(value)}")
+        raise ParameterError(f"{name} must be an integer {allowed}; got {_describe(value)}")
     return ivalue
 
 

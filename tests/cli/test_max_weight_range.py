@@ -29,3 +29,14 @@ def test_max_weight_equal_to_bits_is_every_vector(capsys, argv):
     with_w, plain = json.loads(out_w), json.loads(out)
     key = "eta" if argv[0] == "tail" else "q"
     assert with_w[key] == plain[key]
+
+
+@pytest.mark.parametrize(("value", "shown"), [(2.5, "2.5"), ("3", "'3'"), (True, "True"), (float("nan"), "nan")])
+def test_a_max_weight_of_the_wrong_kind_is_refused_with_the_whole_range(value, shown):
+    # (the refusal of a value that is not an integer at all named only ">= 1" before session 18)
+    from sufficientdp._errors import ParameterError
+    from sufficientdp.ratio.proven import Domain
+
+    with pytest.raises(ParameterError) as info:
+        Domain.from_max_weight(5, value)
+    assert str(info.value) == f"max_weight must be an integer >= 1 and <= 5; got {shown}"
