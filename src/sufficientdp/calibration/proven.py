@@ -272,11 +272,12 @@ def _steep_below(run: _Run, hi: float, eta_hi: float) -> bool:
     """Whether the full bound, at least half the target at ``hi``, is predicted above 1.5 times the target one
     :data:`_FULL_STEP` lower: log eta extrapolated linearly in log q from the full bound at ``hi``, with the slope of
     the fine search's own bound between ``hi`` and its nearest failing value below. (On 120 calibrations of a grid,
-    L = 2-64, N = 1e2-1e7, the look below moved q only where the full bound at hi was under 13% of the target; of
-    the 36 others it ran on, all at 84% or more, none moved, and every one of them is predicted above 1.6 times the
-    target.) The slope is taken between two values of the same bound: until session 18 it ran from the full bound
-    at hi to the search's bound below, which differ in e' (L = 64, N = 1e6, epsilon = 0.1, eta = 0.05: 0.030 at hi
-    and 0.051 just 0.01% below gave a slope of -5,400, the look was skipped, and 0.2% lower passed at 0.048)."""
+    L = 2-64, N = 1e2-1e7, the look below moved q only where the full bound at hi was under 13% of the target;
+    session 14.) The slope is taken between two values of the same bound: until session 18 it ran from the full
+    bound at hi to the search's bound below, which differ in e' (L = 64, N = 1e6, epsilon = 0.1, eta = 0.05: 0.030
+    at hi and 0.051 just 0.01% below gave a slope of -5,400, the look was skipped, and 0.2% lower passed at 0.048);
+    of the 6 skips of 9 calibrations checked then (L = 8-128), 5 are still taken, and the same q is returned in
+    all 9. A skip only saves time: a look that runs and finds nothing keeps q."""
     at_hi = run.fine_etas.get(hi)
     below = [(q, e) for q, e in run.fine_etas.items() if q < hi and e > run.eta]
     if not eta_hi >= 0.5 * run.eta or not below or at_hi is None or not at_hi > 0.0:
