@@ -276,7 +276,7 @@ def _steep_below(run: _Run, hi: float, eta_hi: float) -> bool:
     session 14.) The slope is taken between two values of the same bound: until session 18 it ran from the full
     bound at hi to the search's bound below, which differ in e' (L = 64, N = 1e6, epsilon = 0.1, eta = 0.05: 0.030
     at hi and 0.051 just 0.01% below gave a slope of -5,400, the look was skipped, and 0.2% lower passed at 0.048);
-    of the 6 skips of 9 calibrations checked then (L = 8-128), 5 are still taken, and the same q is returned in
+    of the 5 skips of 9 calibrations checked then (L = 8-128), 4 are still taken, and the same q is returned in
     all 9. A skip only saves time: a look that runs and finds nothing keeps q."""
     at_hi = run.fine_etas.get(hi)
     below = [(q, e) for q, e in run.fine_etas.items() if q < hi and e > run.eta]
