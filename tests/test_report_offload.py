@@ -1,5 +1,5 @@
 """The design report's second process (issue 10): the homogeneous calibration runs beside the rest of the report
-in a fresh interpreter (:mod:`sufficientdp.report._offload`). The report's numbers must not depend on it, an error
+in a fresh interpreter (:mod:`sufficientdp._offload`). The report's numbers must not depend on it, an error
 of the call must come back as the same error, and a child that cannot run must not change the answer."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from sufficientdp import calibrate
+from sufficientdp import _offload, calibrate
 from sufficientdp._errors import ParameterError
-from sufficientdp.report import _offload, design
-from sufficientdp.report._offload import Offloaded, Offloads
+from sufficientdp._offload import Offloaded, Offloads
+from sufficientdp.report import design
 
 pytest.importorskip("jinja2")
 

@@ -59,8 +59,10 @@ _ENTRY_OVERHEAD, _STEP_OVERHEAD = 256, 128  # Python objects of a memo entry and
 
 
 def _dot(a: NDArray[Any], b: NDArray[Any]) -> float:
-    """``sum(a * b)`` without BLAS (whose threads cost milliseconds per small product on a busy machine); the
-    ufunc's own reduction (what ``np.sum`` calls) without ``np.sum``'s Python-level dispatch."""
+    """``sum(a * b)`` without BLAS (whose threads cost milliseconds per small product on a busy machine, and which
+    splits a product of more than 10,000 terms between its threads, so that the float would depend on the
+    machine's thread count); the ufunc's own reduction (what ``np.sum`` calls) without ``np.sum``'s Python-level
+    dispatch."""
     return float(_ADD(a * b))
 
 
@@ -186,7 +188,7 @@ def _enumerate_heavy(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: flo
                   + (n - r) * math.log1p(-p))
         laws.append((ys.copy(), ps * math.exp(log_pr)))
     # H > h_max is impossible once h_max = n (every person enumerated): nothing left out
-    tail = 0.0 if h_max >= n else n * gamma * float(pi @ np.maximum(v, 0.0)) * lam_h ** h_max / math.factorial(h_max)
+    tail = 0.0 if h_max >= n else n * gamma * _dot(pi, np.maximum(v, 0.0)) * lam_h ** h_max / math.factorial(h_max)
     return lv, lp, gamma_l, laws, tail
 
 
@@ -247,7 +249,7 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike | CheckedPr
     if n == 0 or gamma == 0.0 or scale == 0.0:
         return PositivePartBound(0.0, 1, 0.0, 0.0, 0.0)
     if n == 1:  # E[(W)_+] exactly
-        return PositivePartBound(gamma * float(pi @ np.maximum(v, 0.0)), 1, 0.0, 0.0, 0.0)
+        return PositivePartBound(gamma * _dot(pi, np.maximum(v, 0.0)), 1, 0.0, 0.0, 0.0)
     v = v / scale
     if gamma == 1.0 and float(np.max(v)) == float(np.min(v)):  # S = n v surely
         return PositivePartBound(max(0.0, n * float(v[0])) * scale, 1, 0.0, 0.0, 0.0)

@@ -55,6 +55,7 @@ from ..ratio.proven import (
     local_distance,
     pair_type_pool,
     pair_types,
+    split_types,
 )
 from .shuffled import homogeneous_histogram_pld
 
@@ -222,7 +223,8 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     # refinement below decides type by type, in order, exactly as one thread would; with two threads the next type
     # that would be refined as things stand is bounded alongside (used if the decision reaches it, else dropped).
     with pair_type_pool(types) as pool:
-        curves = dict(zip(by_name, pool.map(lambda pt: curve_of(pt, first), types)))
+        curves = _first_curves(types, first, curve_of, pool, q=q, population=population, domain=domain,
+                               resolution=resolution, memos=memos, cache=cache, tick=tick)
         evaluations = sum(c.evaluations for c in curves.values())
         ahead: dict[str, DominatingCurve] = {}
 
@@ -285,6 +287,58 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     w = comps[worst]
     return RoundsEvaluation(w.eta, delta, w.epsilon_prime, worst, tuple((k, c.eta) for k, c in comps.items()), w,
                             evaluations, tuple(notes), tuple(curves.values()))
+
+
+def _first_curves(types: list[PairType], first: int, curve_of: Callable[[PairType, int], DominatingCurve], pool: Any,
+                  *, q: float, population: int, domain: Domain, resolution: float,
+                  memos: dict[tuple[Any, ...], dict[float, float]], cache: dict[tuple[Any, ...], Any] | None,
+                  tick: Callable[[], None]) -> dict[str, DominatingCurve]:
+    """Every type's curve of ``first`` points (``curve_of``), by name in the types' order.
+
+    On large domains at the final resolution (:func:`~sufficientdp.ratio.proven.split_types`), the types not
+    already cached are split: a fresh interpreter computes the curves of one half (:func:`_curves_elsewhere`, the
+    same pure functions from empty memos, so the same floats) while this process computes the other in the calling
+    thread; the other half's curves and bounds then join ``cache`` and ``memos`` as if computed here (the full
+    curves reuse the bounds)."""
+    def cached(pt: PairType) -> bool:
+        return cache is not None and (q, population, domain, pt.name, resolution, first) in cache
+
+    halves = split_types([pt for pt in types if not cached(pt)]) if resolution <= DEFAULT_RESOLUTION else None
+    if halves is None:
+        return dict(zip((pt.name for pt in types), pool.map(lambda pt: curve_of(pt, first), types)))
+    from .._offload import Offloaded
+
+    other = Offloaded(_curves_elsewhere, {"q": q, "population": population, "domain": domain,
+                                          "names": sorted(halves[1]), "resolution": resolution, "points": first})
+    try:
+        mine = {pt.name: curve_of(pt, first) for pt in types if pt.name not in halves[1]}
+        for name, curve, memo in other.result():
+            key = (q, population, domain, name, resolution, first)
+            memos.setdefault(key[:-1], {}).update(memo)
+            if cache is not None:
+                cache[key] = curve
+            mine[name] = curve
+            for _ in range(curve.evaluations):
+                tick()
+    finally:
+        other.close()
+    return {pt.name: mine[pt.name] for pt in types}
+
+
+def _curves_elsewhere(*, q: float, population: int, domain: Domain, names: list[str], resolution: float,
+                      points: int) -> list[tuple[str, DominatingCurve, dict[float, float]]]:
+    """The curves of ``points`` bounds of the pair types ``names`` (from empty memos) and the bounds behind each:
+    the half of :func:`_first_curves` computed in the other process (the types rebuilt here from ``domain`` and
+    ``q``: the same arrays, nothing large to send)."""
+    log_gamma, others = blanket_mass(domain, q), population - 1
+    out = []
+    for pt in pair_types(domain, q):
+        if pt.name in names:
+            memo: dict[float, float] = {}
+            curve = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=resolution,
+                                     points=points, memo=memo)
+            out.append((pt.name, curve, memo))
+    return out
 
 
 def simple_rule(curves: tuple[DominatingCurve, ...], *, epsilon: float, rounds: int,

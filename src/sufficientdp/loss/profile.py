@@ -218,8 +218,14 @@ class Composition:
 
 
 def fft_allowance(cells: int, n: int, base: NDArray[np.float64]) -> float:
-    """l1 bound on the float error of ``irfft(rfft(base) ** n)`` (the model of :mod:`sufficientdp.ratio.proven`)."""
-    return math.sqrt(cells) * 2.0 ** -53 * (8.0 * math.log2(cells) + 16.0) * (n * float(np.sqrt(base @ base)) + 1.0)
+    """l1 bound on the float error of ``irfft(rfft(base) ** n)`` (the model of :mod:`sufficientdp.ratio.proven`).
+
+    The sum of squares is numpy's own reduction, not a BLAS dot product: OpenBLAS splits a dot product of more than
+    10,000 terms between its threads, whose partial sums make the float depend on the machine's thread count, and
+    whose waiting threads then spin on the other core (at L = 40, k = 2, 2.3 of 6.7 CPU-s of a bound of every pair
+    type; issue 10)."""
+    return math.sqrt(cells) * 2.0 ** -53 * (8.0 * math.log2(cells) + 16.0) * (
+        n * float(np.sqrt(np.add.reduce(base * base))) + 1.0)
 
 
 def lattice_power(base: NDArray[np.float64], n: int) -> tuple[NDArray[np.float64], float, int]:

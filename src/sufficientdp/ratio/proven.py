@@ -66,7 +66,8 @@ if TYPE_CHECKING:  # (k > 1 only: loaded when used, not on every one-report comm
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW",
            "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
-           "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "pair_types", "proven_tail", "single_bit_larger_crowds", "tail_from_evaluation"]
+           "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "merged_evaluation", "pair_types",
+           "proven_tail", "single_bit_larger_crowds", "split_types", "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
 #: Most report classes (summed over the pair types) the bound evaluates: about 0.8 GB of memory and minutes per
@@ -86,6 +87,11 @@ _THREADS = 2  # pair types bounded at once
 #: only add hand-overs (L = 5 calibration: 0.20 s on two threads, 0.14 s in one; L = 40, all 40 types at N = 1e7:
 #: 0.25 s on two threads, 0.30 s in one; docs/benchmarks.md).
 _THREADED_CLASSES = 4000
+#: Report classes (summed over the pair types) and pair types from which a bound of every type with k > 1 reports or
+#: T rounds is split across two processes (:func:`split_types`); a fresh interpreter costs about 0.35 s of the
+#: other core, and 4,000 classes at L = 28 are about 1 s of work.
+_SPLIT_CLASSES = 4000
+_SPLIT_TYPES = 4
 DEFAULT_RESOLUTION = 5e-4
 """Default lattice resolution of the bound (the rounding slack, as a fraction of the blanket sum's sd); the lattice
 is also capped at :data:`FINAL_CELLS` cells, which is what binds for large crowds."""
@@ -480,7 +486,7 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
 
 def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
                        eps0: float, resolution: float, dom: Domain, notes: list[str],
-                       progress: Callable[[int, int], Any] | None) -> Evaluation:
+                       progress: Callable[[int, int], Any] | None, threads: bool = True) -> Evaluation:
     """k > 1: each type's dominating pair (:func:`dominating_curve`) composed k times
     (:func:`sufficientdp.loss.profile.compose_curve`); per type ``min_e' delta_k(e') / (1 - e**(e' - e))``.
 
@@ -532,7 +538,7 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
 
     # the coarse curves of different types are independent pure functions: computed two at a time when large
     # (numpy releases the GIL in the lattice work; the same floats either way)
-    with pair_type_pool(rest) as pool:
+    with pair_type_pool(rest) if threads else _InlinePool() as pool:
         threaded = pool.threaded
         done = dict((r[0], r) for r in pool.map(coarse_row, rest))
         if first is not None:
@@ -842,6 +848,25 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
     if not types:
         raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")
     if reports > 1:
+        # (the final bounds only: a search's coarse lattices are too quick for a second interpreter's start-up)
+        halves = split_types(types) if only is None and resolution <= DEFAULT_RESOLUTION else None
+        if halves is not None:  # (the same eta: see split_types)
+            from .._offload import Offloaded
+
+            other = Offloaded(_evaluate_half, {"q": q, "population": population, "epsilon": epsilon,
+                                               "reports": reports, "domain": domain, "resolution": resolution,
+                                               "only": halves[1]})
+            try:
+                mine = _evaluate_composed([t for t in types if t.name in halves[0]], log_gamma=log_gamma,
+                                          others=others, epsilon=epsilon, reports=reports, eps0=eps0,
+                                          resolution=resolution, dom=dom, notes=notes, progress=progress,
+                                          threads=_HALF_THREADS)
+                if _trivial_widest(types, mine):  # what one process returns: the other half is not needed
+                    return mine
+                theirs = other.result()
+            finally:
+                other.close()
+            return merged_evaluation(types, mine, theirs)
         return _evaluate_composed(types, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
                                   eps0=eps0, resolution=resolution, dom=dom, notes=notes, progress=progress)
     tiers = _tiers(resolution)
@@ -947,13 +972,66 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
 
 
 def bound_in_one_thread() -> None:
-    """From now on, this process bounds the pair types in the calling thread only (no thread pool; the same numbers,
-    at up to twice the time on two cores). For a process with a memory limit (the collector's calibration jobs):
-    an allocation that fails inside a pool's worker thread can leave the pool's caller waiting for a result that
-    never comes (observed: a starved job still running after 60 s instead of failing at once); in one thread the
-    MemoryError reaches the caller."""
-    global _THREADED_CLASSES
+    """From now on, this process bounds the pair types in the calling thread only (no thread pool, no second process:
+    :func:`split_types`; the same numbers, at up to twice the time on two cores). For a process with a memory
+    limit (the collector's calibration jobs): an allocation that fails inside a pool's worker thread can leave the
+    pool's caller waiting for a result that never comes (observed: a starved job still running after 60 s instead
+    of failing at once); in one thread the MemoryError reaches the caller, and no child process escapes the
+    limit."""
+    global _THREADED_CLASSES, _SPLIT_CLASSES
     _THREADED_CLASSES = sys.maxsize
+    _SPLIT_CLASSES = sys.maxsize
+
+
+_HALF_THREADS = False
+
+
+def _evaluate_half(**kwargs: Any) -> Evaluation:
+    """:func:`evaluate` in the second process of :func:`split_types` (its bounds in one thread)."""
+    global _THREADED_CLASSES
+    if not _HALF_THREADS:
+        _THREADED_CLASSES = sys.maxsize
+    return evaluate(**kwargs)
+
+
+def split_types(types: list[PairType]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The names of the pair types this process bounds and of those a second process bounds, or None (all here).
+
+    For the bounds that take the maximum over pair types of a per-type bound (k > 1 reports; T rounds with fixed
+    values): with :data:`_SPLIT_CLASSES` report classes or more, at least :data:`_SPLIT_TYPES` types and a spare
+    core, half of the types go to a fresh interpreter (:class:`sufficientdp._offload.Offloaded`, which computes
+    them here if the child cannot) and each half is bounded as if it were the whole list. The maximum is the same
+    float (docs/proofs/blanket.md, "Two processes"): the type that attains it is refined in its half exactly as in
+    the whole, and every other type's row is a valid bound below it. This process keeps the widest type (the one a
+    bound of every type starts from, hence its early exit when that is trivial) and every second type after it;
+    rows of other types may be looser than a single process would leave them (each half prunes against its own
+    refined rows). L = 40, k = 2, N = 10^7, all 40 types: 4.1 s in one process, 2.5 s in two."""
+    if len(types) < _SPLIT_TYPES or sum(t.log_p.size for t in types) < _SPLIT_CLASSES:
+        return None
+    from .._offload import spare_core
+
+    if not spare_core():
+        return None
+    wide = _widest(types).name
+    rest = [t.name for t in types if t.name != wide]
+    return frozenset([wide, *rest[1::2]]), frozenset(rest[0::2])
+
+
+def _trivial_widest(types: list[PairType], ev: Evaluation) -> bool:
+    """Whether ``ev`` is the early answer of :func:`_evaluate_composed` (the widest type's bound is trivial)."""
+    return ev.eta >= 1.0 and len(ev.by_type) == 1 and ev.by_type[0][0] == _widest(types).name
+
+
+def merged_evaluation(types: list[PairType], mine: Evaluation, theirs: Evaluation) -> Evaluation:
+    """One :class:`Evaluation` of ``types`` from those of the two halves of :func:`split_types` (``mine`` holds the
+    widest type): the larger eta (on a tie, the type first in ``types``, as :func:`max` over them all picks), every
+    row in the types' order. When the widest type's bound is trivial, ``mine`` is what a single process returns."""
+    if _trivial_widest(types, mine):
+        return mine
+    order = {t.name: i for i, t in enumerate(types)}
+    win = mine if (mine.eta, -order[mine.worst]) >= (theirs.eta, -order[theirs.worst]) else theirs
+    rows = tuple(sorted(mine.by_type + theirs.by_type, key=lambda kv: order[kv[0]]))
+    return replace(win, by_type=rows, notes=mine.notes)
 
 
 def pair_type_pool(types: list[PairType]) -> Any:

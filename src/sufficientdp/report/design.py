@@ -19,7 +19,7 @@ from typing import Any
 from .. import __version__
 from .._errors import SufficientDPError
 from .._json import jsonable
-from ._offload import Offloaded, Offloads, spare_core
+from .._offload import Offloaded, Offloads, spare_core
 
 __all__ = ["COMPARED_METHODS", "DesignReport", "design_numbers", "design_report", "format_number", "render_design",
            "render_page", "write_html"]

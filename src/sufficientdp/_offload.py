@@ -1,14 +1,17 @@
 """One function call in a fresh Python process, so that it runs beside the caller's work on another core.
 
-The core's scalar loops hold the GIL, so a thread gains nothing (measured on the design report: issue 10); a process
-does. The child is a fresh interpreter (``python -m sufficientdp.report._offload``), not a fork or a
+The core's scalar loops hold the GIL, so a thread gains little (measured on the design report and on the bounds of
+many pair types: issue 10); a process does. Used by the design report (its homogeneous calibration) and by the
+all-collections bounds of k reports and T rounds (half of the pair types, :mod:`sufficientdp.ratio.proven`). The
+child is a fresh interpreter (``python -m sufficientdp._offload``), not a fork or a
 ``multiprocessing`` spawn: a fork copies whatever threads and locks the caller holds, and a spawn imports the
 caller's main script again (a script without a ``__main__`` guard would run twice). The call and its result travel
 as pickles through the child's stdin and stdout; both ends are this package, nothing else reads or writes them.
 
-An adapter's helper (no math). Whatever goes wrong with the child itself (it cannot start, cannot import the
-function, dies) makes :meth:`Offloaded.result` run the call in the calling process instead, so the answer never
-depends on whether a second process was available; an exception raised by the call itself is raised again.
+Standard library only (no math; below every layer of the package). Whatever goes wrong with the child itself (it
+cannot start, cannot import the function, dies) makes :meth:`Offloaded.result` run the call in the calling process
+instead, so the answer never depends on whether a second process was available; an exception raised by the call
+itself is raised again.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class Offloaded:
         self._reader: threading.Thread | None = None
         try:
             payload = pickle.dumps((list(sys.path), pickle.dumps((fn, self._kwargs))))
-            proc = subprocess.Popen([sys.executable, "-m", "sufficientdp.report._offload"], stdin=subprocess.PIPE,
+            proc = subprocess.Popen([sys.executable, "-m", "sufficientdp._offload"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
         except Exception:  # noqa: BLE001 - no child: result() computes in this process
             return

@@ -1,0 +1,107 @@
+"""k > 1 on large domains: half of the pair types are bounded in a second process (issue 10; `split_types`). The
+eta, delta, e' and worst type must be the floats one process computes, every type must have a row, and the work
+must really have been done by a child (else the test would compare one process with itself)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sufficientdp import _offload
+from sufficientdp._numerics.blas import one_blas_thread
+from sufficientdp.loss.profile import fft_allowance
+from sufficientdp.ratio import proven
+from sufficientdp.ratio.proven import Domain, Evaluation, evaluate, merged_evaluation, pair_types, split_types
+
+
+def _children(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record, for every call offloaded from now on, whether its value came from the child."""
+    seen: list[bool] = []
+    original = _offload.Offloaded.result
+
+    def result(self: _offload.Offloaded) -> object:
+        value = original(self)
+        seen.append(self.from_child)
+        return value
+
+    monkeypatch.setattr(_offload.Offloaded, "result", result)
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("bits", "population", "q", "reports", "epsilon"),
+                         [(8, 10_000, 0.3, 3, 1.0), (10, 100_000, 0.33, 2, 2.0), (12, 10**6, 0.36, 2, 1.0)])
+def test_two_processes_give_the_one_process_bound(bits: int, population: int, q: float, reports: int,
+                                                  epsilon: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)  # (also on a one-core runner)
+    seen = _children(monkeypatch)
+    out = []
+    for classes in (10**12, 0):  # one process, then two
+        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=Domain(bits=bits))
+        out.append(ev)
+    one, two = out
+    assert seen == [True]  # the second evaluation offloaded half of the types, and the child answered
+    assert (two.eta.hex(), two.delta.hex(), two.epsilon_prime.hex(), two.worst) == (
+        one.eta.hex(), one.delta.hex(), one.epsilon_prime.hex(), one.worst)
+    assert [k for k, _ in two.by_type] == [k for k, _ in one.by_type]  # every type, in the types' order
+    assert max(v for _, v in two.by_type) == max(v for _, v in one.by_type)
+    assert two.notes == one.notes and two.log_gamma == one.log_gamma
+
+
+def test_a_trivial_widest_type_does_not_wait_for_the_other_half(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)
+    seen = _children(monkeypatch)
+    out = []
+    for classes in (10**12, 0):
+        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        out.append(evaluate(q=0.1, population=100, epsilon=1.0, reports=2, domain=Domain(bits=8)))
+    assert out[0].eta == 1.0 and out[1] == out[0]
+    assert seen == []  # the child was stopped, its answer never asked for
+
+
+def test_the_halves_split_the_types_and_this_process_keeps_the_widest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)
+    types = list(pair_types(Domain(bits=30), 0.3))
+    halves = split_types(types)  # L = 30: 5,456 report classes, above the threshold
+    assert halves is not None
+    mine, theirs = halves
+    assert not mine & theirs and mine | theirs == {t.name for t in types}
+    assert proven._widest(types).name in mine
+    assert abs(len(mine) - len(theirs)) <= 1
+    assert split_types(list(pair_types(Domain(bits=12), 0.3))) is None  # 455 classes: one process
+    monkeypatch.setattr(_offload, "spare_core", lambda: False)
+    assert split_types(types) is None  # one core: one process
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)
+    monkeypatch.setattr(proven, "_SPLIT_CLASSES", proven._SPLIT_CLASSES)
+    monkeypatch.setattr(proven, "_THREADED_CLASSES", proven._THREADED_CLASSES)
+    proven.bound_in_one_thread()  # (the collector's jobs: no thread pool, no second process)
+    assert split_types(types) is None
+
+
+def _ev(eta: float, worst: str, rows: tuple[tuple[str, float], ...]) -> Evaluation:
+    return Evaluation(eta, eta / 2, 0.5, worst, rows, -1.0, Domain(bits=3), ("n",))
+
+
+def test_the_merge_takes_the_larger_eta_and_on_a_tie_the_first_type() -> None:
+    types = list(pair_types(Domain(bits=3), 0.3))  # j=3 (the widest), j=2, j=1
+    names = [t.name for t in types]
+    assert names[0] == proven._widest(types).name
+    a = _ev(0.2, names[0], ((names[0], 0.2), (names[2], 0.1)))
+    b = _ev(0.3, names[1], ((names[1], 0.3),))
+    m = merged_evaluation(types, a, b)
+    assert (m.eta, m.worst, m.delta) == (0.3, names[1], 0.15)
+    assert m.by_type == ((names[0], 0.2), (names[1], 0.3), (names[2], 0.1))
+    tie = merged_evaluation(types, _ev(0.3, names[2], ((names[2], 0.3),)), b)
+    assert tie.worst == names[1]  # the first in the types' order, as max() over all the rows picks
+    trivial = _ev(1.0, names[0], ((names[0], 1.0),))  # the widest type's bound is trivial: what one process returns
+    assert merged_evaluation(types, trivial, b) is trivial
+
+
+def test_the_fft_allowance_does_not_depend_on_the_blas_threads() -> None:
+    # 50,000 terms: OpenBLAS splits a dot product this long between its threads, and the float then depends on
+    # how many it has (the allowance was `base @ base`)
+    base = np.random.default_rng(1).random(50_000)
+    free = fft_allowance(1 << 17, 4, base)
+    with one_blas_thread():
+        assert fft_allowance(1 << 17, 4, base) == free
