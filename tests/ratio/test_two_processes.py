@@ -105,3 +105,47 @@ def test_the_fft_allowance_does_not_depend_on_the_blas_threads() -> None:
     free = fft_allowance(1 << 17, 4, base)
     with one_blas_thread():
         assert fft_allowance(1 << 17, 4, base) == free
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("values", ["changing", "fixed"])
+def test_t_rounds_first_curves_in_two_processes_give_the_one_process_bound(
+        values: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sufficientdp.accounting.rounds import evaluate_rounds
+
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)
+    seen = _children(monkeypatch)
+    calls = [0]
+    bound = proven._blanket_delta
+
+    def counted(*args: object, **kwargs: object) -> float:
+        calls[0] += 1
+        return bound(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(proven, "_blanket_delta", counted)
+    out, here = [], []
+    for classes in (10**12, 0):  # one process, then two
+        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        ticks: list[tuple[int, int]] = []
+        calls[0] = 0
+        ev = evaluate_rounds(q=0.33, population=10**5, epsilon=2.0, n=3, domain=Domain(bits=9), values=values,
+                             progress=lambda d, t: ticks.append((d, t)))
+        out.append((ev, ticks[-1]))
+        here.append(calls[0])
+    (one, end_one), (two, end_two) = out
+    assert seen == [True]  # half of the first curves came from the child
+    halves = split_types(list(pair_types(Domain(bits=9), 0.33)))
+    assert halves is not None
+    # the bounds behind the child's curves are not computed again here (the full curves reuse them): this process
+    # computed exactly those fewer (counted by computing the child's half here)
+    from sufficientdp.accounting.rounds import _SCREEN_POINTS, DEFAULT_RESOLUTION, _curves_elsewhere
+
+    calls[0] = 0
+    _curves_elsewhere(q=0.33, population=10**5, domain=Domain(bits=9), names=sorted(halves[1]),
+                      resolution=DEFAULT_RESOLUTION, points=_SCREEN_POINTS)
+    assert calls[0] > 0 and here[0] - here[1] == calls[0]
+    assert (two.eta.hex(), two.delta.hex(), two.epsilon_prime.hex(), two.worst, two.by_type, two.evaluations) == (
+        one.eta.hex(), one.delta.hex(), one.epsilon_prime.hex(), one.worst, one.by_type, one.evaluations)
+    assert [(c.name, c.epsilons.tolist(), c.deltas.tolist()) for c in two.curves] == [
+        (c.name, c.epsilons.tolist(), c.deltas.tolist()) for c in one.curves]
+    assert end_two == end_one  # the progress ends where it does in one process
