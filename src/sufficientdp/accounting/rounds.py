@@ -87,6 +87,10 @@ MIN_RESOLUTION = 1e-12
 _SCREEN_POINTS = 26
 """Bounds of every pair type's first curve (:func:`evaluate_rounds`: 17 evenly spaced, 0 and one batch of 8 where
 the hull leaves the most room), which decides the types bounded with all ``points``."""
+_SPLIT_RESOLUTION = 2e-2
+"""Coarsest lattice at which :func:`_first_curves` splits the types across two processes: the calibration's first
+evaluation (every type, 18 points at 1.5e-2) takes about 1 s at L = 40, the final one (26 points at 5e-4) about
+4 s; a coarser pass is too quick for a second interpreter's start-up."""
 _MAX_TYPES = 64  # pair types of a weight <= w domain before the bound for all of {0,1}^L is used instead
 
 
@@ -295,15 +299,15 @@ def _first_curves(types: list[PairType], first: int, curve_of: Callable[[PairTyp
                   tick: Callable[[], None]) -> dict[str, DominatingCurve]:
     """Every type's curve of ``first`` points (``curve_of``), by name in the types' order.
 
-    On large domains at the final resolution (:func:`~sufficientdp.ratio.proven.split_types`), the types not
-    already cached are split: a fresh interpreter computes the curves of one half (:func:`_curves_elsewhere`, the
-    same pure functions from empty memos, so the same floats) while this process computes the other in the calling
-    thread; the other half's curves and bounds then join ``cache`` and ``memos`` as if computed here (the full
-    curves reuse the bounds)."""
+    On large domains at :data:`_SPLIT_RESOLUTION` or finer (:func:`~sufficientdp.ratio.proven.split_types`), the
+    types not already cached are split: a fresh interpreter computes the curves of one half
+    (:func:`_curves_elsewhere`, the same pure functions from empty memos, so the same floats) while this process
+    computes the other in the calling thread; the other half's curves and bounds then join ``cache`` and ``memos``
+    as if computed here (the full curves reuse the bounds)."""
     def cached(pt: PairType) -> bool:
         return cache is not None and (q, population, domain, pt.name, resolution, first) in cache
 
-    halves = split_types([pt for pt in types if not cached(pt)]) if resolution <= DEFAULT_RESOLUTION else None
+    halves = split_types([pt for pt in types if not cached(pt)]) if resolution <= _SPLIT_RESOLUTION else None
     if halves is None:
         return dict(zip((pt.name for pt in types), pool.map(lambda pt: curve_of(pt, first), types)))
     from .._offload import Offloaded
