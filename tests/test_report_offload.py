@@ -93,3 +93,28 @@ def test_spare_core_reads_the_affinity(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not _offload.spare_core()
     monkeypatch.setattr(_offload.os, "sched_getaffinity", lambda pid: {0, 1})
     assert _offload.spare_core()
+
+
+@pytest.mark.slow
+def test_figures_drawn_while_waiting_are_those_drawn_at_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the figures that do not show the methods are drawn from the numbers before the homogeneous row arrives
+    args = {"bits": 5, "population": 1000, "epsilon": 0.693147}
+    partial: list[dict[str, object]] = []
+    real = design._figures_without_methods
+
+    def spy(numbers: dict[str, object]) -> dict[str, str]:
+        partial.append(numbers)
+        return real(numbers)
+
+    monkeypatch.setattr(design, "_figures_without_methods", spy)
+    monkeypatch.setattr(design, "spare_core", lambda: True)
+    beside = design.design_report(**args)
+    assert len(partial) == 1  # once, while waiting (not again at the end)
+    waiting = partial[0]["methods"]
+    assert isinstance(waiting, list) and {} in waiting  # drawn before the homogeneous row was filled
+    monkeypatch.setattr(design, "spare_core", lambda: False)
+    alone = design.design_report(**args)
+    assert len(partial) == 2  # at the end this time
+    assert list(beside.figures) == list(alone.figures) == ["sigma_vs_q", "eta_vs_q", "methods_comparison",
+                                                          "power_vs_level", "noise_vs_k", "ratio_distribution"]
+    assert beside.figures == alone.figures and beside.html == alone.html

@@ -62,11 +62,15 @@ class DesignReport:
 def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 3.0, max_weight: int | None = None,
                    one_hot: bool = False, reports: int = 1, method: str = "proven", eta: float | None = None,
                    samples: int | None = None, seed: int | None = None, rounds: int = 1, command: str | None = None,
-                   progress: Progress | None = None) -> dict[str, Any]:
+                   progress: Progress | None = None,
+                   while_waiting: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
     """Every number of the design report, JSON-ready (same parameters as :func:`sufficientdp.calibrate`).
 
     The chosen ``method`` is calibrated first, so that a bad parameter is refused before anything else runs;
     another method that does not apply (e.g. ``homogeneous`` with ``rounds > 1``) is listed with its reason.
+    ``while_waiting(numbers)``, if given, is called with every number but the methods table (the entry of a row
+    computed in the second process is still empty) before that row is waited for (:func:`design_report` draws the
+    figures that do not show the methods meanwhile).
 
     Raises:
         ParameterError, CalibrationError: from the chosen method's calibration.
@@ -74,13 +78,14 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
     with Offloads() as offloads:  # a call still running when this ends (an error, an interrupt) is stopped
         return _design_numbers(bits=bits, population=population, epsilon=epsilon, beta=beta, max_weight=max_weight,
                                one_hot=one_hot, reports=reports, method=method, eta=eta, samples=samples, seed=seed,
-                               rounds=rounds, command=command, progress=progress, offloads=offloads)
+                               rounds=rounds, command=command, progress=progress, offloads=offloads,
+                               while_waiting=while_waiting)
 
 
 def _design_numbers(*, bits: int, population: int, epsilon: float, beta: float, max_weight: int | None,
                     one_hot: bool, reports: int, method: str, eta: float | None, samples: int | None,
                     seed: int | None, rounds: int, command: str | None, progress: Progress | None,
-                    offloads: Offloads) -> dict[str, Any]:
+                    offloads: Offloads, while_waiting: Callable[[dict[str, Any]], Any] | None) -> dict[str, Any]:
     import numpy as np
 
     from ..calibration import calibrate
@@ -104,11 +109,14 @@ def _design_numbers(*, bits: int, population: int, epsilon: float, beta: float, 
     rows: list[dict[str, Any]] = []
     # The homogeneous calibration (seconds at large L; its scalar loops hold the GIL) runs in a second process
     # beside everything below and fills its row at the end: the same numbers, sooner (issue 10). It is never the
-    # chosen method here, whose calibration comes first and refuses bad parameters before anything starts.
+    # chosen method here; it starts before the chosen method's calibration, which refuses bad parameters (the
+    # child is then stopped when the block of design_numbers ends).
     late: tuple[int, Offloaded] | None = None
+    early = ("homogeneous" != method and "homogeneous" in methods and spare_core())
+    pending = offloads.start(calibrate, {"method": "homogeneous", **common}) if early else None
     for m in methods:
-        if m == "homogeneous" and m != method and spare_core():
-            late = (len(rows), offloads.start(calibrate, {"method": m, **common}))
+        if m == "homogeneous" and pending is not None:
+            late = (len(rows), pending)
             rows.append({})
             continue
         rng = np.random.default_rng(seed) if m == "mc" and seed is not None else None
@@ -176,29 +184,43 @@ def _design_numbers(*, bits: int, population: int, epsilon: float, beta: float, 
     step()
 
     # k reports per person at the same total epsilon (one round).
-    k_rows: list[dict[str, Any]] = []
-    if rounds == 1:
-        for m in K_METHODS:
-            for k in K_GRID:
-                c = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, max_weight=max_weight,
-                              onehot=one_hot, reports=k, method=m)
-                k_rows.append({"method": m, "reports": k, "q": c.q, "sigma_per_sqrt_n": c.sigma_per_sqrt_n})
+    k_rows = _k_rows(bits=bits, population=population, epsilon=epsilon, beta=beta, max_weight=max_weight,
+                     one_hot=one_hot) if rounds == 1 else []
     step()
-
-    if late is not None:
-        rows[late[0]] = _method_row("homogeneous", method, late[1].result, population=population,
-                                    reports=reports * rounds)[0]
-        step()
 
     inputs = {"bits": bits, "population": population, "epsilon": epsilon, "beta": beta, "max_weight": max_weight,
               "one_hot": one_hot, "reports": reports, "method": method, "eta": eta, "samples": samples,
               "seed": seed, "rounds": rounds}
-    return jsonable({
-        "report": "design", "version": __version__, "command": command, "inputs": inputs, "chosen": method,
-        "target_eta": target, "level": LEVEL, "power": POWER, "methods": rows, "eta_vs_q": eta_curve,
-        "comparison": comparison, "attacker": attacker, "k_tradeoff": {"ks": list(K_GRID), "rows": k_rows},
-        "ratio_distribution": ratio,
-    }, fallback=str)
+
+    def numbers() -> dict[str, Any]:
+        return dict(jsonable({
+            "report": "design", "version": __version__, "command": command, "inputs": inputs, "chosen": method,
+            "target_eta": target, "level": LEVEL, "power": POWER, "methods": rows, "eta_vs_q": eta_curve,
+            "comparison": comparison, "attacker": attacker, "k_tradeoff": {"ks": list(K_GRID), "rows": k_rows},
+            "ratio_distribution": ratio,
+        }, fallback=str))
+
+    if late is not None:
+        if while_waiting is not None:
+            while_waiting(numbers())
+        rows[late[0]] = _method_row("homogeneous", method, late[1].result, population=population,
+                                    reports=reports * rounds)[0]
+        step()
+    return numbers()
+
+
+def _k_rows(*, bits: int, population: int, epsilon: float, beta: float, max_weight: int | None,
+            one_hot: bool) -> list[dict[str, Any]]:
+    """The k trade-off: q and the noise for every k of :data:`K_GRID` by the cheap methods :data:`K_METHODS`."""
+    from ..calibration import calibrate
+
+    rows: list[dict[str, Any]] = []
+    for m in K_METHODS:
+        for k in K_GRID:
+            c = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, max_weight=max_weight,
+                          onehot=one_hot, reports=k, method=m)
+            rows.append({"method": m, "reports": k, "q": c.q, "sigma_per_sqrt_n": c.sigma_per_sqrt_n})
+    return rows
 
 
 def _method_row(m: str, chosen: str, calibrated: Callable[[], Any], *, population: int,
@@ -278,22 +300,20 @@ def _ratio_numbers(q: float, *, bits: int, population: int, epsilon: float, repo
     return r
 
 
-def _figures(numbers: Mapping[str, Any]) -> dict[str, str]:
-    from ..plot import eta_vs_q, methods_comparison, noise_vs_k, power_vs_level, sigma_vs_q, to_svg
+def _figures(numbers: Mapping[str, Any], drawn: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every figure of ``numbers`` (name -> inline SVG, in the page's order); those in ``drawn`` (from
+    :func:`_figures_without_methods` of the same numbers) are not drawn again."""
+    from ..plot import methods_comparison, sigma_vs_q, to_svg
 
+    rest = dict(drawn) if drawn is not None else _figures_without_methods(numbers)
     inp = numbers["inputs"]
     ok = [r for r in numbers["methods"] if r["available"] and r["q"] < 0.5]
     figs: dict[str, str] = {}
     fig = sigma_vs_q(reports=inp["reports"] * inp["rounds"], marks={r["method"]: r["q"] for r in ok},
                      chosen=numbers["chosen"])
     figs["sigma_vs_q"] = to_svg(fig)
-    pts = numbers["eta_vs_q"]["points"]
-    if pts:
-        fig = eta_vs_q(bits=inp["bits"], population=inp["population"], epsilon=inp["epsilon"],
-                       reports=inp["reports"], qs=[p["q"] for p in pts], etas=[p["eta"] for p in pts],
-                       target=numbers["eta_vs_q"]["target"],
-                       chosen_q=next(r["q"] for r in numbers["methods"] if r.get("chosen")))
-        figs["eta_vs_q"] = to_svg(fig)
+    if "eta_vs_q" in rest:
+        figs["eta_vs_q"] = rest.pop("eta_vs_q")
     bars = [{"method": r["method"], "q": r["q"], "sigma_per_sqrt_n": r["sigma_per_sqrt_n"], "scope": r["scope"],
              "kind": r["kind"]} for r in ok]
     if numbers["comparison"] is not None:
@@ -301,6 +321,24 @@ def _figures(numbers: Mapping[str, Any]) -> dict[str, str]:
                   "kind": r["kind"]} for r in numbers["comparison"]["rows"]
                  if r["q"] is not None and r["approach"] != "local-dp" and r["approach"] != "sufficient-dp-paper"]
     figs["methods_comparison"] = to_svg(methods_comparison(bars, chosen=numbers["chosen"]))
+    figs.update(rest)
+    return figs
+
+
+def _figures_without_methods(numbers: Mapping[str, Any]) -> dict[str, str]:
+    """The figures that do not show the methods table (drawn while its last row is computed elsewhere): eta
+    against q, power against level, noise against k and the distribution of R(S), in the page's order."""
+    from ..plot import eta_vs_q, noise_vs_k, power_vs_level, to_svg
+
+    inp = numbers["inputs"]
+    figs: dict[str, str] = {}
+    pts = numbers["eta_vs_q"]["points"]
+    if pts:
+        fig = eta_vs_q(bits=inp["bits"], population=inp["population"], epsilon=inp["epsilon"],
+                       reports=inp["reports"], qs=[p["q"] for p in pts], etas=[p["eta"] for p in pts],
+                       target=numbers["eta_vs_q"]["target"],
+                       chosen_q=next(r["q"] for r in numbers["methods"] if r.get("chosen")))
+        figs["eta_vs_q"] = to_svg(fig)
     att = numbers["attacker"]
     figs["power_vs_level"] = to_svg(power_vs_level(epsilon=att["epsilon"], eta=att["eta"], tables=att["curves"]))
     if numbers["k_tradeoff"]["rows"]:
@@ -368,9 +406,14 @@ SCOPE_TEXT = {
 
 
 def design_report(*, progress: Progress | None = None, **kwargs: Any) -> DesignReport:
-    """Compute the numbers (:func:`design_numbers`, same keyword arguments), draw the figures, render the page."""
-    numbers = design_numbers(progress=progress, **kwargs)
-    figures = _figures(numbers)
+    """Compute the numbers (:func:`design_numbers`, same keyword arguments), draw the figures, render the page.
+
+    The figures that do not show the methods table are drawn while its last row (the homogeneous calibration, in
+    a second process) is still computed: the same numbers, so the same figures."""
+    drawn: list[dict[str, str]] = []
+    numbers = design_numbers(progress=progress, while_waiting=lambda partial: drawn.append(
+        _figures_without_methods(partial)), **kwargs)
+    figures = _figures(numbers, drawn[0] if drawn else None)
     return DesignReport(numbers=numbers, figures=figures, html=render_design(numbers, figures))
 
 
