@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # (k > 1 only: loaded when used, not on every one-report comm
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW",
            "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
+           "bound_in_one_thread",
            "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "merged_evaluation", "pair_types",
            "proven_tail", "single_bit_larger_crowds", "split_types", "tail_from_evaluation"]
 
