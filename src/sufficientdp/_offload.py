@@ -1,8 +1,12 @@
-"""One function call in a fresh Python process, so that it runs beside the caller's work on another core.
+"""Calls in a fresh Python process, so that they run beside the caller's work on another core.
+
+:class:`Offloaded` runs one call in a process of its own (seconds of work); :class:`Helper` runs many short calls
+one after another in one process (tens of milliseconds each, where a start-up per call would cost more).
 
 The core's scalar loops hold the GIL, so a thread gains little (measured on the design report and on the bounds of
 many pair types: issue 10); a process does. Used by the design report (its homogeneous calibration) and by the
-all-collections bounds of k reports and T rounds (half of the pair types, :mod:`sufficientdp.ratio.proven`). The
+all-collections bounds of k reports and T rounds (half of the pair types, :mod:`sufficientdp.ratio.proven`), and
+the helper by the L = 1 bound for larger crowds (its exact values two at a time). The
 child is a fresh interpreter (``python -m sufficientdp._offload``), not a fork or a
 ``multiprocessing`` spawn: a fork copies whatever threads and locks the caller holds, and a spawn imports the
 caller's main script again (a script without a ``__main__`` guard would run twice). The call and its result travel
@@ -16,15 +20,18 @@ itself is raised again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import IO, Any
 
-__all__ = ["Offloaded", "Offloads", "spare_core"]
+__all__ = ["Helper", "Offloaded", "Offloads", "current_helper", "helper_process", "spare_core"]
 
 
 def spare_core() -> bool:
@@ -126,6 +133,169 @@ class Offloads:
             call.close()
 
 
+class Helper:
+    """A fresh interpreter that runs calls sent to it one after another (``python -m sufficientdp._offload
+    --serve``): for many short calls (tens of milliseconds each), where :class:`Offloaded`'s start-up per call would
+    cost more than the call. At most one call is outstanding: :meth:`submit`, compute something here, then
+    :meth:`Pending.result`.
+
+    Whatever goes wrong with the child (it cannot start, dies, cannot pickle an answer) makes the call run in this
+    process instead, and the helper is not used again; an exception raised by the call itself is raised again."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._busy = False
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "sufficientdp._offload", "--serve"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    close_fds=True)
+        except Exception:  # noqa: BLE001 - no child: every call runs here
+            return
+        self._proc = proc
+        if not self._send(pickle.dumps(list(sys.path))):
+            self.close()
+
+    @property
+    def alive(self) -> bool:
+        """Whether calls still go to the child."""
+        return self._proc is not None
+
+    def _send(self, data: bytes) -> bool:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            return False
+        try:
+            _write_frame(proc.stdin, data)
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def submit(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Pending:
+        """Send ``fn(**kwargs)`` (``fn`` importable by name, ``kwargs`` picklable) to the child."""
+        if self._busy:
+            raise RuntimeError("a Helper runs one call at a time: take the result of the previous call first")
+        sent = False
+        if self._proc is not None:
+            try:
+                sent = self._send(pickle.dumps((fn, dict(kwargs))))
+            except Exception:  # noqa: BLE001 - unpicklable: this call runs here
+                sent = False
+            if sent:
+                self._busy = True
+        return Pending(self if sent else None, fn, kwargs)
+
+    def _receive(self) -> tuple[Any, Any] | None:
+        self._busy = False
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            return None
+        try:
+            data = _read_frame(proc.stdout)
+            answer = pickle.loads(data) if data is not None else None  # noqa: S301 - our own child's answer
+        except Exception:  # noqa: BLE001 - the child died or wrote something else
+            answer = None
+        if not (isinstance(answer, tuple) and len(answer) == 2 and answer[0] is not None):
+            self.close()  # (not used again: later calls run here)
+            return None
+        return answer
+
+    def close(self) -> None:
+        """Stop the child (it holds nothing worth finishing: no call is outstanding, or its answer is not needed)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            if proc.stdin is not None:
+                proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+class Pending:
+    """A call sent to a :class:`Helper` (or, when it could not be sent, to be run here by :meth:`result`)."""
+
+    def __init__(self, helper: Helper | None, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+        self._helper, self._fn, self._kwargs = helper, fn, kwargs
+        #: whether :meth:`result` got its value (or the call's exception) from the child
+        self.from_child = False
+
+    def result(self) -> Any:
+        """The call's value (computed here if the child could not give it); its exception if it raised one."""
+        answer = self._helper._receive() if self._helper is not None else None
+        if answer is None:
+            return self._fn(**self._kwargs)
+        self.from_child = True
+        ok, value = answer
+        if ok:
+            return value
+        raise value
+
+
+_HELPER: ContextVar[Helper | None] = ContextVar("sufficientdp_helper", default=None)
+
+
+@contextlib.contextmanager
+def helper_process(enabled: bool = True) -> Iterator[Helper | None]:
+    """A :class:`Helper` for the block (:func:`current_helper` returns it there), when ``enabled`` and a spare core
+    exists; None otherwise. The child ends with the block."""
+    helper = Helper() if enabled and spare_core() else None
+    token = _HELPER.set(helper)
+    try:
+        yield helper
+    finally:
+        _HELPER.reset(token)
+        if helper is not None:
+            helper.close()
+
+
+def current_helper() -> Helper | None:
+    """The :class:`Helper` of the innermost :func:`helper_process` block, if any and still running."""
+    helper = _HELPER.get()
+    return helper if helper is not None and helper.alive else None
+
+
+def _write_frame(stream: IO[bytes], data: bytes) -> None:
+    stream.write(struct.pack("<Q", len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _read_frame(stream: IO[bytes]) -> bytes | None:
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    (size,) = struct.unpack("<Q", head)
+    data = stream.read(size)
+    return data if len(data) == size else None
+
+
+def _serve() -> int:
+    """The :class:`Helper`'s child: ``sys.path`` first, then ``(fn, kwargs)`` frames until stdin ends, each answered
+    with ``(True, value)``, ``(False, exception)`` or ``(None, None)`` (an answer that cannot be pickled)."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    head = _read_frame(stdin)
+    if head is None:
+        return 0
+    sys.path[:] = pickle.loads(head)  # noqa: S301 - written by the parent, this module
+    while True:
+        frame = _read_frame(stdin)
+        if frame is None:
+            return 0
+        fn, kwargs = pickle.loads(frame)  # noqa: S301
+        try:
+            answer: tuple[Any, Any] = (True, fn(**kwargs))
+        except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+            answer = (False, exc)
+        try:
+            data = pickle.dumps(answer)
+        except Exception:  # noqa: BLE001 - the parent computes this call itself
+            data = pickle.dumps((None, None))
+        _write_frame(stdout, data)
+
+
 def _main() -> int:
     """The child: read ``(sys.path, call)`` from stdin, write ``(True, value)`` or ``(False, exception)``."""
     path, call = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - written by the parent, this module
@@ -145,4 +315,4 @@ def _main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    sys.exit(_serve() if sys.argv[1:] == ["--serve"] else _main())

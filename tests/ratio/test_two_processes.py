@@ -73,10 +73,11 @@ def test_the_halves_split_the_types_and_this_process_keeps_the_widest(monkeypatc
     monkeypatch.setattr(_offload, "spare_core", lambda: False)
     assert split_types(types) is None  # one core: one process
     monkeypatch.setattr(_offload, "spare_core", lambda: True)
-    monkeypatch.setattr(proven, "_SPLIT_CLASSES", proven._SPLIT_CLASSES)
+    monkeypatch.setattr(proven, "_ONE_PROCESS", proven._ONE_PROCESS)
     monkeypatch.setattr(proven, "_THREADED_CLASSES", proven._THREADED_CLASSES)
+    assert proven.second_process_allowed()
     proven.bound_in_one_thread()  # (the collector's jobs: no thread pool, no second process)
-    assert split_types(types) is None
+    assert split_types(types) is None and not proven.second_process_allowed()
 
 
 def _ev(eta: float, worst: str, rows: tuple[tuple[str, float], ...]) -> Evaluation:

@@ -44,6 +44,7 @@ Everything returns ``kind="bound"`` and ``scope="all-collections"``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -68,7 +69,8 @@ __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWD
            "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
            "bound_in_one_thread",
            "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "merged_evaluation", "pair_types",
-           "proven_tail", "single_bit_larger_crowds", "split_types", "tail_from_evaluation"]
+           "proven_tail", "second_process_allowed", "single_bit_larger_crowds", "split_types",
+           "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
 #: Most report classes (summed over the pair types) the bound evaluates: about 0.8 GB of memory and minutes per
@@ -93,6 +95,7 @@ _THREADED_CLASSES = 4000
 #: other core, and 4,000 classes at L = 28 are about 1 s of work.
 _SPLIT_CLASSES = 4000
 _SPLIT_TYPES = 4
+_ONE_PROCESS = False  # set by bound_in_one_thread: no second process at all
 DEFAULT_RESOLUTION = 5e-4
 """Default lattice resolution of the bound (the rounding slack, as a fraction of the blanket sum's sd); the lattice
 is also capped at :data:`FINAL_CELLS` cells, which is what binds for large crowds."""
@@ -742,9 +745,11 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
         # e' from close to epsilon downwards, stopping once the bound has grown twice in a row (any e' is valid:
         # the stop only decides how tight the bound is)
         best, best_e, worse = math.inf, 0.0, 0
-        for r in _LARGER_CROWDS_RATIOS:
+        deltas = _in_pairs(worst_delta_upper, [{"population": n, "q": q, "epsilon": r * epsilon}
+                                               for r in _LARGER_CROWDS_RATIOS])
+        for r, d in zip(_LARGER_CROWDS_RATIOS, deltas):
             e_prime = r * epsilon
-            d = worst_delta_upper(population=n, q=q, epsilon=e_prime)  # (single_bit_worst_tail's, faster)
+            # (worst_delta_upper is single_bit_worst_tail's delta, faster)
             b = min(1.0, float(d if d is not None else 1.0) / -math.expm1(e_prime - epsilon) * (1.0 + 1e-12))
             if b < best:
                 best, best_e, worse = b, e_prime, 0
@@ -762,8 +767,8 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
             "bound": "eta <= delta(e') / (1 - e^(e' - e)); the worst delta over every crowd composition is "
                      f"non-increasing in N (post-processing); delta(e' = {e_from_n:.6g}) at N",
             "delta_from_n": from_n})
-    window = [single_bit_worst_tail(population=n, q=q, epsilon=epsilon).eta_upper
-              for n in range(population, population + LARGER_CROWDS_WINDOW)]
+    window = [r.eta_upper for r in _in_pairs(single_bit_worst_tail, [
+        {"population": n, "q": q, "epsilon": epsilon} for n in range(population, population + LARGER_CROWDS_WINDOW)])]
     eta_window = max(float(v) for v in window if v is not None)
     beyond, e_beyond = via_delta(population + LARGER_CROWDS_WINDOW) if eta_window < 1.0 else (1.0, 0.0)
     composite = max(eta_window, beyond)
@@ -777,6 +782,38 @@ def single_bit_larger_crowds(*, q: float, population: int, epsilon: float) -> Ta
         "bound": "eta <= delta(e') / (1 - e^(e' - e)); the worst delta over every crowd composition is "
                  "non-increasing in N (post-processing); " + how,
         "exact_window_max": eta_window, "delta_beyond_window": beyond, "delta_from_n": from_n})
+
+
+def _in_pairs(fn: Callable[..., Any], calls: list[dict[str, Any]]) -> Iterator[Any]:
+    """``fn(**c)`` for each call of ``calls``, in order and lazily (a consumer that stops early computes no more,
+    except the one call already running beside it): with the helper process of the enclosing
+    :func:`sufficientdp._offload.helper_process` block, two at a time, the second in the helper. The same values
+    (``fn`` is a pure function of its arguments); an exception is raised where the one-at-a-time loop would."""
+    from .._offload import current_helper
+
+    i = 0
+    while i < len(calls):
+        helper = current_helper()
+        if helper is None or i + 1 == len(calls):
+            yield fn(**calls[i])
+            i += 1
+            continue
+        pending = helper.submit(fn, calls[i + 1])
+        try:
+            here = fn(**calls[i])
+        except BaseException:
+            with contextlib.suppress(Exception):
+                pending.result()  # (the helper's answer is read, so the next call can be sent)
+            raise
+        try:
+            there: tuple[bool, Any] = (True, pending.result())
+        except Exception as exc:  # noqa: BLE001 - raised when the loop reaches that call
+            there = (False, exc)
+        yield here
+        if not there[0]:
+            raise there[1]
+        yield there[1]
+        i += 2
 
 
 def _larger_crowds_result(q: float, population: int, epsilon: float, eta: float, t0: float,
@@ -979,9 +1016,14 @@ def bound_in_one_thread() -> None:
     pool's caller waiting for a result that never comes (observed: a starved job still running after 60 s instead
     of failing at once); in one thread the MemoryError reaches the caller, and no child process escapes the
     limit."""
-    global _THREADED_CLASSES, _SPLIT_CLASSES
+    global _THREADED_CLASSES, _ONE_PROCESS
     _THREADED_CLASSES = sys.maxsize
-    _SPLIT_CLASSES = sys.maxsize
+    _ONE_PROCESS = True
+
+
+def second_process_allowed() -> bool:
+    """Whether bounds may use a second process (not after :func:`bound_in_one_thread`)."""
+    return not _ONE_PROCESS
 
 
 _HALF_THREADS = False
@@ -1007,7 +1049,7 @@ def split_types(types: list[PairType]) -> tuple[frozenset[str], frozenset[str]] 
     bound of every type starts from, hence its early exit when that is trivial) and every second type after it;
     rows of other types may be looser than a single process would leave them (each half prunes against its own
     refined rows). L = 40, k = 2, N = 10^7, all 40 types: 4.1 s in one process, 2.5 s in two."""
-    if len(types) < _SPLIT_TYPES or sum(t.log_p.size for t in types) < _SPLIT_CLASSES:
+    if _ONE_PROCESS or len(types) < _SPLIT_TYPES or sum(t.log_p.size for t in types) < _SPLIT_CLASSES:
         return None
     from .._offload import spare_core
 
