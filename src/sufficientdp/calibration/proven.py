@@ -421,9 +421,10 @@ def proven_q(*, bits: int, population: int, epsilon: float, eta: float, reports:
                progress=progress, larger_crowds=larger_crowds)
     # one bit, larger crowds: the bound's exact deltas run two at a time, the second in a helper process
     # (ratio.proven._in_pairs: the same values; N = 10^5: 2.9 -> 2.3 s, N = 5000: 1.45 -> 0.87 s); below
-    # LARGER_CROWDS_DELTA_ONLY people they take milliseconds and the helper's start-up (~0.08 s) would not pay
-    helper = (run.exact_l1 and larger_crowds and population >= LARGER_CROWDS_DELTA_ONLY
-              and second_process_allowed())
+    # LARGER_CROWDS_DELTA_ONLY people they take milliseconds and the helper's start-up (~0.08 s) would not pay;
+    # above EXACT_L1_MAX_POPULATION - LARGER_CROWDS_WINDOW the bound is the blanket's, with no exact delta
+    helper = (run.exact_l1 and larger_crowds and second_process_allowed()
+              and LARGER_CROWDS_DELTA_ONLY <= population <= EXACT_L1_MAX_POPULATION - LARGER_CROWDS_WINDOW)
     with helper_process(enabled=helper):
         return _search(run)
 
