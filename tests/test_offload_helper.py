@@ -143,3 +143,15 @@ def test_larger_crowds_calibration_with_the_helper_is_the_one_without(monkeypatc
         out.append((c.q.hex(), c.eta_at_q))
         assert bool(seen) is cores and all(seen)  # the helper only with a spare core; then every pair used it
     assert out[0] == out[1]
+
+
+def test_an_error_here_stops_the_helper_without_waiting_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)
+    bad = {"q": 0.7, "bits": 1, "population": 50, "epsilon": 1.0}  # computed here: ParameterError
+    good = {"q": 0.3, "bits": 1, "population": 50, "epsilon": 1.0}  # sent to the helper meanwhile
+    with helper_process() as helper:
+        assert helper is not None
+        with pytest.raises(ParameterError):
+            list(_in_pairs(proven_tail, [bad, good]))
+        assert not helper.alive and current_helper() is None  # stopped, its answer never read
+        assert [r.eta for r in _in_pairs(proven_tail, [good, good])] == [proven_tail(**good).eta] * 2  # (here)

@@ -44,7 +44,6 @@ Everything returns ``kind="bound"`` and ``scope="all-collections"``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import sys
 import time
@@ -91,8 +90,8 @@ _THREADS = 2  # pair types bounded at once
 #: 0.25 s on two threads, 0.30 s in one; docs/benchmarks.md).
 _THREADED_CLASSES = 4000
 #: Report classes (summed over the pair types) and pair types from which a bound of every type with k > 1 reports or
-#: T rounds is split across two processes (:func:`split_types`); a fresh interpreter costs about 0.35 s of the
-#: other core, and 4,000 classes at L = 28 are about 1 s of work.
+#: T rounds is split across two processes (:func:`split_types`); a fresh interpreter costs about 0.15 s of the
+#: other core (start-up and imports), and 4,000 classes at L = 28 are about 1 s of work.
 _SPLIT_CLASSES = 4000
 _SPLIT_TYPES = 4
 _ONE_PROCESS = False  # set by bound_in_one_thread: no second process at all
@@ -802,8 +801,7 @@ def _in_pairs(fn: Callable[..., Any], calls: list[dict[str, Any]]) -> Iterator[A
         try:
             here = fn(**calls[i])
         except BaseException:
-            with contextlib.suppress(Exception):
-                pending.result()  # (the helper's answer is read, so the next call can be sent)
+            helper.close()  # (its answer is not needed; an interrupt must not wait for it, nor compute it here)
             raise
         try:
             there: tuple[bool, Any] = (True, pending.result())
@@ -1027,6 +1025,9 @@ def second_process_allowed() -> bool:
 
 
 _HALF_THREADS = False
+"""Whether each half of :func:`split_types` bounds its types on the thread pool: no, two processes already fill two
+cores (L = 40, k = 2: the pool's threads only waited for the GIL; L = 128, k = 2: 94 s on one process's two
+threads, 87 s on two one-thread processes)."""
 
 
 def _evaluate_half(**kwargs: Any) -> Evaluation:

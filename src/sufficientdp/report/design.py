@@ -66,9 +66,9 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
                    while_waiting: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
     """Every number of the design report, JSON-ready (same parameters as :func:`sufficientdp.calibrate`).
 
-    The chosen ``method`` is calibrated first, so that a bad parameter is refused before anything else runs;
-    another method that does not apply (e.g. ``homogeneous`` with ``rounds > 1``) is listed with its reason.
-    ``while_waiting(numbers)``, if given, is called with every number but the methods table (the entry of a row
+    The chosen ``method`` is calibrated first, so that a bad parameter is refused before anything else runs (only
+    the homogeneous calibration's second process starts before it, and is stopped then); another method that does
+    not apply (e.g. ``homogeneous`` with ``rounds > 1``) is listed with its reason. ``while_waiting(numbers)``, if given, is called with every number but the methods table (the entry of a row
     computed in the second process is still empty) before that row is waited for (:func:`design_report` draws the
     figures that do not show the methods meanwhile).
 
@@ -112,8 +112,8 @@ def _design_numbers(*, bits: int, population: int, epsilon: float, beta: float, 
     # chosen method here; it starts before the chosen method's calibration, which refuses bad parameters (the
     # child is then stopped when the block of design_numbers ends).
     late: tuple[int, Offloaded] | None = None
-    early = ("homogeneous" != method and "homogeneous" in methods and spare_core())
-    pending = offloads.start(calibrate, {"method": "homogeneous", **common}) if early else None
+    pending = (offloads.start(calibrate, {"method": "homogeneous", **common})
+               if method != "homogeneous" and spare_core() else None)
     for m in methods:
         if m == "homogeneous" and pending is not None:
             late = (len(rows), pending)
