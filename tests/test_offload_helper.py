@@ -9,6 +9,7 @@ import os
 import sys
 
 import pytest
+from tests.offload_spies import record_from_child
 
 from sufficientdp import _offload
 from sufficientdp._errors import ParameterError
@@ -108,15 +109,7 @@ def test_larger_crowds_with_the_helper_is_the_bound_without(population: int,
     monkeypatch.setattr(_offload, "spare_core", lambda: True)
     assert population + proven.LARGER_CROWDS_WINDOW <= proven.EXACT_L1_MAX_POPULATION
     alone = single_bit_larger_crowds(q=0.2, population=population, epsilon=1.0)
-    seen: list[bool] = []
-    original = _offload.Pending.result
-
-    def result(self: _offload.Pending) -> object:
-        value = original(self)
-        seen.append(self.from_child)
-        return value
-
-    monkeypatch.setattr(_offload.Pending, "result", result)
+    seen = record_from_child(monkeypatch, _offload.Pending)
     with helper_process():
         paired = single_bit_larger_crowds(q=0.2, population=population, epsilon=1.0)
     assert seen and all(seen)  # some of its values came from the helper
@@ -127,15 +120,7 @@ def test_larger_crowds_with_the_helper_is_the_bound_without(population: int,
 def test_larger_crowds_calibration_with_the_helper_is_the_one_without(monkeypatch: pytest.MonkeyPatch) -> None:
     from sufficientdp import calibrate
 
-    seen: list[bool] = []
-    original = _offload.Pending.result
-
-    def result(self: _offload.Pending) -> object:
-        value = original(self)
-        seen.append(self.from_child)
-        return value
-
-    monkeypatch.setattr(_offload.Pending, "result", result)
+    seen = record_from_child(monkeypatch, _offload.Pending)
     out = []
     for cores in (False, True):
         monkeypatch.setattr(_offload, "spare_core", lambda cores=cores: cores)

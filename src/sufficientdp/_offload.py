@@ -284,30 +284,29 @@ def _serve() -> int:
         frame = _read_frame(stdin)
         if frame is None:
             return 0
-        fn, kwargs = pickle.loads(frame)  # noqa: S301
-        try:
-            answer: tuple[Any, Any] = (True, fn(**kwargs))
-        except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
-            answer = (False, exc)
-        try:
-            data = pickle.dumps(answer)
-        except Exception:  # noqa: BLE001 - the parent computes this call itself
-            data = pickle.dumps((None, None))
-        _write_frame(stdout, data)
+        data = _answer(*pickle.loads(frame))  # noqa: S301
+        _write_frame(stdout, data if data is not None else pickle.dumps((None, None)))
+
+
+def _answer(fn: Callable[..., Any], kwargs: dict[str, Any]) -> bytes | None:
+    """``(True, fn(**kwargs))`` or ``(False, its exception)``, pickled; None when that cannot be pickled (an
+    unpicklable value or exception: the parent then computes the call itself)."""
+    try:
+        answer: tuple[bool, Any] = (True, fn(**kwargs))
+    except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        answer = (False, exc)
+    try:
+        return pickle.dumps(answer)
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _main() -> int:
     """The child: read ``(sys.path, call)`` from stdin, write ``(True, value)`` or ``(False, exception)``."""
     path, call = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - written by the parent, this module
     sys.path[:] = path
-    fn, kwargs = pickle.loads(call)  # noqa: S301
-    try:
-        answer: tuple[bool, Any] = (True, fn(**kwargs))
-    except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
-        answer = (False, exc)
-    try:
-        data = pickle.dumps(answer)
-    except Exception:  # noqa: BLE001 - an unpicklable value or exception: the parent computes it itself
+    data = _answer(*pickle.loads(call))  # noqa: S301
+    if data is None:
         return 1
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()

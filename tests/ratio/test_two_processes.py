@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.offload_spies import record_from_child
 
 from sufficientdp import _offload
 from sufficientdp._numerics.blas import one_blas_thread
@@ -16,16 +17,7 @@ from sufficientdp.ratio.proven import Domain, Evaluation, evaluate, merged_evalu
 
 def _children(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Record, for every call offloaded from now on, whether its value came from the child."""
-    seen: list[bool] = []
-    original = _offload.Offloaded.result
-
-    def result(self: _offload.Offloaded) -> object:
-        value = original(self)
-        seen.append(self.from_child)
-        return value
-
-    monkeypatch.setattr(_offload.Offloaded, "result", result)
-    return seen
+    return record_from_child(monkeypatch, _offload.Offloaded)
 
 
 @pytest.mark.slow
