@@ -140,3 +140,14 @@ def test_an_error_here_stops_the_helper_without_waiting_for_it(monkeypatch: pyte
             list(_in_pairs(proven_tail, [bad, good]))
         assert not helper.alive and current_helper() is None  # stopped, its answer never read
         assert [r.eta for r in _in_pairs(proven_tail, [good, good])] == [proven_tail(**good).eta] * 2  # (here)
+
+
+def test_a_frozen_application_starts_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (its executable is the application itself: `app -m sufficientdp._offload` would start the application)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    helper = Helper()
+    assert not helper.alive
+    call = helper.submit(os.getpid, {})
+    assert call.result() == os.getpid() and not call.from_child
+    once = _offload.Offloaded(os.getpid, {})
+    assert once.result() == os.getpid() and not once.from_child

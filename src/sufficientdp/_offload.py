@@ -42,6 +42,15 @@ def spare_core() -> bool:
         return (os.cpu_count() or 1) > 1
 
 
+def _python() -> str:
+    """The interpreter to start: this one. Not in a frozen application (PyInstaller and the like), whose executable
+    is the application itself, nor without a known executable: then no child starts (``OSError``) and every call
+    runs in this process."""
+    if getattr(sys, "frozen", False) or not sys.executable:
+        raise OSError("no Python interpreter to start a second process with")
+    return sys.executable
+
+
 class Offloaded:
     """``fn(**kwargs)`` started in a child process at construction; :meth:`result` waits for its value.
 
@@ -58,7 +67,7 @@ class Offloaded:
         self._reader: threading.Thread | None = None
         try:
             payload = pickle.dumps((list(sys.path), pickle.dumps((fn, self._kwargs))))
-            proc = subprocess.Popen([sys.executable, "-m", "sufficientdp._offload"], stdin=subprocess.PIPE,
+            proc = subprocess.Popen([_python(), "-m", "sufficientdp._offload"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
         except Exception:  # noqa: BLE001 - no child: result() computes in this process
             return
@@ -146,7 +155,7 @@ class Helper:
         self._proc: subprocess.Popen[bytes] | None = None
         self._busy = False
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "sufficientdp._offload", "--serve"],
+            proc = subprocess.Popen([_python(), "-m", "sufficientdp._offload", "--serve"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     close_fds=True)
         except Exception:  # noqa: BLE001 - no child: every call runs here
