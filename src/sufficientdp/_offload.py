@@ -1,7 +1,7 @@
 """Calls in a fresh Python process, so that they run beside the caller's work on another core.
 
-:class:`Offloaded` runs one call in a process of its own (seconds of work); :class:`Helper` runs many short calls
-one after another in one process (tens of milliseconds each, where a start-up per call would cost more).
+:class:`Helper` runs calls one after another in one child (many short calls, tens of milliseconds each, where a
+start-up per call would cost more); :class:`Offloaded` is a helper of its own for one call (seconds of work).
 
 The core's scalar loops hold the GIL, so a thread gains little (measured on the design report and on the bounds of
 many pair types: issue 10); a process does. Used by the design report (its homogeneous calibration) and by the
@@ -9,11 +9,12 @@ all-collections bounds of k reports and T rounds (half of the pair types, :mod:`
 the helper by the L = 1 bound for larger crowds (its exact values two at a time). The
 child is a fresh interpreter (``python -m sufficientdp._offload``), not a fork or a
 ``multiprocessing`` spawn: a fork copies whatever threads and locks the caller holds, and a spawn imports the
-caller's main script again (a script without a ``__main__`` guard would run twice). The call and its result travel
-as pickles through the child's stdin and stdout; both ends are this package, nothing else reads or writes them.
+caller's main script again (a script without a ``__main__`` guard would run twice). The calls and their results
+travel as length-prefixed pickles through the child's stdin and stdout; both ends are this package, nothing else
+reads or writes them.
 
 Standard library only (no math; below every layer of the package). Whatever goes wrong with the child itself (it
-cannot start, cannot import the function, dies) makes :meth:`Offloaded.result` run the call in the calling process
+cannot start, cannot import the function, dies) makes :meth:`Pending.result` run the call in the calling process
 instead, so the answer never depends on whether a second process was available; an exception raised by the call
 itself is raised again.
 """
@@ -26,12 +27,11 @@ import pickle
 import struct
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import IO, Any
 
-__all__ = ["Helper", "Offloaded", "Offloads", "current_helper", "helper_process", "spare_core"]
+__all__ = ["Helper", "Offloaded", "Offloads", "Pending", "current_helper", "helper_process", "spare_core"]
 
 
 def spare_core() -> bool:
@@ -54,74 +54,32 @@ def _python() -> str:
 class Offloaded:
     """``fn(**kwargs)`` started in a child process at construction; :meth:`result` waits for its value.
 
-    ``fn`` must be importable by name (a module-level function of this package) and ``kwargs`` picklable. Started
-    through :class:`Offloads`, which calls :meth:`close` when its block ends: a call whose result is not needed
-    (the caller failed) is stopped."""
+    ``fn`` must be importable by name (a module-level function of this package) and ``kwargs`` picklable. A
+    :class:`Helper` of its own that runs this one call. Started through :class:`Offloads`, which calls :meth:`close`
+    when its block ends: a call whose result is not needed (the caller failed) is stopped."""
 
     def __init__(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
-        self._fn, self._kwargs = fn, dict(kwargs)
-        self._out: bytes | None = None
+        self._helper = Helper()
+        self._pending = self._helper.submit(fn, kwargs)
         #: whether :meth:`result` got its value (or the call's exception) from the child
         self.from_child = False
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._reader: threading.Thread | None = None
-        try:
-            payload = pickle.dumps((list(sys.path), pickle.dumps((fn, self._kwargs))))
-            proc = subprocess.Popen([_python(), "-m", "sufficientdp._offload"], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
-        except Exception:  # noqa: BLE001 - no child: result() computes in this process
-            return
-        self._proc = proc
-        # writing and reading in a thread: neither end blocks on a full pipe while this process works
-        self._reader = threading.Thread(target=self._talk, args=(proc, payload), name="sufficientdp-offload",
-                                        daemon=True)
-        self._reader.start()
 
-    def _talk(self, proc: subprocess.Popen[bytes], payload: bytes) -> None:
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            with proc.stdin:
-                proc.stdin.write(payload)
-            self._out = proc.stdout.read()
-        except (OSError, ValueError):  # the child ended early (it cannot start, or it was stopped)
-            self._out = None
-        finally:
-            proc.stdout.close()
+    @property
+    def _proc(self) -> subprocess.Popen[bytes] | None:
+        return self._helper._proc
 
     def result(self) -> Any:
         """The call's value (computed here if the child could not give it); its exception if it raised one."""
-        answer = self._collect()
-        self.from_child = answer is not None
-        if answer is None:
-            return self._fn(**self._kwargs)
-        ok, value = answer
-        if ok:
-            return value
-        raise value
-
-    def _collect(self) -> tuple[bool, Any] | None:
-        if self._proc is None or self._reader is None:
-            return None
-        self._reader.join()
-        code = self._proc.wait()
-        out, self._out = self._out, None
-        if code != 0 or not out:
-            return None
         try:
-            answer = pickle.loads(out)  # noqa: S301 - written by our own child, through its stdout
-        except Exception:  # noqa: BLE001 - e.g. an exception type that cannot be rebuilt: compute here
-            return None
-        return answer if isinstance(answer, tuple) and len(answer) == 2 else None
+            return self._pending.result()
+        finally:
+            self.from_child = self._pending.from_child
+            self._helper.close()
 
     def close(self) -> None:
         """Stop the child if it is still running (its result is then not needed)."""
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-        if proc is not None:
-            proc.wait()
-        if self._reader is not None:
-            self._reader.join()
+        self._helper.close()
+
 
 class Offloads:
     """The calls a piece of work started (:meth:`start`); leaving the ``with`` block stops those still running."""
@@ -143,10 +101,9 @@ class Offloads:
 
 
 class Helper:
-    """A fresh interpreter that runs calls sent to it one after another (``python -m sufficientdp._offload
-    --serve``): for many short calls (tens of milliseconds each), where :class:`Offloaded`'s start-up per call would
-    cost more than the call. At most one call is outstanding: :meth:`submit`, compute something here, then
-    :meth:`Pending.result`.
+    """A fresh interpreter that runs calls sent to it one after another (``python -m sufficientdp._offload``): for
+    many short calls (tens of milliseconds each) a start-up per call would cost more than the call. At most one call
+    is outstanding: :meth:`submit`, compute something here, then :meth:`Pending.result`.
 
     Whatever goes wrong with the child (it cannot start, dies, cannot pickle an answer) makes the call run in this
     process instead, and the helper is not used again; an exception raised by the call itself is raised again."""
@@ -155,7 +112,7 @@ class Helper:
         self._proc: subprocess.Popen[bytes] | None = None
         self._busy = False
         try:
-            proc = subprocess.Popen([_python(), "-m", "sufficientdp._offload", "--serve"],
+            proc = subprocess.Popen([_python(), "-m", "sufficientdp._offload"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     close_fds=True)
         except Exception:  # noqa: BLE001 - no child: every call runs here
@@ -310,17 +267,5 @@ def _answer(fn: Callable[..., Any], kwargs: dict[str, Any]) -> bytes | None:
         return None
 
 
-def _main() -> int:
-    """The child: read ``(sys.path, call)`` from stdin, write ``(True, value)`` or ``(False, exception)``."""
-    path, call = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - written by the parent, this module
-    sys.path[:] = path
-    data = _answer(*pickle.loads(call))  # noqa: S301
-    if data is None:
-        return 1
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(_serve() if sys.argv[1:] == ["--serve"] else _main())
+    sys.exit(_serve())
