@@ -340,6 +340,86 @@ class _Run:
     allowance_tail: float
 
 
+@dataclass(frozen=True, slots=True)
+class _Light:
+    """The light law that :func:`_fit` puts on a lattice (values in units of the largest |v|)."""
+
+    lv: NDArray[np.float64]
+    lp: NDArray[np.float64]
+    n: int
+    gamma_l: float
+    log_gamma: float
+    log_1mg: float
+    h_max: int
+
+
+_FIT_STEPS = 80  # steps of the lattice fit at most
+_FIT_TURNS = 6  # changes of direction after which the fit takes the finest lattice found that fits
+
+
+def _fit(light: _Light, h: float, cells: int) -> _Fit | None:
+    """A step near ``h`` whose Chernoff window fits the cells (the window's width in cells scales like 1/h), with
+    the lattice rounded at that very step: ``(h, kv, kp, a_lo, a_hi, E[f (1 - f)], k_sd, Lambda)``.
+
+    The width is not continuous in h (a few rare atoms decide the window's upper end: their count jumps), so the
+    walk can oscillate between a window wider than the cells and one narrower than 70% of them. It then returns
+    the finest lattice it met whose window fits (after :data:`_FIT_TURNS` changes of direction, or
+    :data:`_FIT_STEPS` steps); None if it met none (the caller takes more cells). Every lattice returned has
+    ``a_hi - a_lo + 1 <= cells`` and is the randomized rounding at the ``h`` returned with it (step 1 of the
+    module docstring needs both)."""
+    lv, lp, n, gamma_l = light.lv, light.lp, light.n, light.gamma_l
+    atoms = lv.size
+    log_alpha = math.log(ALPHA)
+    fits: _Fit | None = None  # the finest lattice so far whose window fits
+    turns, last = 0, 0
+    for _ in range(_FIT_STEPS):
+        # kv = [floor(lv / h), floor(lv / h) + 1] with probabilities kp = [lp (1 - f), lp f], the atoms of
+        # probability 0 left out (written into the halves of new arrays: the same floats as concatenating)
+        scaled = lv / h
+        kv = np.empty(2 * atoms)
+        kf = np.floor(scaled, out=kv[:atoms])
+        np.add(kf, 1.0, out=kv[atoms:])
+        f = np.subtract(scaled, kf, out=scaled)
+        one_minus_f = 1.0 - f
+        kp = np.empty(2 * atoms)
+        np.multiply(lp, one_minus_f, out=kp[:atoms])
+        np.multiply(lp, f, out=kp[atoms:])
+        if not _MINIMUM(kp) > 0.0:  # (rarely: an atom on the lattice, f = 0)
+            pos = kp > 0
+            kv, kp = kv[pos], kp[pos]
+        if atoms >= _MERGE_ATOMS:
+            kv, kp = _merge_cells(kv, kp)
+        k_sd = math.sqrt(max(n * (gamma_l * _dot(kp, kv * kv) - (gamma_l * _dot(kp, kv)) ** 2), 1.0))
+        a_lo, a_hi, lam = window_ends_and_mgf(n, kv, np.log(kp), light.log_gamma, light.log_1mg, k_sd, log_alpha,
+                                              fewer=light.h_max, grid=_THETAS)
+        width = a_hi - a_lo + 1
+        if width <= cells and (fits is None or width > fits[4] - fits[3] + 1):
+            fits = (h, kv, kp, a_lo, a_hi, _dot(lp, f * one_minus_f), k_sd, lam)
+        if width > cells:
+            move = 1
+            h *= 1.02 * width / cells
+        elif width < 0.7 * cells and h * width > 1e-300 and atoms and float(_MAXIMUM(np.abs(kf))) > 4:
+            move = -1
+            h *= max(width / cells, 0.25) * 1.01
+        else:
+            return h, kv, kp, a_lo, a_hi, _dot(lp, f * one_minus_f), k_sd, lam
+        turns += last != 0 and move != last
+        last = move
+        if turns >= _FIT_TURNS and fits is not None:
+            break
+    return fits
+
+
+def _plain_bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, best: _Run | None) -> _Run:
+    """``E[(S)_+] <= E[sum_i (W_i)_+] = n gamma E[V_+]`` (``x -> x_+`` is subadditive), or the smallest lattice
+    bound found before, if smaller: what :func:`_bound` returns when no lattice of at most ``max_cells`` cells
+    holds the window (not met in practice: the window shrinks as the step grows; a safety net)."""
+    upper = n * gamma * _dot(pi, np.maximum(v, 0.0))
+    if best is not None and best.upper <= upper:
+        return best
+    return _Run(upper, 1, 0.0, 0.0, 0.0, 0.0)
+
+
 def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, rtol: float, max_cells: int,
            tail_power: float, levels: dict[int, _Levels] | None = None) -> _Run:
     """The bound with the heavy counts enumerated to ``lambda**h_max / h_max! <= tail_power`` (scaled units)."""
@@ -354,39 +434,7 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
     log_1mg = math.log1p(-gamma_l) if gamma_l < 1.0 else -math.inf
     sd = math.sqrt(max(n * (gamma_l * _dot(lp, lv * lv) - (gamma_l * _dot(lp, lv)) ** 2), 1e-300))
 
-    atoms = lv.size
-    log_alpha = math.log(ALPHA)
-
-    def fit(h: float, cells: int) -> _Fit:
-        """A step near h whose Chernoff window fits the cells (the window's width in cells scales like 1/h)."""
-        for _ in range(80):
-            # kv = [floor(lv / h), floor(lv / h) + 1] with probabilities kp = [lp (1 - f), lp f], the atoms of
-            # probability 0 left out (written into the halves of new arrays: the same floats as concatenating)
-            scaled = lv / h
-            kv = np.empty(2 * atoms)
-            kf = np.floor(scaled, out=kv[:atoms])
-            np.add(kf, 1.0, out=kv[atoms:])
-            f = np.subtract(scaled, kf, out=scaled)
-            one_minus_f = 1.0 - f
-            kp = np.empty(2 * atoms)
-            np.multiply(lp, one_minus_f, out=kp[:atoms])
-            np.multiply(lp, f, out=kp[atoms:])
-            if not _MINIMUM(kp) > 0.0:  # (rarely: an atom on the lattice, f = 0)
-                pos = kp > 0
-                kv, kp = kv[pos], kp[pos]
-            if atoms >= _MERGE_ATOMS:
-                kv, kp = _merge_cells(kv, kp)
-            k_sd = math.sqrt(max(n * (gamma_l * _dot(kp, kv * kv) - (gamma_l * _dot(kp, kv)) ** 2), 1.0))
-            a_lo, a_hi, lam = window_ends_and_mgf(n, kv, np.log(kp), log_gamma, log_1mg, k_sd, log_alpha,
-                                                  fewer=h_max, grid=_THETAS)
-            width = a_hi - a_lo + 1
-            if width > cells:
-                h *= 1.02 * width / cells
-            elif width < 0.7 * cells and h * width > 1e-300 and atoms and float(_MAXIMUM(np.abs(kf))) > 4:
-                h *= max(width / cells, 0.25) * 1.01
-            else:
-                return h, kv, kp, a_lo, a_hi, _dot(lp, f * one_minus_f), k_sd, lam
-        return h, kv, kp, a_lo, a_hi, _dot(lp, f * one_minus_f), k_sd, lam
+    light = _Light(lv, lp, n, gamma_l, log_gamma, log_1mg, h_max)
 
     cells = _MIN_CELLS
     h = 16.0 * sd / cells
@@ -395,7 +443,14 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
         h_asked = h
         step = memo.steps.get((h_asked, cells))
         if step is None:
-            fitted = fit(h, cells)
+            got = _fit(light, h, cells)
+            if got is None:  # no step puts the window in these cells: more cells, or the plain bound
+                if cells >= max_cells:
+                    return _plain_bound(v, pi, gamma, n, best)
+                cells *= 2
+                h /= 2.0
+                continue
+            fitted = got
             h, kv, kp, a_lo, a_hi, mean_ff, k_sd, lam = fitted
             res = _evaluate(kv, kp, gamma_l, n, h, cells, a_lo, a_hi, laws, tail, k_sd, lam, mean_ff)
             with _MEMO_LOCK:
