@@ -4,7 +4,8 @@
 The reference below is the composed bound as it was computed before them (every type's coarse curve from all its
 points, then the fine curves from the largest bound down while it exceeds the largest refined one), written here
 from the public pieces. The shortcuts: the widest type first, eta = 1 at once when its bound is trivial; a type
-whose curve from its first points composes to at most the widest type's bound keeps that (valid, looser) bound.
+whose quick curve (6, 12 or 24 focus points, coarse; 24 on the fine lattice) composes to at most the widest type's
+bound keeps that (valid, looser) bound.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def _reference(q: float, population: int, epsilon: float, reports: int,
     (6, 3000, 1.0, 2, 0.2, "onehot"),
     (4, 2000, 1.5, 2, 0.05, "all"),  # a trivial bound (eta = 1)
     (4, 2000, 1.5, 2, 0.08, "all"),  # next to it (eta 0.9996)
+    (12, 100_000, 1.0, 2, 0.3, "all"),  # every quick curve taken (below)
 ])
 def test_the_shortcuts_give_the_full_bound(bits: int, population: int, epsilon: float, reports: int, q: float,
                                            kind: str) -> None:
@@ -79,3 +81,33 @@ def test_some_types_keep_their_first_points_bound() -> None:
     *_, full = _reference(0.4, 1_000_000, 0.5, 4, dom)
     looser = [name for name, value in ev.by_type if value > full[name]]
     assert looser
+
+
+def test_every_quick_curve_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At L = 12, N = 1e5, epsilon = 1, k = 2, q = 0.3 (in the reference test above) types stop after each quick
+    curve: 6, 12 and 24 coarse points, and one after the fine lattice's 24 points; the widest type gets its full
+    curves. The quick curves' points are the full curve's focus points (one memo: none bounded twice)."""
+    seen: dict[str, list[tuple[float, int]]] = {}
+    bounded: list[tuple[str, float, float]] = []
+    curve, delta = proven.dominating_curve, proven._blanket_delta
+
+    def spy(pt: proven.PairType, **kw: object) -> object:
+        seen.setdefault(pt.name, []).append((kw["resolution"], kw.get("screen", 0)))  # type: ignore[arg-type]
+        return curve(pt, **kw)  # type: ignore[arg-type]
+
+    def spy_delta(prep: object, **kw: object) -> float:
+        bounded.append((prep.pair.name, kw["epsilon_prime"], kw["resolution"]))  # type: ignore[attr-defined]
+        return delta(prep, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(proven, "dominating_curve", spy)
+    monkeypatch.setattr(proven, "_blanket_delta", spy_delta)
+    dom = proven.Domain(bits=12)
+    proven.evaluate(q=0.3, population=100_000, epsilon=1.0, reports=2, domain=dom)
+    stops = {name: calls[-1] for name, calls in seen.items()}
+    coarse, fine = proven._COARSE, proven.DEFAULT_RESOLUTION
+    assert {(coarse, 4), (coarse, 2), (coarse, 1), (fine, 1)} <= set(stops.values())
+    assert stops[proven._widest(list(proven.pair_types(dom, 0.3))).name] == (fine, 0)
+    for name, calls in seen.items():
+        coarse_screens = [sc for res, sc in calls if res == coarse and sc]
+        assert coarse_screens == [4, 2, 1][:len(coarse_screens)], name  # in order, each at most once
+    assert bounded and len(set(bounded)) == len(bounded)

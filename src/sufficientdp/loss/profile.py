@@ -109,10 +109,25 @@ def _chord(vals: dict[float, float], e: float) -> float:
     return vals[a] * (1.0 - w) + vals[b] * w
 
 
+def _first_points(top: float, focus: tuple[float, float] | None, screen: int) -> list[float]:
+    """The epsilons :func:`curve_from_bounds` bounds first, ascending: 15 evenly spaced in ``(-top, top)``, 0 and the
+    focus's 24 inner points (clipped to ``(-top, top)``); with ``screen = s > 0`` every s-th focus point only."""
+    inner: list[float] = []
+    if focus is not None:
+        lo, hi = max(focus[0], -top), min(focus[1], top)
+        if lo < hi:
+            inner = [float(x) for x in np.linspace(lo, hi, _FOCUS_POINTS)[1:-1]]
+    if screen:
+        if focus is None:
+            raise ValueError("a screen needs a focus interval")
+        return inner[::screen]
+    return sorted({*(float(x) for x in np.linspace(-top, top, _INITIAL_POINTS)[1:-1]), 0.0, *inner})
+
+
 def curve_from_bounds(delta_of: Callable[[float], float], *, name: str, top: float, points: int,
                       resolution: float, tick: Callable[[], Any] | None = None,
                       focus: tuple[float, float] | None = None,
-                      above: Callable[[float], float] | None = None) -> DominatingCurve:
+                      above: Callable[[float], float] | None = None, screen: int = 0) -> DominatingCurve:
     """A dominating curve for a pair whose privacy loss lies in ``[-top, top]``, from upper bounds on its
     hockey-stick curve.
 
@@ -130,6 +145,10 @@ def curve_from_bounds(delta_of: Callable[[float], float], *, name: str, top: flo
     one of its vertices. The point is kept with the value ``above(e)`` (at most the bound it stands for) only to
     steer the choice of later points as the bound would have; should it still end up a vertex (rounding), it is
     bounded after all and the hull taken again, so every vertex of the curve is a value of ``delta_of``.
+
+    ``screen = s > 0`` (with ``focus``) asks for a quick curve instead: only every s-th of the focus's 24 inner
+    points, no other point and no refinement (``points`` is ignored). The screens s = 4, 2, 1 are nested (6, 12,
+    24 points), so a memoizing ``delta_of`` computes each point once across them and a later full curve.
     """
     vals: dict[float, float] = {-top: -math.expm1(-top), top: 0.0}
     skipped: set[float] = set()
@@ -147,13 +166,10 @@ def curve_from_bounds(delta_of: Callable[[float], float], *, name: str, top: flo
         if tick is not None:
             tick()
 
-    first = {*(float(x) for x in np.linspace(-top, top, _INITIAL_POINTS)[1:-1]), 0.0}
-    if focus is not None:
-        lo, hi = max(focus[0], -top), min(focus[1], top)
-        if lo < hi:
-            first |= {float(x) for x in np.linspace(lo, hi, _FOCUS_POINTS)[1:-1]}
-    for e in sorted(first):
+    for e in _first_points(top, focus, screen):
         bound(e)
+    if screen:
+        points = 0  # (no refinement)
     while len(vals) - 2 < points:
         es = np.array(sorted(vals))
         ds = np.array([vals[e] for e in es])

@@ -439,7 +439,7 @@ _ENDPOINT_PAD = 1e-9  # the curve is known exactly just outside [-top, top]
 def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolution: float = DEFAULT_RESOLUTION,
                      points: int = DEFAULT_POINTS, tick: Callable[[], Any] | None = None,
                      focus: tuple[float, float] | None = None,
-                     memo: dict[float, float] | None = None) -> DominatingCurve:
+                     memo: dict[float, float] | None = None, screen: int = 0) -> DominatingCurve:
     """A discrete pair that dominates the blanket pair (P, Q) of one pair type (docs/proofs/blanket.md, step 6).
 
     ``delta_PQ(e)`` is bounded by :func:`blanket_delta` at ``points`` epsilons in ``(-top, top)``, ``top`` the
@@ -458,6 +458,8 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
         memo: the bounds already computed for this pair type, blanket and resolution, by epsilon (read and
             filled): a curve with more points after one with fewer reuses them (the same floats: each bound is a
             pure function of its epsilon).
+        screen: > 0 for a quick curve from every ``screen``-th focus point only
+            (:func:`sufficientdp.loss.profile.curve_from_bounds`; a valid curve, looser).
     """
     from ..loss.profile import curve_from_bounds
 
@@ -484,7 +486,7 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
         return parts[e][1]
 
     return curve_from_bounds(delta_of, name=pair.name, top=top, points=points, resolution=resolution, tick=tick,
-                             focus=focus, above=above)
+                             focus=focus, above=above, screen=screen)
 
 
 def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
@@ -496,18 +498,20 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
     Every type on a coarse lattice (valid, looser), then the fine bound from the largest down while it matters.
     Two shortcuts give the same eta: the widest type is bounded first, and when its bound is trivial (eta >= 1 on
     both lattices) so is the maximum (eta = 1), the others are not bounded; otherwise its smaller bound ``floor`` is
-    at most the final maximum, and a type whose curve from the first :data:`_PARTIAL_POINTS` points (a valid
-    curve: a lower hull of fewer upper bounds lies above) composes to at most ``floor`` cannot raise the maximum,
-    so it keeps that bound (reported in ``by_type``) instead of the full curve's.
+    at most the final maximum, and a type whose quick curve (:data:`_SCREENS`: 6, then 12, then 24 focus points; a
+    valid curve: a lower hull of fewer upper bounds lies above) composes to at most ``floor`` cannot raise the
+    maximum, so it keeps that bound (reported in ``by_type``) instead of the full curve's. The same holds on the
+    fine lattice: a type refined there first gets the 24-point quick curve, and the full one only if that composes
+    above ``floor``.
     """
     from ..loss.profile import compose_curve
 
     memos: dict[tuple[str, float], dict[float, float]] = {}
 
-    def one(pt: PairType, res: float, points: int = DEFAULT_POINTS + 24) -> tuple[str, float, float, float]:
+    def one(pt: PairType, res: float, screen: int = 0) -> tuple[str, float, float, float]:
         curve = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=res,
-                                 focus=(-epsilon, 1.5 * epsilon), points=points,
-                                 memo=memos.setdefault((pt.name, res), {}))
+                                 focus=(-epsilon, 1.5 * epsilon), points=DEFAULT_POINTS + 24,
+                                 memo=memos.setdefault((pt.name, res), {}), screen=screen)
         comp = compose_curve(curve, reports, epsilon)
         return pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - epsilon), comp.epsilon_prime
 
@@ -533,11 +537,19 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
 
     def coarse_row(pt: PairType) -> tuple[str, float, float, float]:
         if math.isfinite(floor):
-            row = one(pt, coarse, _PARTIAL_POINTS)
-            if row[1] <= floor:
-                partial.add(pt.name)
-                return row
+            for screen in _SCREENS:
+                row = one(pt, coarse, screen)
+                if row[1] <= floor:
+                    partial.add(pt.name)
+                    return row
         return one(pt, coarse)
+
+    def fine_row(pt: PairType) -> tuple[str, float, float, float]:
+        if math.isfinite(floor):  # (floor is fixed here: the same rows whether or not two are computed at once)
+            row = one(pt, resolution, _SCREENS[-1])
+            if row[1] <= floor:
+                return row
+        return one(pt, resolution)
 
     # the coarse curves of different types are independent pure functions: computed two at a time when large
     # (numpy releases the GIL in the lattice work; the same floats either way)
@@ -573,9 +585,9 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
                 if name not in fines and threaded and pending:  # the next candidate's fine bound alongside
                     after = next_up()
                     if after not in partial and after not in fines and rows[after][1] > best_fine:
-                        pair = list(pool.map(lambda k: one(by_name[k], resolution), [name, after]))
+                        pair = list(pool.map(lambda k: fine_row(by_name[k]), [name, after]))
                         fines[name], fines[after] = pair
-                fine = fines[name] if name in fines else one(by_name[name], resolution)
+                fine = fines[name] if name in fines else fine_row(by_name[name])
                 if fine[1] < rows[name][1]:
                     rows[name] = fine
                 best_fine = max(best_fine, rows[name][1])
@@ -587,9 +599,11 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
     return Evaluation(eta, delta, eps_p, name, tuple((v[0], v[1]) for v in vals), log_gamma, dom, tuple(notes))
 
 
-_PARTIAL_POINTS = 18
-"""Points asked of a type's first curve in :func:`_evaluate_composed` (no more than its initial evenly spaced and
-focus points: no refinement), below which a type is not bounded further."""
+_SCREENS = (4, 2, 1)
+"""The quick curves of a type in :func:`_evaluate_composed`, in order: every 4th, 2nd, then every focus point (6, 12,
+24 points, nested; :func:`sufficientdp.loss.profile.curve_from_bounds`); a type whose quick curve composes to at
+most ``floor`` is not bounded further. At L = 40, k = 2 near the calibrated q, 4, 9 and 17 of the 39 other types
+stop at 6, 12 and 24 points, instead of the 38 initial points of a full curve each."""
 
 
 def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
