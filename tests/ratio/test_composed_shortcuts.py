@@ -4,8 +4,8 @@
 The reference below is the composed bound as it was computed before them (every type's coarse curve from all its
 points, then the fine curves from the largest bound down while it exceeds the largest refined one), written here
 from the public pieces. The shortcuts: the widest type first, eta = 1 at once when its bound is trivial; a type
-whose quick curve (6, 12 or 24 focus points, coarse; 24 on the fine lattice) composes to at most the widest type's
-bound keeps that (valid, looser) bound.
+whose quick curve (6, 12 or 24 focus points, coarse; 24 on the mid, then the fine lattice) composes to at most the
+widest type's bound keeps that (valid, looser) bound.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _reference(q: float, population: int, epsilon: float, reports: int,
     (6, 3000, 1.0, 2, 0.2, "onehot"),
     (4, 2000, 1.5, 2, 0.05, "all"),  # a trivial bound (eta = 1)
     (4, 2000, 1.5, 2, 0.08, "all"),  # next to it (eta 0.9996)
-    (12, 100_000, 1.0, 2, 0.3, "all"),  # every quick curve taken (below)
+    (14, 100_000, 1.0, 2, 0.3, "all"),  # every quick curve taken (below)
 ])
 def test_the_shortcuts_give_the_full_bound(bits: int, population: int, epsilon: float, reports: int, q: float,
                                            kind: str) -> None:
@@ -84,8 +84,8 @@ def test_some_types_keep_their_first_points_bound() -> None:
 
 
 def test_every_quick_curve_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """At L = 12, N = 1e5, epsilon = 1, k = 2, q = 0.3 (in the reference test above) types stop after each quick
-    curve: 6, 12 and 24 coarse points, and one after the fine lattice's 24 points; the widest type gets its full
+    """At L = 14, N = 1e5, epsilon = 1, k = 2, q = 0.3 (in the reference test above) types stop after each quick
+    curve: 6, 12 and 24 coarse points, 24 on the mid lattice, 24 on the fine one; the widest type gets its full
     curves. The quick curves' points are the full curve's focus points (one memo: none bounded twice)."""
     seen: dict[str, list[tuple[float, int]]] = {}
     bounded: list[tuple[str, float, float]] = []
@@ -101,13 +101,16 @@ def test_every_quick_curve_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(proven, "dominating_curve", spy)
     monkeypatch.setattr(proven, "_blanket_delta", spy_delta)
-    dom = proven.Domain(bits=12)
+    dom = proven.Domain(bits=14)
     proven.evaluate(q=0.3, population=100_000, epsilon=1.0, reports=2, domain=dom)
     stops = {name: calls[-1] for name, calls in seen.items()}
-    coarse, fine = proven._COARSE, proven.DEFAULT_RESOLUTION
-    assert {(coarse, 4), (coarse, 2), (coarse, 1), (fine, 1)} <= set(stops.values())
+    coarse, mid, fine = proven._COARSE, proven._MID, proven.DEFAULT_RESOLUTION
+    assert {(coarse, 4), (coarse, 2), (coarse, 1), (mid, 1), (fine, 1)} <= set(stops.values())
     assert stops[proven._widest(list(proven.pair_types(dom, 0.3))).name] == (fine, 0)
     for name, calls in seen.items():
         coarse_screens = [sc for res, sc in calls if res == coarse and sc]
         assert coarse_screens == [4, 2, 1][:len(coarse_screens)], name  # in order, each at most once
+        refined = [(res, sc) for res, sc in calls if res < coarse]
+        assert refined in ([], [(mid, 1)], [(mid, 1), (fine, 1)], [(mid, 1), (fine, 1), (fine, 0)]) or \
+            name == proven._widest(list(proven.pair_types(dom, 0.3))).name, (name, refined)
     assert bounded and len(set(bounded)) == len(bounded)

@@ -500,8 +500,9 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
     both lattices) so is the maximum (eta = 1), the others are not bounded; otherwise its smaller bound ``floor`` is
     at most the final maximum, and a type whose quick curve (:data:`_SCREENS`: 6, then 12, then 24 focus points; a
     valid curve: a lower hull of fewer upper bounds lies above) composes to at most ``floor`` cannot raise the
-    maximum, so it keeps that bound (reported in ``by_type``) instead of the full curve's. The same holds on the
-    fine lattice: a type refined there first gets the 24-point quick curve, and the full one only if that composes
+    maximum, so it keeps that bound (reported in ``by_type``) instead of the full curve's. The same holds when a type
+    is refined: it first gets the 24-point quick curve on the :data:`_MID` lattice (far cheaper at large L, and
+    its lattices are reused by the finer ones), then on the final one, and its full curve only if both compose
     above ``floor``.
     """
     from ..loss.profile import compose_curve
@@ -544,11 +545,14 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
                     return row
         return one(pt, coarse)
 
+    between = [r for r in _tiers(resolution)[1:-1] if r < coarse]  # (the mid lattice, if there is one)
+
     def fine_row(pt: PairType) -> tuple[str, float, float, float]:
         if math.isfinite(floor):  # (floor is fixed here: the same rows whether or not two are computed at once)
-            row = one(pt, resolution, _SCREENS[-1])
-            if row[1] <= floor:
-                return row
+            for res in (*between, resolution):
+                row = one(pt, res, _SCREENS[-1])
+                if row[1] <= floor:
+                    return row
         return one(pt, resolution)
 
     # the coarse curves of different types are independent pure functions: computed two at a time when large
