@@ -29,6 +29,19 @@ def _mpmath_precision_restored():
         mpmath.mp.prec = prec
 
 
+@pytest.fixture(autouse=True)
+def _composed_rows_forgotten():
+    """The k-report bound keeps its recent per-type rows (``sufficientdp.ratio.proven._ROWS``, pure functions of
+    their keys): every test starts with none, so a test that counts the curves computed sees only its own. (Only if
+    the module is loaded already: tests of lazy imports must not see it imported here.)"""
+    import sys
+
+    proven = sys.modules.get("sufficientdp.ratio.proven")
+    if proven is not None:
+        proven._ROWS.clear()
+    yield
+
+
 def pytest_collection_modifyitems(config, items):  # noqa: ARG001 - pytest hook signature
     """Markers by location, so a contributor can run the fast suite (``make test-fast``): ``spark`` for tests that
     start a Spark session, ``service`` for the HTTP collector, its client and the collector demo."""

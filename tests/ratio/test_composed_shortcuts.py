@@ -114,3 +114,34 @@ def test_every_quick_curve_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
         assert refined in ([], [(mid, 1)], [(mid, 1), (fine, 1)], [(mid, 1), (fine, 1), (fine, 0)]) or \
             name == proven._widest(list(proven.pair_types(dom, 0.3))).name, (name, refined)
     assert bounded and len(set(bounded)) == len(bounded)
+
+
+def test_a_row_computed_before_is_reused_and_only_for_the_same_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A calibration's last probe bounds the widest type at the q it returns, and its final check needs that row
+    again: the second evaluation computes no curve of it and gives the same Evaluation, float for float. Another q,
+    epsilon, crowd or k computes its own."""
+    made: list[tuple[str, float, int]] = []
+    curve = proven.dominating_curve
+
+    def spy(pt: proven.PairType, **kw: object) -> object:
+        made.append((pt.name, kw["resolution"], kw.get("screen", 0)))  # type: ignore[arg-type]
+        return curve(pt, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(proven, "dominating_curve", spy)
+    dom = proven.Domain(bits=6)
+    args = {"q": 0.3, "population": 10_000, "epsilon": 1.0, "reports": 2, "domain": dom}
+    wide = proven._widest(list(proven.pair_types(dom, 0.3))).name
+    probe = proven.evaluate(**args, only=frozenset([wide]))
+    assert made and {name for name, _, _ in made} == {wide}
+    made.clear()
+    final = proven.evaluate(**args)
+    assert made and wide not in {name for name, _, _ in made}
+    proven._ROWS.clear()
+    made.clear()
+    fresh = proven.evaluate(**args)
+    assert wide in {name for name, _, _ in made}
+    assert repr(final) == repr(fresh) and dict(final.by_type)[wide] == dict(probe.by_type)[wide]
+    for change in ({"q": 0.31}, {"epsilon": 1.1}, {"population": 10_001}, {"reports": 3}):
+        made.clear()
+        proven.evaluate(**{**args, **change}, only=frozenset([wide]))
+        assert made, change

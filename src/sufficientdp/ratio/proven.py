@@ -44,6 +44,7 @@ Everything returns ``kind="bound"`` and ``scope="all-collections"``.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import sys
 import time
@@ -510,11 +511,20 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
     memos: dict[tuple[str, float], dict[float, float]] = {}
 
     def one(pt: PairType, res: float, screen: int = 0) -> tuple[str, float, float, float]:
+        # (a pure function of its key: a calibration's last probe of the widest type is the final check's too)
+        key = (dom, pt.name, _digest(pt), log_gamma, others, epsilon, reports, res, screen)
+        got = _ROWS.get(key)
+        if got is not None:
+            return got
         curve = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=res,
                                  focus=(-epsilon, 1.5 * epsilon), points=DEFAULT_POINTS + 24,
                                  memo=memos.setdefault((pt.name, res), {}), screen=screen)
         comp = compose_curve(curve, reports, epsilon)
-        return pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - epsilon), comp.epsilon_prime
+        row = pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - epsilon), comp.epsilon_prime
+        if len(_ROWS) >= _ROWS_KEPT:
+            _ROWS.clear()
+        _ROWS[key] = row
+        return row
 
     coarse = max(resolution, _COARSE)
     fines: dict[str, tuple[str, float, float, float]] = {}
@@ -602,6 +612,20 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
     eta = min(1.0, eta * (1 + _REL_SAFETY) + 1e-15)
     return Evaluation(eta, delta, eps_p, name, tuple((v[0], v[1]) for v in vals), log_gamma, dom, tuple(notes))
 
+
+_ROWS: dict[tuple[Any, ...], tuple[str, float, float, float]] = {}
+"""The composed bounds of :func:`_evaluate_composed`'s recent curves, by everything they depend on (the pair type's
+name and per-report law, the blanket, the crowd, epsilon, k, the lattice and the quick curve): a calibration's
+search bounds the widest type at the q it returns, and the final check over every type needs that again."""
+_ROWS_KEPT = 4096
+
+
+def _digest(pt: PairType) -> bytes:
+    """A 256-bit digest of the pair type's laws (a short key for :data:`_ROWS`; the arrays reach 33,282 classes)."""
+    h = hashlib.blake2b(digest_size=32)
+    for a in (pt.log_p, pt.log_q, pt.log_omega):
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.digest()
 
 _SCREENS = (4, 2, 1)
 """The quick curves of a type in :func:`_evaluate_composed`, in order: every 4th, 2nd, then every focus point (6, 12,
