@@ -393,12 +393,12 @@ def _fit(light: _Light, h: float, cells: int) -> _Fit | None:
         a_lo, a_hi, lam = window_ends_and_mgf(n, kv, np.log(kp), light.log_gamma, light.log_1mg, k_sd, log_alpha,
                                               fewer=light.h_max, grid=_THETAS)
         width = a_hi - a_lo + 1
-        if width <= cells and (fits is None or width > fits[4] - fits[3] + 1):
-            fits = (h, kv, kp, a_lo, a_hi, _dot(lp, f * one_minus_f), k_sd, lam)
         if width > cells:
             move = 1
             h *= 1.02 * width / cells
         elif width < 0.7 * cells and h * width > 1e-300 and atoms and float(_MAXIMUM(np.abs(kf))) > 4:
+            if fits is None or width > fits[4] - fits[3] + 1:  # (it fits, if loosely: kept in case of a swing)
+                fits = (h, kv, kp, a_lo, a_hi, _dot(lp, f * one_minus_f), k_sd, lam)
             move = -1
             h *= max(width / cells, 0.25) * 1.01
         else:
