@@ -574,7 +574,7 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
         n * gamma_l * math.sqrt(_dot(pmf, pmf)) + 1.0)
     thetas = theta_grid(_THETAS) / k_sd
     log_thetas = np.log(thetas)
-    kk = a_lo + _cell_numbers(cells)
+    numbers = _cell_numbers(cells)
     shift = int(a_lo) % cells
     kv_top = max(0.0, float(_MAXIMUM(kv)))
     total = 0.0
@@ -584,18 +584,27 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
     s0 = np.empty(cells + 1)
     s1 = np.empty(cells + 1)
     s0[cells] = s1[cells] = 0.0
-    s0_rev, s1_rev = s0[:cells][::-1], s1[:cells][::-1]
+    law = np.empty(cells)
     weighted = np.empty(cells)
     theta_a_hi = thetas * a_hi
     for r in range(h_max + 1):
         m = n - r
         raw = np.fft.irfft(powers[r], cells)
-        law = np.concatenate((raw[shift:], raw[:shift]))  # np.roll(raw, -shift)
-        np.maximum(law, 0.0, out=law)
-        law[::-1].cumsum(out=s0_rev)  # (what np.cumsum calls)
-        np.multiply(law, kk, out=weighted)
-        weighted[::-1].cumsum(out=s1_rev)
         ys, ws = laws[r]
+        # Only the cells from the lowest one read below are computed (the cell of h k + y = 0 for the smallest
+        # -y, clipped to the window): the law there is np.roll(raw, -shift) clipped at 0, and the suffix sums
+        # from the top down to it are the same sequential sums as over the whole window.
+        lo = int(min(max(float(_MINIMUM(np.floor(ys / -h))) - a_lo, 0.0), float(cells - 1)))
+        start = shift + lo
+        above_lo = law[lo:]
+        if start < cells:
+            np.concatenate((raw[start:], raw[:shift]), out=above_lo)
+        else:
+            above_lo[:] = raw[start - cells:shift]
+        np.maximum(above_lo, 0.0, out=above_lo)
+        above_lo[::-1].cumsum(out=s0[lo:cells][::-1])  # (what np.cumsum calls)
+        np.multiply(above_lo, np.add(a_lo, numbers[lo:]), out=weighted[lo:])
+        weighted[lo:][::-1].cumsum(out=s1[lo:cells][::-1])
         if ys.size == 1:  # no heavy atoms: the same operations on Python floats (see _one_heavy_sum)
             part, top_part, low_part, w_sum, dens = _one_heavy_sum(float(ys[0]), float(ws[0]), h, a_lo, a_hi,
                                                                    cells, s0, s1, law)
