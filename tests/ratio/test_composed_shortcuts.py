@@ -145,3 +145,9 @@ def test_a_row_computed_before_is_reused_and_only_for_the_same_inputs(monkeypatc
         made.clear()
         proven.evaluate(**{**args, **change}, only=frozenset([wide]))
         assert made, change
+    from sufficientdp._numerics import positive_part
+
+    monkeypatch.setattr(positive_part, "HEAVY_RATE", 2e-3)  # a tuning constant is part of the key too
+    made.clear()
+    proven.evaluate(**args, only=frozenset([wide]))
+    assert made

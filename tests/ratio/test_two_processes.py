@@ -30,6 +30,7 @@ def test_two_processes_give_the_one_process_bound(bits: int, population: int, q:
     out = []
     for classes in (10**12, 0):  # one process, then two
         monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        proven._ROWS.clear()  # (else the second run reads the first one's rows)
         ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=Domain(bits=bits))
         out.append(ev)
     one, two = out
@@ -47,6 +48,7 @@ def test_a_trivial_widest_type_does_not_wait_for_the_other_half(monkeypatch: pyt
     out = []
     for classes in (10**12, 0):
         monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        proven._ROWS.clear()  # (else the second run reads the first one's rows)
         out.append(evaluate(q=0.1, population=100, epsilon=1.0, reports=2, domain=Domain(bits=8)))
     assert out[0].eta == 1.0 and out[1] == out[0]
     assert seen == []  # the child was stopped, its answer never asked for
@@ -119,6 +121,7 @@ def test_t_rounds_first_curves_in_two_processes_give_the_one_process_bound(
     out, here = [], []
     for classes in (10**12, 0):  # one process, then two
         monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        proven._ROWS.clear()  # (else the second run reads the first one's rows)
         ticks: list[tuple[int, int]] = []
         calls[0] = 0
         ev = evaluate_rounds(q=0.33, population=10**5, epsilon=2.0, n=3, domain=Domain(bits=9), values=values,

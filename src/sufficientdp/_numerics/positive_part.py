@@ -310,11 +310,16 @@ def _memo_added(floats: int) -> None:
         _memo_floats[0] -= _memo_held(old)
 
 
+def tuning() -> tuple[float, ...]:
+    """The module's constants that a bound depends on besides its input, read now (tests may patch them): part of
+    the key of every cache of bounds."""
+    return (HEAVY_RATE, ALPHA, _MAX_HEAVY, _HEAVY_ATOMS, _THETAS, _MIN_CELLS)
+
+
 def _memo_for(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, tail_power: float,
               levels: dict[int, _Levels] | None = None) -> tuple[_MemoKey, _Memo]:
     """The memo of this exact input and its key (the heavy split computed on first use)."""
-    tuning = (HEAVY_RATE, ALPHA, _MAX_HEAVY, _HEAVY_ATOMS, _THETAS, _MIN_CELLS)  # read now: tests may patch them
-    key = (v.tobytes(), pi.tobytes(), gamma, n, tail_power, tuning)
+    key = (v.tobytes(), pi.tobytes(), gamma, n, tail_power, tuning())
     with _MEMO_LOCK:
         memo = _MEMO.get(key)
         if memo is not None:

@@ -512,7 +512,7 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
 
     def one(pt: PairType, res: float, screen: int = 0) -> tuple[str, float, float, float]:
         # (a pure function of its key: a calibration's last probe of the widest type is the final check's too)
-        key = (dom, pt.name, _digest(pt), log_gamma, others, epsilon, reports, res, screen)
+        key = (dom, pt.name, _digest(pt), log_gamma, others, epsilon, reports, res, screen, _tuning())
         got = _ROWS.get(key)
         if got is not None:
             return got
@@ -544,7 +544,7 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
             return Evaluation(1.0, delta, eps_p, wide.name, ((wide.name, 1.0),), log_gamma, dom,
                               tuple(notes + ["the bound is trivial (eta <= 1) already for the widest pair type"]))
     rest = [pt for pt in types if first is None or pt.name != first[0]]
-    partial: set[str] = set()  # types whose row is their first points' curve (at most floor)
+    partial: set[str] = set()  # types whose row is a quick curve's (at most floor)
 
     def coarse_row(pt: PairType) -> tuple[str, float, float, float]:
         if math.isfinite(floor):
@@ -618,6 +618,15 @@ _ROWS: dict[tuple[Any, ...], tuple[str, float, float, float]] = {}
 name and per-report law, the blanket, the crowd, epsilon, k, the lattice and the quick curve): a calibration's
 search bounds the widest type at the q it returns, and the final check over every type needs that again."""
 _ROWS_KEPT = 4096
+
+
+def _tuning() -> tuple[Any, ...]:
+    """The module constants a composed row depends on besides its inputs, read now (tests may patch them)."""
+    from .._numerics import positive_part as pp
+    from ..loss import profile as pr
+
+    return (DEFAULT_POINTS, *pp.tuning(), pr._INITIAL_POINTS, pr._REFINE_BATCH, pr._FOCUS_POINTS, pr._MAX_CELLS,
+            _REL_SAFETY)
 
 
 def _digest(pt: PairType) -> bytes:
