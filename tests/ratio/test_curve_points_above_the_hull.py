@@ -100,3 +100,26 @@ def test_a_stand_in_on_the_hull_is_bounded_after_all(monkeypatch: pytest.MonkeyP
     # and the curve is valid: above the exact curve everywhere
     grid = np.linspace(-2 * lam, 2 * lam, 101)
     assert np.all(curve(grid) >= np.array([exact(float(e)) for e in grid]) - 1e-15)
+
+
+@pytest.mark.parametrize("screen", [4, 2, 1])
+def test_a_quick_curve_bounds_every_screen_th_focus_point_only(screen: int) -> None:
+    """``curve_from_bounds(screen=s)``: exactly every s-th of the 24 inner focus points (clipped to the loss's
+    range), which are points of the full curve too, nothing else; a valid curve above the full one's hull."""
+    asked: list[float] = []
+
+    def delta_of(e: float) -> float:  # the hockey-stick curve of randomized response with loss +-1
+        asked.append(e)
+        return max(0.0, (math.e - math.exp(e)) / (1.0 + math.e))
+
+    quick = profile.curve_from_bounds(delta_of, name="rr", top=1.0, points=48, resolution=0.05, focus=(-0.5, 3.0),
+                                      screen=screen)
+    focus = [float(x) for x in np.linspace(-0.5, 1.0, profile._FOCUS_POINTS)[1:-1]]  # (clipped at top = 1)
+    assert asked == focus[::screen]
+    asked.clear()
+    full = profile.curve_from_bounds(delta_of, name="rr", top=1.0, points=48, resolution=0.05, focus=(-0.5, 3.0))
+    assert set(focus) <= set(asked) and len(asked) > len(focus)
+    grid = np.linspace(-1.2, 1.2, 97)
+    assert np.all(quick(grid) >= full(grid) - 1e-12)
+    with pytest.raises(ValueError, match="focus"):
+        profile.curve_from_bounds(delta_of, name="rr", top=1.0, points=48, resolution=0.05, screen=screen)

@@ -119,7 +119,7 @@ def _first_points(top: float, focus: tuple[float, float] | None, screen: int) ->
             inner = [float(x) for x in np.linspace(lo, hi, _FOCUS_POINTS)[1:-1]]
     if screen:
         if focus is None:
-            raise ValueError("a screen needs a focus interval")
+            raise ValueError(f"screen = {screen} needs a focus interval; got focus = None")
         return inner[::screen]
     return sorted({*(float(x) for x in np.linspace(-top, top, _INITIAL_POINTS)[1:-1]), 0.0, *inner})
 
