@@ -599,7 +599,9 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
         # Only the cells from the lowest one read below are computed (the cell of h k + y = 0 for the smallest
         # -y, clipped to the window): the law there is np.roll(raw, -shift) clipped at 0, and the suffix sums
         # from the top down to it are the same sequential sums as over the whole window.
-        lo = int(min(max(float(_MINIMUM(np.floor(ys / -h))) - a_lo, 0.0), float(cells - 1)))
+        lo_cell = np.divide(ys, -h)  # the cell of h k + y = 0 for each y (ys / -h is -ys / h: IEEE symmetric)
+        np.floor(lo_cell, out=lo_cell)
+        lo = int(min(max(float(_MINIMUM(lo_cell)) - a_lo, 0.0), float(cells - 1)))
         start = shift + lo
         above_lo = law[lo:]
         if start < cells:
@@ -618,10 +620,7 @@ def _evaluate(kv: NDArray[np.float64], kp: NDArray[np.float64], gamma_l: float, 
             allowance += 2.0 * fft_err * w_top + ALPHA * low_part
         else:
             # E[(hK + y)_+] over the window: cells with h k + y > 0, i.e. k >= floor(-y / h) + 1. (In place, in
-            # the same order: ys / -h is -ys / h, IEEE division being symmetric in the signs; products and sums
-            # of two terms are commutative.)
-            lo_cell = np.divide(ys, -h)
-            np.floor(lo_cell, out=lo_cell)
+            # the same order; products and sums of two terms are commutative.)
             idx = lo_cell + 1.0
             idx -= a_lo
             np.maximum(idx, 0.0, out=idx)

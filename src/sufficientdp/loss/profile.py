@@ -97,6 +97,12 @@ def _hull_curve(name: str, eps: NDArray[np.float64], d: NDArray[np.float64], eva
     return DominatingCurve(name, eps[h].copy(), d[h].copy(), evaluations, resolution)
 
 
+def tuning() -> tuple[float, ...]:
+    """The module's constants that a curve and its composition depend on besides their inputs, read now (tests may
+    patch them): part of the key of a cache of composed bounds."""
+    return (_INITIAL_POINTS, _REFINE_BATCH, _FOCUS_POINTS, _MAX_CELLS, _REL_SAFETY)
+
+
 def _chord(vals: dict[float, float], e: float) -> float:
     """The chord (linear in ``t = e**eps``) at ``e`` through the nearest points of ``vals`` on either side (``vals``
     holds both ends of the range, which contains ``e``)."""

@@ -44,7 +44,6 @@ Everything returns ``kind="bound"`` and ``scope="all-collections"``.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import sys
 import time
@@ -490,8 +489,8 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
                              focus=focus, above=above, screen=screen)
 
 
-def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, epsilon: float, reports: int,
-                       eps0: float, resolution: float, dom: Domain, notes: list[str],
+def _evaluate_composed(types: list[PairType], *, q: float, log_gamma: float, others: int, epsilon: float,
+                       reports: int, eps0: float, resolution: float, dom: Domain, notes: list[str],
                        progress: Callable[[int, int], Any] | None, threads: bool = True) -> Evaluation:
     """k > 1: each type's dominating pair (:func:`dominating_curve`) composed k times
     (:func:`sufficientdp.loss.profile.compose_curve`); per type ``min_e' delta_k(e') / (1 - e**(e' - e))``.
@@ -511,8 +510,9 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
     memos: dict[tuple[str, float], dict[float, float]] = {}
 
     def one(pt: PairType, res: float, screen: int = 0) -> tuple[str, float, float, float]:
-        # (a pure function of its key: a calibration's last probe of the widest type is the final check's too)
-        key = (dom, pt.name, _digest(pt), log_gamma, others, epsilon, reports, res, screen, _tuning())
+        # (a pure function of its key, ``types`` being pair types of ``dom`` at ``q``: a calibration's last probe of
+        # the widest type is the final check's too)
+        key = (dom, q, pt.name, others, epsilon, reports, res, screen, _tuning())
         got = _ROWS.get(key)
         if got is not None:
             return got
@@ -614,27 +614,19 @@ def _evaluate_composed(types: list[PairType], *, log_gamma: float, others: int, 
 
 
 _ROWS: dict[tuple[Any, ...], tuple[str, float, float, float]] = {}
-"""The composed bounds of :func:`_evaluate_composed`'s recent curves, by everything they depend on (the pair type's
-name and per-report law, the blanket, the crowd, epsilon, k, the lattice and the quick curve): a calibration's
+"""The composed bounds of :func:`_evaluate_composed`'s recent curves, by everything they depend on (the domain, q and
+the pair type's name, the crowd, epsilon, k, the lattice, the quick curve and the tuning): a calibration's
 search bounds the widest type at the q it returns, and the final check over every type needs that again."""
 _ROWS_KEPT = 4096
 
 
 def _tuning() -> tuple[Any, ...]:
     """The module constants a composed row depends on besides its inputs, read now (tests may patch them)."""
-    from .._numerics import positive_part as pp
-    from ..loss import profile as pr
+    from .._numerics import positive_part
+    from ..loss import profile
 
-    return (DEFAULT_POINTS, *pp.tuning(), pr._INITIAL_POINTS, pr._REFINE_BATCH, pr._FOCUS_POINTS, pr._MAX_CELLS,
-            _REL_SAFETY)
+    return (DEFAULT_POINTS, _REL_SAFETY, *positive_part.tuning(), *profile.tuning())
 
-
-def _digest(pt: PairType) -> bytes:
-    """A 256-bit digest of the pair type's laws (a short key for :data:`_ROWS`; the arrays reach 33,282 classes)."""
-    h = hashlib.blake2b(digest_size=32)
-    for a in (pt.log_p, pt.log_q, pt.log_omega):
-        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-    return h.digest()
 
 _SCREENS = (4, 2, 1)
 """The quick curves of a type in :func:`_evaluate_composed`, in order: every 4th, 2nd, then every focus point (6, 12,
@@ -944,7 +936,7 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
                                                "reports": reports, "domain": domain, "resolution": resolution,
                                                "only": halves[1]})
             try:
-                mine = _evaluate_composed([t for t in types if t.name in halves[0]], log_gamma=log_gamma,
+                mine = _evaluate_composed([t for t in types if t.name in halves[0]], q=q, log_gamma=log_gamma,
                                           others=others, epsilon=epsilon, reports=reports, eps0=eps0,
                                           resolution=resolution, dom=dom, notes=notes, progress=progress,
                                           threads=_HALF_THREADS)
@@ -954,7 +946,7 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
             finally:
                 other.close()
             return merged_evaluation(types, mine, theirs)
-        return _evaluate_composed(types, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
+        return _evaluate_composed(types, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
                                   eps0=eps0, resolution=resolution, dom=dom, notes=notes, progress=progress)
     tiers = _tiers(resolution)
     coarse = tiers[0]

@@ -68,9 +68,10 @@ def design_numbers(*, bits: int, population: int, epsilon: float, beta: float = 
 
     The chosen ``method`` is calibrated first, so that a bad parameter is refused before anything else runs (only
     the homogeneous calibration's second process starts before it, and is stopped then); another method that does
-    not apply (e.g. ``homogeneous`` with ``rounds > 1``) is listed with its reason. ``while_waiting(numbers)``, if given, is called with every number but the methods table (the entry of a row
-    computed in the second process is still empty) before that row is waited for (:func:`design_report` draws the
-    figures that do not show the methods meanwhile).
+    not apply (e.g. ``homogeneous`` with ``rounds > 1``) is listed with its reason. ``while_waiting(numbers)``, if
+    given, is called with every number but the methods table (the entry of a row computed in the second process is
+    still empty) before that row is waited for (:func:`design_report` draws the figures that do not show the
+    methods meanwhile).
 
     Raises:
         ParameterError, CalibrationError: from the chosen method's calibration.
