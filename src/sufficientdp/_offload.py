@@ -5,8 +5,9 @@ start-up per call would cost more); :class:`Offloaded` is a helper of its own fo
 
 The core's scalar loops hold the GIL, so a thread gains little (measured on the design report and on the bounds of
 many pair types: issue 10); a process does. Used by the design report (its homogeneous calibration) and by the
-all-collections bounds of k reports and T rounds (half of the pair types, :mod:`sufficientdp.ratio.proven`), and
-the helper by the L = 1 bound for larger crowds (its exact values two at a time). The
+all-collections bounds of k reports (half of the pair types, :mod:`sufficientdp.ratio.proven`), and the helper by
+the L = 1 bound for larger crowds (its exact values two at a time) and over T rounds (pair types' curves one at a
+time, :mod:`sufficientdp.accounting.rounds`). The
 child is a fresh interpreter (``python -m sufficientdp._offload``), not a fork or a
 ``multiprocessing`` spawn: a fork copies whatever threads and locks the caller holds, and a spawn imports the
 caller's main script again (a script without a ``__main__`` guard would run twice). The calls and their results

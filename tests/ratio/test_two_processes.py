@@ -4,6 +4,8 @@ must really have been done by a child (else the test would compare one process w
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pytest
 from tests.offload_spies import record_from_child
@@ -104,12 +106,16 @@ def test_the_fft_allowance_does_not_depend_on_the_blas_threads() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("values", ["changing", "fixed"])
-def test_t_rounds_first_curves_in_two_processes_give_the_one_process_bound(
+def test_t_rounds_curves_in_two_processes_give_the_one_process_bound(
         values: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper takes first curves from the last type on while this process takes them from the first, and
+    bounds the next type to refine beside this one: every number must be the one-process float, and every bound
+    must have been computed once, here or in the child (its bounds join the memos and are not computed again)."""
+    from sufficientdp.accounting import rounds
     from sufficientdp.accounting.rounds import evaluate_rounds
 
     monkeypatch.setattr(_offload, "spare_core", lambda: True)
-    seen = _children(monkeypatch)
+    seen = record_from_child(monkeypatch, _offload.Pending)
     calls = [0]
     bound = proven._blanket_delta
 
@@ -118,28 +124,35 @@ def test_t_rounds_first_curves_in_two_processes_give_the_one_process_bound(
         return bound(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(proven, "_blanket_delta", counted)
-    out, here = [], []
+    from_child = [0, 0]  # bounds the child computed, for first curves and for full ones
+    adopt = rounds._Curves._adopt
+
+    def counting_adopt(self: rounds._Curves, answer: list[tuple[str, object, dict[float, float], int]],
+                       points: int, into: dict[str, object]) -> None:
+        for name, _, memo, _ in answer:
+            known = len(self.memos.get(self._key(name, points)[:-1], {}))  # (sent along: computed here before)
+            from_child[points == proven.DEFAULT_POINTS] += len(memo) - known
+        adopt(self, answer, points, into)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rounds._Curves, "_adopt", counting_adopt)
+    out, here, known = [], [], []
     for classes in (10**12, 0):  # one process, then two
         monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
-        proven._ROWS.clear()  # (else the second run reads the first one's rows)
         ticks: list[tuple[int, int]] = []
+        cache: dict[tuple[object, ...], object] = {}
         calls[0] = 0
         ev = evaluate_rounds(q=0.33, population=10**5, epsilon=2.0, n=3, domain=Domain(bits=9), values=values,
-                             progress=lambda d, t: ticks.append((d, t)))
+                             progress=lambda d, t: ticks.append((d, t)), cache=cache)
         out.append((ev, ticks[-1]))
         here.append(calls[0])
+        memos = cast(dict[object, dict[float, float]], cache[("memos",)])
+        known.append(sum(len(m) for m in memos.values()))
     (one, end_one), (two, end_two) = out
-    assert seen == [True]  # half of the first curves came from the child
-    halves = split_types(list(pair_types(Domain(bits=9), 0.33)))
-    assert halves is not None
-    # the bounds behind the child's curves are not computed again here (the full curves reuse them): this process
-    # computed exactly those fewer (counted by computing the child's half here)
-    from sufficientdp.accounting.rounds import _SCREEN_POINTS, DEFAULT_RESOLUTION, _curves_elsewhere
-
-    calls[0] = 0
-    _curves_elsewhere(q=0.33, population=10**5, domain=Domain(bits=9), names=sorted(halves[1]),
-                      resolution=DEFAULT_RESOLUTION, points=_SCREEN_POINTS)
-    assert calls[0] > 0 and here[0] - here[1] == calls[0]
+    assert seen and all(seen)  # the child answered every call
+    assert from_child[0] > 0 and from_child[1] > 0  # first curves and full ones came from the child
+    assert here[0] == known[0]  # one process: every bound once
+    assert here[1] + sum(from_child) == known[1]  # two: every bound once, here or there
+    assert here[1] < here[0]
     assert (two.eta.hex(), two.delta.hex(), two.epsilon_prime.hex(), two.worst, two.by_type, two.evaluations) == (
         one.eta.hex(), one.delta.hex(), one.epsilon_prime.hex(), one.worst, one.by_type, one.evaluations)
     assert [(c.name, c.epsilons.tolist(), c.deltas.tolist()) for c in two.curves] == [

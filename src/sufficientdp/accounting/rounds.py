@@ -30,12 +30,13 @@ the worst case over all collections, bracketed rigorously (losses rounded down /
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,6 +59,9 @@ from ..ratio.proven import (
     split_types,
 )
 from .shuffled import homogeneous_histogram_pld
+
+if TYPE_CHECKING:
+    from .._offload import Helper, Pending
 
 __all__ = [
     "MAX_ROUNDS",
@@ -185,7 +189,6 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     domain, size_notes = checked_domain(domain)  # (the class limit of every all-collections bound, before any work)
     notes.extend(size_notes)
     log_gamma = blanket_mass(domain, q)
-    others = population - 1
     if n * eps0 <= epsilon:  # (no stand-in domain is bounded: its notes do not apply)
         return RoundsEvaluation(0.0, 0.0, epsilon, "local", (), None, 0, (
             "local DP: the privacy loss of every one-report release is at most epsilon_0, so the total never "
@@ -198,7 +201,6 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     total = len(types) * (first + (points if two else 0))
     done = [0]
     lock = threading.Lock()
-    memos: dict[tuple[Any, ...], dict[float, float]] = {} if cache is None else cache.setdefault(("memos",), {})
 
     def tick() -> None:
         with lock:
@@ -206,36 +208,21 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
             if progress is not None:
                 progress(min(done[0], total), total)
 
-    def curve_of(pt: PairType, pts: int) -> DominatingCurve:
-        key = (q, population, domain, pt.name, resolution, pts)
-        if cache is not None and key in cache:
-            return cast(DominatingCurve, cache[key])
-        # the bounds of one type at one q (its curve of fewer points first, then more: the same floats reused)
-        memo = memos.setdefault(key[:-1], {})
-        c = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=resolution, points=pts, tick=tick,
-                             memo=memo)
-        if cache is not None:
-            cache[key] = c
-        return c
-
-    by_name = {pt.name: pt for pt in types}
-
-    def full_of(name: str) -> DominatingCurve:
-        return curve_of(by_name[name], points)
-
-    # The types' curves are independent pure functions: on two threads on large domains (pair_type_pool). The
-    # refinement below decides type by type, in order, exactly as one thread would; with two threads the next type
-    # that would be refined as things stand is bounded alongside (used if the decision reaches it, else dropped).
-    with pair_type_pool(types) as pool:
-        curves = _first_curves(types, first, curve_of, pool, q=q, population=population, domain=domain,
-                               resolution=resolution, memos=memos, cache=cache, tick=tick)
+    # The types' curves are independent pure functions: on two threads, or here and in a helper process, on large
+    # domains (pair_type_pool, _Curves). The refinement below decides type by type, in order, exactly as one thread
+    # would; the next type that would be refined as things stand is bounded alongside (used if the decision reaches
+    # it, else dropped).
+    with pair_type_pool(types) as pool, _Curves(q=q, population=population, domain=domain, resolution=resolution,
+                                                log_gamma=log_gamma, cache=cache, tick=tick, pool=pool,
+                                                types=types) as source:
+        curves = source.first_curves(first)
         evaluations = sum(c.evaluations for c in curves.values())
         ahead: dict[str, DominatingCurve] = {}
 
         def refined(name: str, after: str | None) -> DominatingCurve:
-            if name not in ahead and pool.threaded and after is not None:
-                ahead.update(zip((name, after), pool.map(full_of, (name, after))))
-            return ahead.pop(name) if name in ahead else full_of(name)
+            if name not in ahead and after is not None:
+                ahead.update(source.side_by_side(name, after, points))
+            return ahead.pop(name) if name in ahead else source.full(name, points)
 
         if values == "changing":
             if two:
@@ -293,55 +280,162 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
                             evaluations, tuple(notes), tuple(curves.values()))
 
 
-def _first_curves(types: list[PairType], first: int, curve_of: Callable[[PairType, int], DominatingCurve], pool: Any,
-                  *, q: float, population: int, domain: Domain, resolution: float,
-                  memos: dict[tuple[Any, ...], dict[float, float]], cache: dict[tuple[Any, ...], Any] | None,
-                  tick: Callable[[], None]) -> dict[str, DominatingCurve]:
-    """Every type's curve of ``first`` points (``curve_of``), by name in the types' order.
+class _Curves:
+    """The dominating curves of one evaluation's pair types: memoized by type and number of points (``cache``, when
+    given, across evaluations) with the bounds behind them (a curve of more points reuses those of fewer: the same
+    floats), computed here, on the pool's second thread, or in a helper process.
 
-    On large domains at :data:`_SPLIT_RESOLUTION` or finer (:func:`~sufficientdp.ratio.proven.split_types`), the
-    types not already cached are split: a fresh interpreter computes the curves of one half
-    (:func:`_curves_elsewhere`, the same pure functions from empty memos, so the same floats) while this process
-    computes the other in the calling thread; the other half's curves and bounds then join ``cache`` and ``memos``
-    as if computed here (the full curves reuse the bounds)."""
-    def cached(pt: PairType) -> bool:
-        return cache is not None and (q, population, domain, pt.name, resolution, first) in cache
+    The helper (:class:`sufficientdp._offload.Helper`, a fresh interpreter) is started on large domains at
+    :data:`_SPLIT_RESOLUTION` or finer (:func:`~sufficientdp.ratio.proven.split_types` decides: enough report
+    classes and types, a spare core, not forbidden). It computes the same pure functions (the types rebuilt there
+    from ``domain`` and ``q``, the bounds already known sent along), so every curve is the float this process
+    would compute; its curves and bounds join the memos and the cache as if computed here. Used as a ``with``
+    block: the helper ends with it."""
 
-    halves = split_types([pt for pt in types if not cached(pt)]) if resolution <= _SPLIT_RESOLUTION else None
-    if halves is None:
-        return dict(zip((pt.name for pt in types), pool.map(lambda pt: curve_of(pt, first), types)))
-    from .._offload import Offloaded
+    def __init__(self, *, q: float, population: int, domain: Domain, resolution: float, log_gamma: float,
+                 cache: dict[tuple[Any, ...], Any] | None, tick: Callable[[], None], pool: Any,
+                 types: list[PairType]) -> None:
+        self.q, self.population, self.domain, self.resolution = q, population, domain, resolution
+        self.log_gamma, self.cache, self.tick, self.pool, self.types = log_gamma, cache, tick, pool, types
+        self.by_name = {pt.name: pt for pt in types}
+        self.memos: dict[tuple[Any, ...], dict[float, float]] = (
+            {} if cache is None else cache.setdefault(("memos",), {}))
+        self.helper: Helper | None = None
+        if resolution <= _SPLIT_RESOLUTION and split_types(types) is not None:
+            from .._offload import Helper
 
-    other = Offloaded(_curves_elsewhere, {"q": q, "population": population, "domain": domain,
-                                          "names": sorted(halves[1]), "resolution": resolution, "points": first})
-    try:
-        mine = {pt.name: curve_of(pt, first) for pt in types if pt.name not in halves[1]}
-        for name, curve, memo in other.result():
-            key = (q, population, domain, name, resolution, first)
-            memos.setdefault(key[:-1], {}).update(memo)
-            if cache is not None:
-                cache[key] = curve
-            mine[name] = curve
-            for _ in range(curve.evaluations):
-                tick()
-    finally:
-        other.close()
-    return {pt.name: mine[pt.name] for pt in types}
+            self.helper = Helper()
+
+    def __enter__(self) -> _Curves:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.helper is not None:
+            self.helper.close()
+
+    def _key(self, name: str, points: int) -> tuple[Any, ...]:
+        return (self.q, self.population, self.domain, name, self.resolution, points)
+
+    def _cached(self, name: str, points: int) -> bool:
+        return self.cache is not None and self._key(name, points) in self.cache
+
+    def curve(self, pt: PairType, points: int) -> DominatingCurve:
+        """The curve of ``points`` bounds of ``pt``, computed here (or from the cache)."""
+        key = self._key(pt.name, points)
+        if self.cache is not None and key in self.cache:
+            return cast(DominatingCurve, self.cache[key])
+        memo = self.memos.setdefault(key[:-1], {})
+        c = dominating_curve(pt, log_gamma=self.log_gamma, others=self.population - 1, resolution=self.resolution,
+                             points=points, tick=self.tick, memo=memo)
+        if self.cache is not None:
+            self.cache[key] = c
+        return c
+
+    def full(self, name: str, points: int) -> DominatingCurve:
+        return self.curve(self.by_name[name], points)
+
+    def _adopt(self, answer: list[tuple[str, DominatingCurve, dict[float, float], int]], points: int,
+               into: dict[str, DominatingCurve]) -> None:
+        """The helper's curves and bounds, as if computed here (ticks included)."""
+        for name, curve, memo, ticks in answer:
+            key = self._key(name, points)
+            self.memos.setdefault(key[:-1], {}).update(memo)
+            if self.cache is not None:
+                self.cache[key] = curve
+            into[name] = curve
+            for _ in range(ticks):
+                self.tick()
+
+    def _send(self, names: list[str], points: int) -> Pending:
+        assert self.helper is not None
+        return self.helper.submit(_curves_elsewhere, {
+            "q": self.q, "population": self.population, "domain": self.domain, "names": names,
+            "resolution": self.resolution, "points": points,
+            "memos": {k: dict(self.memos.get(self._key(k, points)[:-1], {})) for k in names}})
+
+    def first_curves(self, points: int) -> dict[str, DominatingCurve]:
+        """Every type's curve of ``points`` bounds, by name in the types' order. With the helper, this thread takes
+        the types from the first on and the helper, fed by a thread of its own that waits for each answer, one at
+        a time from the last on, until they meet (what a type costs varies several-fold between types and with
+        the machine's load: a fixed half would leave one side waiting)."""
+        types = self.types
+        if self.helper is None:
+            return dict(zip((pt.name for pt in types), self.pool.map(lambda pt: self.curve(pt, points), types)))
+        todo = [pt for pt in types if not self._cached(pt.name, points)]
+        ends = [0, len(todo)]  # the next type this thread takes, one past the next the helper takes
+        lock = threading.Lock()
+        got: dict[str, DominatingCurve] = {}
+        failed: list[BaseException] = []
+
+        def take(last: bool) -> PairType | None:
+            with lock:
+                if ends[0] >= ends[1]:
+                    return None
+                if last:
+                    ends[1] -= 1
+                    return todo[ends[1]]
+                ends[0] += 1
+                return todo[ends[0] - 1]
+
+        def feed() -> None:
+            try:
+                while (pt := take(last=True)) is not None:
+                    self._adopt(self._send([pt.name], points).result(), points, got)
+            except BaseException as exc:  # noqa: BLE001 - raised again by the calling thread
+                failed.append(exc)
+
+        feeder = threading.Thread(target=feed, name="sufficientdp-helper-feed", daemon=True)
+        feeder.start()
+        try:
+            while (pt := take(last=False)) is not None:
+                got[pt.name] = self.curve(pt, points)
+        finally:
+            with lock:
+                ends[0] = ends[1]  # (on an error here: the feeder stops after its current type)
+            feeder.join()
+        if failed:
+            raise failed[0]
+        return {pt.name: got[pt.name] if pt.name in got else self.curve(pt, points) for pt in types}
+
+    def side_by_side(self, name: str, after: str, points: int) -> dict[str, DominatingCurve]:
+        """The curves of ``points`` bounds of ``name`` and ``after``, the second in the helper or on the pool's second
+        thread when there is one (else only ``name``'s)."""
+        if self.helper is not None and self.helper.alive and not self._cached(after, points):
+            pending = self._send([after], points)
+            out = {name: self.full(name, points)}
+            self._adopt(pending.result(), points, out)
+            return out
+        if self.pool.threaded:
+            return dict(zip((name, after), self.pool.map(lambda k: self.full(k, points), (name, after))))
+        return {name: self.full(name, points)}
+
+
+@functools.lru_cache(maxsize=1)
+def _types_named(domain: Domain, q: float) -> dict[str, PairType]:
+    """The pair types of ``domain`` at ``q`` by name (kept for the helper's next call: one domain at a time)."""
+    return {pt.name: pt for pt in pair_types(domain, q)}
 
 
 def _curves_elsewhere(*, q: float, population: int, domain: Domain, names: list[str], resolution: float,
-                      points: int) -> list[tuple[str, DominatingCurve, dict[float, float]]]:
-    """The curves of ``points`` bounds of the pair types ``names`` (from empty memos) and the bounds behind each:
-    the half of :func:`_first_curves` computed in the other process (the types rebuilt here from ``domain`` and
-    ``q``: the same arrays, nothing large to send)."""
+                      points: int, memos: dict[str, dict[float, float]] | None = None
+                      ) -> list[tuple[str, DominatingCurve, dict[float, float], int]]:
+    """The curves of ``points`` bounds of the pair types ``names``, each from the bounds already known in ``memos``
+    (by name; none: an empty memo), with the bounds behind each and how many bounds each took (the progress ticks):
+    the helper's part of :class:`_Curves` (the types rebuilt here from ``domain`` and ``q``: the same arrays,
+    nothing large to send)."""
     log_gamma, others = blanket_mass(domain, q), population - 1
+    types = _types_named(domain, q)
     out = []
-    for pt in pair_types(domain, q):
-        if pt.name in names:
-            memo: dict[float, float] = {}
-            curve = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=resolution,
-                                     points=points, memo=memo)
-            out.append((pt.name, curve, memo))
+    for name in names:
+        memo = dict((memos or {}).get(name, {}))
+        ticks = [0]
+
+        def tick(count: list[int] = ticks) -> None:
+            count[0] += 1
+
+        curve = dominating_curve(types[name], log_gamma=log_gamma, others=others, resolution=resolution,
+                                 points=points, memo=memo, tick=tick)
+        out.append((name, curve, memo, ticks[0]))
     return out
 
 

@@ -1084,15 +1084,17 @@ def _evaluate_half(**kwargs: Any) -> Evaluation:
 def split_types(types: list[PairType]) -> tuple[frozenset[str], frozenset[str]] | None:
     """The names of the pair types this process bounds and of those a second process bounds, or None (all here).
 
-    For the bounds that take the maximum over pair types of a per-type bound (k > 1 reports; T rounds with fixed
-    values): with :data:`_SPLIT_CLASSES` report classes or more, at least :data:`_SPLIT_TYPES` types and a spare
-    core, half of the types go to a fresh interpreter (:class:`sufficientdp._offload.Offloaded`, which computes
+    For the bounds that take the maximum over pair types of a per-type bound (k > 1 reports): with
+    :data:`_SPLIT_CLASSES` report classes or more, at least :data:`_SPLIT_TYPES` types and a spare core, half of the
+    types go to a fresh interpreter (:class:`sufficientdp._offload.Offloaded`, which computes
     them here if the child cannot) and each half is bounded as if it were the whole list. The maximum is the same
     float (docs/proofs/blanket.md, "Two processes"): the type that attains it is refined in its half exactly as in
     the whole, and every other type's row is a valid bound below it. This process keeps the widest type (the one a
     bound of every type starts from, hence its early exit when that is trivial) and every second type after it;
     rows of other types may be looser than a single process would leave them (each half prunes against its own
-    refined rows). L = 40, k = 2, N = 10^7, all 40 types: 4.1 s in one process, 2.5 s in two."""
+    refined rows). L = 40, k = 2, N = 10^7, all 40 types: 4.1 s in one process, 2.5 s in two. (The bound over T
+    rounds asks only whether it is not None: :class:`sufficientdp.accounting.rounds._Curves` shares its curves with
+    a helper process type by type.)"""
     if _ONE_PROCESS or len(types) < _SPLIT_TYPES or sum(t.log_p.size for t in types) < _SPLIT_CLASSES:
         return None
     from .._offload import spare_core
