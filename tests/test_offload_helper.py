@@ -49,6 +49,17 @@ def test_the_calls_error_comes_back_and_the_helper_goes_on() -> None:
         helper.close()
 
 
+def test_a_helpers_child_starts_no_child_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_offload.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert _offload.spare_core()  # (here: two cores)
+    helper = Helper()
+    try:
+        call = helper.submit(_offload.spare_core, {})
+        assert call.result() is False and call.from_child  # (so helper_process and split_types start none there)
+    finally:
+        helper.close()
+
+
 def test_a_helper_that_cannot_start_leaves_the_calls_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "executable", "/nonexistent/python")
     helper = Helper()

@@ -35,8 +35,16 @@ from typing import IO, Any
 __all__ = ["Helper", "Offloaded", "Offloads", "Pending", "current_helper", "helper_process", "spare_core"]
 
 
+_IN_HELPER = False
+"""Whether this interpreter is a helper's child (set by :func:`_serve`)."""
+
+
 def spare_core() -> bool:
-    """Whether this process may use more than one core (a second process would otherwise only add its start-up)."""
+    """Whether this process may use more than one core (a second process would otherwise only add its start-up).
+    Never in a helper's child: it runs beside its parent, which has the other core, so a child of its own would
+    only share the same cores three ways (the design report's homogeneous calibration at L = 40: slower)."""
+    if _IN_HELPER:
+        return False
     try:
         return len(os.sched_getaffinity(0)) > 1
     except AttributeError:  # pragma: no cover - not Linux
@@ -247,6 +255,9 @@ def _serve() -> int:
     if head is None:
         return 0
     sys.path[:] = pickle.loads(head)  # noqa: S301 - written by the parent, this module
+    import sufficientdp._offload as package_copy  # (this file runs as __main__; the package imports its own copy)
+
+    package_copy._IN_HELPER = True
     while True:
         frame = _read_frame(stdin)
         if frame is None:

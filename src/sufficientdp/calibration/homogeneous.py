@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 
 from .._errors import CalibrationError, ParameterError
+from .._offload import helper_process
 from .._validation import MAX_MC_SAMPLES, check_int, check_open_interval, check_positive_finite, renamed
 from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q
 from ..ratio.analysis import K_NOTE, WORST_CASE_NOTE, certified_k_direction, exact_eta_upper, privacy_tail
+from ..ratio.proven import second_process_allowed
 from ..ratio.reverse import two_sided_tail, worst_certified_two_sided, worst_two_sided
 from .search import Q_FLOOR, bracket_smallest, scan_smallest
 
@@ -36,6 +38,11 @@ _METHODS = ("homogeneous", "exact", "mc")
 #: The search's grid points per factor 1000 in q and its tolerance (bisection steps within the grid's last
 #: interval: about 1.4e-4 of q), of certified_q_two_sided and the calibrations.
 _GRID, _ITERATIONS = 12, 12
+_SHARED_BITS = 36
+"""Effective bits from which the two-sided search shares the forward scan's j with a helper process: the helper's
+start-up and its own tables cost about what it gains at L = 30-32 (five alternating runs each, docs/benchmarks.md);
+at L = 40, N = 10^7 the search takes 3.7-4.2 s instead of 4.2-4.5 s, at L = 64 9-10 s instead of 12 s. Below, one
+process (at L = 16 the helper made it 1.5 -> 1.75 s)."""
 
 
 def _calibration_inputs(bits: Any, population: Any, epsilon: Any, eta: Any, grid: Any, iterations: Any,
@@ -152,10 +159,11 @@ def _two_sided_search(l_eff: int, population: int, epsilon: float, eta: float, r
     total = 4 + 2 * iterations  # (typical: a few grid points, then about two probes per halving; an estimate)
 
     failed_forward = [False]  # the direction that failed last is evaluated first (the same verdicts, sooner)
+    helper: list[Any] = [None]
 
     def passes(qq: float) -> tuple[bool, float]:
         ok, b, info = worst_certified_two_sided(qq, l_eff, population, epsilon, reports, eta,
-                                                forward_first=failed_forward[0], tight=True)
+                                                forward_first=failed_forward[0], tight=True, helper=helper[0])
         if not ok:
             failed_forward[0] = info.get("direction") == "forward"
         evals.append({"q": qq, "bound": b, "passes": ok, **info})
@@ -165,7 +173,9 @@ def _two_sided_search(l_eff: int, population: int, epsilon: float, eta: float, r
 
     q_loc = local_q(l_eff, epsilon, reports)
     top = q_loc * (1.0 - 1e-12)  # eta = 0 at q_loc: the search's passing end, evaluated only as the fallback
-    hi, at_hi = bracket_smallest(passes, top, eta, grid=grid, iterations=iterations, floor=Q_FLOOR)
+    # the forward scan's j shared with a helper process where the scan is long enough to gain (k = 1)
+    with helper_process(enabled=reports == 1 and l_eff >= _SHARED_BITS and second_process_allowed()) as helper[0]:
+        hi, at_hi = bracket_smallest(passes, top, eta, grid=grid, iterations=iterations, floor=Q_FLOOR)
     if hi == top and not any(e["q"] == top and e["passes"] for e in evals):
         # q_loc nudged up until the two-sided tail (whose thresholds carry a safety slack) sees eta = 0: 1e-12 is
         # enough at small epsilon, not at epsilon = 20..50 (eta read 0.99 there: "internal: ..." before)

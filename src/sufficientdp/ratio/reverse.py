@@ -21,7 +21,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +56,9 @@ from ._chernoff import (
 from .exact import count_vector_atoms
 from .k_reports import k_tail_mc, log_esp_from_counts
 from .tail import homogeneous_tail, worst_certified_forward
+
+if TYPE_CHECKING:
+    from .._offload import Helper
 
 __all__ = [
     "DIRECTIONS",
@@ -720,8 +723,8 @@ def worst_two_sided(*, q: float, bits: int, population: int, epsilon: float, met
 
 
 def worst_certified_two_sided(q: float, bits: int, population: int, epsilon: float, reports: int,
-                               fail_above: float, *, forward_first: bool = False,
-                               tight: bool = False) -> tuple[bool, float, dict[str, Any]]:
+                               fail_above: float, *, forward_first: bool = False, tight: bool = False,
+                               helper: Helper | None = None) -> tuple[bool, float, dict[str, Any]]:
     """(passes, bound, info): worst over j and both directions of certified bounds, stopping at the first
     failure (every computed bound is rigorous, so "passes" is a proof when True).
 
@@ -733,9 +736,12 @@ def worst_certified_two_sided(q: float, bits: int, population: int, epsilon: flo
     to ``fail_above`` (:func:`~sufficientdp.ratio.tail.worst_certified_forward`'s ``tight``), so a passing q gets
     the worst bound itself (for k = 1 the eta of :func:`worst_two_sided`, tested), which the calibration's
     interpolating search needs: with ``tight=False`` a passing q's bound stops just below ``fail_above`` whatever
-    the true worst (at L = 40, N = 10^7: 9.1e-4 reported where the worst bound is 4.4e-5)."""
+    the true worst (at L = 40, N = 10^7: 9.1e-4 reported where the worst bound is 4.4e-5).
+
+    ``helper`` (k = 1, ``tight``): a helper process that bounds some of the forward direction's j beside this one
+    (:func:`~sufficientdp.ratio.tail.worst_certified_forward`)."""
     if forward_first:
-        ok, worst, info = _worst_forward(q, bits, population, epsilon, reports, fail_above, 0.0, {}, tight)
+        ok, worst, info = _worst_forward(q, bits, population, epsilon, reports, fail_above, 0.0, {}, tight, helper)
         if not ok:
             return False, worst, info
         ok, worst, info = _worst_reverse(q, bits, population, epsilon, reports, fail_above, worst, info, tight)
@@ -743,7 +749,7 @@ def worst_certified_two_sided(q: float, bits: int, population: int, epsilon: flo
     ok, worst, info = _worst_reverse(q, bits, population, epsilon, reports, fail_above, 0.0, {}, tight)
     if not ok:
         return False, worst, info
-    ok, worst, info = _worst_forward(q, bits, population, epsilon, reports, fail_above, worst, info, tight)
+    ok, worst, info = _worst_forward(q, bits, population, epsilon, reports, fail_above, worst, info, tight, helper)
     return ok and worst <= fail_above, worst, info
 
 
@@ -768,11 +774,12 @@ def _worst_reverse(q: float, bits: int, population: int, epsilon: float, reports
 
 
 def _worst_forward(q: float, bits: int, population: int, epsilon: float, reports: int, fail_above: float,
-                   worst: float, info: dict[str, Any], tight: bool = False) -> tuple[bool, float, dict[str, Any]]:
+                   worst: float, info: dict[str, Any], tight: bool = False,
+                   helper: Helper | None = None) -> tuple[bool, float, dict[str, Any]]:
     """The forward half of :func:`worst_certified_two_sided`, from the running ``(worst, info)``."""
     if reports == 1:
         b, _, jw, _, complete = worst_certified_forward(q, bits, population, epsilon, fail_above=fail_above,
-                                                        tight=tight)
+                                                        tight=tight, helper=helper)
         if b > worst:
             worst, info = b, {"j": jw, "direction": "forward"}
         return complete and b <= fail_above, worst, info

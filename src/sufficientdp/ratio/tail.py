@@ -21,7 +21,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,6 +54,9 @@ from ._chernoff import (
     root,
     tail_result,
 )
+
+if TYPE_CHECKING:
+    from .._offload import Helper
 
 __all__ = [
     "EXACT_MAX_CONFIGS",
@@ -775,8 +778,8 @@ def homogeneous_tail(*, q: float, bits: int, population: int, epsilon: float, me
 
 
 def worst_certified_forward(q: float, bits: int, population: int, epsilon: float, *,
-                            fail_above: float | None = None,
-                            tight: bool = False) -> tuple[float, float, int, dict[int, float], bool]:
+                            fail_above: float | None = None, tight: bool = False,
+                            helper: Helper | None = None) -> tuple[float, float, int, dict[int, float], bool]:
     """Max over j of the forward certified bound (validated parameters; used by :func:`worst_over_outlier_bits`
     and :func:`sufficientdp.ratio.reverse.worst_certified_two_sided`). Branch and bound: refinement of a j stops
     once its bound is below the running maximum (or below ``fail_above``, the target of a calibration), since its
@@ -790,18 +793,18 @@ def worst_certified_forward(q: float, bits: int, population: int, epsilon: float
     passing and failing q needs (issue 10). The verdict can differ from ``tight=False`` only where the worst eta
     lies within 0.1% of ``fail_above`` (a stratum stopped by its bracket), and a pass is a proof either way.
 
+    ``helper`` (with ``tight`` and ``fail_above``): a :class:`sufficientdp._offload.Helper` that bounds some of the j
+    beside this process (:func:`_shared_tight_scan`); the bound, worst j and verdict are those of the scan here on
+    every case compared, the lower bound and the per-j bounds of j not refined to the end may differ (each valid).
+
     Returns (bound, lower bound, worst j, per-j bounds, complete)."""
+    if helper is not None and tight and fail_above is not None and helper.alive:
+        return _shared_tight_scan(q, bits, population, epsilon, fail_above, helper)
     per: dict[int, float] = {}
     best, best_lo, best_j = 0.0, 0.0, bits
     for j in range(bits, 0, -1):
-        model = forward_problem(q, j, population, epsilon)
-        if impossible(model.q, model.j, model.epsilon):
-            per[j] = 0.0
-            continue
         stop = best if fail_above is None or tight else max(best, fail_above)
-        strata = _certified_core(model, stop_below=stop if stop > 0 else None,
-                                 want_lower=fail_above is None or tight)
-        up, lo = _sum_strata(strata)
+        up, lo = _forward_bound(q, j, population, epsilon, stop, want_lower=fail_above is None or tight)
         per[j] = up
         best_lo = max(best_lo, lo)
         if up > best:
@@ -809,6 +812,118 @@ def worst_certified_forward(q: float, bits: int, population: int, epsilon: float
         if fail_above is not None and best > fail_above:
             return best, best_lo, best_j, per, False
     return best, best_lo, best_j, per, True
+
+
+def _forward_bound(q: float, j: int, population: int, epsilon: float, stop: float,
+                   want_lower: bool = True) -> tuple[float, float]:
+    """The forward certified bound and its lower bound for outlier weight j, refined until below ``stop`` (0: to
+    the end; :func:`_certified_core`); (0, 0) when j cannot exceed."""
+    model = forward_problem(q, j, population, epsilon)
+    if impossible(model.q, model.j, model.epsilon):
+        return 0.0, 0.0
+    return _sum_strata(_certified_core(model, stop_below=stop if stop > 0 else None, want_lower=want_lower))
+
+
+class _TwoEnds:
+    """A list taken from both ends by two threads until they meet (``take(last=False)`` from the front, ``True``
+    from the back); :meth:`close_back` stops the back's taker, the front's then takes everything left."""
+
+    def __init__(self, items: list[int]) -> None:
+        import threading
+
+        self._items, self._front, self._back, self._back_open = items, 0, len(items), True
+        self.lock = threading.Lock()
+
+    def take(self, last: bool) -> int | None:
+        with self.lock:
+            if self._front >= self._back or (last and not self._back_open):
+                return None
+            if last:
+                self._back -= 1
+                return self._items[self._back]
+            self._front += 1
+            return self._items[self._front - 1]
+
+    def close_back(self) -> None:
+        with self.lock:
+            self._back_open = False
+
+    def close(self) -> None:
+        with self.lock:
+            self._front = self._back
+
+
+def _shared_tight_scan(q: float, bits: int, population: int, epsilon: float, fail_above: float,
+                       helper: Helper) -> tuple[float, float, int, dict[int, float], bool]:
+    """:func:`worst_certified_forward` with ``tight`` and ``fail_above``, the j shared with a helper process.
+
+    j = L is bounded here first (a failing q usually fails there). Then this thread takes j = L - 1, L - 2, ...
+    and a feeding thread sends j = 1, 2, ... to the helper one at a time, each with the larger running maximum
+    known, until they meet (the small j cost milliseconds, the large ones up to a tenth of a second); after a
+    failing j the helper takes no more, and this thread bounds the j between. A bound is refined until it lies
+    below the running maximum or to its end, and refining only lowers it (a stratum keeps the smaller of its
+    bounds), so every bound above ``fail_above`` and the largest bound are refined to their end on either side,
+    as in one scan: the verdict is the same, a failing q returns the first failing j from the top with its bound,
+    and a passing q the largest bound, with the largest j attaining it. (A bound stopped just below the running
+    maximum carries the final safety factor ``1 + REL_SAFETY`` and could lie within it above that maximum, which
+    would make the two scans differ in the last digits; not met on the cases compared, and each is a valid
+    bound.)"""
+    import threading
+
+    js = [j for j in range(bits, 0, -1) if not _cannot_exceed(q, j, population, epsilon)]
+    per = {j: 0.0 for j in range(1, bits + 1)}
+    if not js:
+        return 0.0, 0.0, bits, per, True
+    best, best_lo = _forward_bound(q, js[0], population, epsilon, 0.0)
+    best_j = js[0]
+    per[best_j] = best
+    if best > fail_above:
+        return best, best_lo, best_j, per, False
+    ends = _TwoEnds(js[1:])
+    known = [best]  # the running maximum over both sides
+    theirs: dict[int, tuple[float, float]] = {}
+    failed: list[BaseException] = []
+
+    def feed() -> None:
+        try:
+            while (j := ends.take(last=True)) is not None:
+                theirs[j] = helper.submit(_forward_bound, {"q": q, "j": j, "population": population,
+                                                           "epsilon": epsilon, "stop": known[0]}).result()
+                with ends.lock:
+                    known[0] = max(known[0], theirs[j][0])
+                if theirs[j][0] > fail_above:
+                    ends.close_back()
+        except BaseException as exc:  # noqa: BLE001 - raised again by the calling thread
+            failed.append(exc)
+
+    feeder = threading.Thread(target=feed, name="sufficientdp-helper-feed", daemon=True)
+    feeder.start()
+    mine: dict[int, tuple[float, float]] = {}
+    try:
+        while (j := ends.take(last=False)) is not None:
+            mine[j] = _forward_bound(q, j, population, epsilon, known[0])
+            with ends.lock:
+                known[0] = max(known[0], mine[j][0])
+            if mine[j][0] > fail_above:  # the first failing j from the top (the helper's are all smaller)
+                ends.close()
+                break
+    finally:
+        feeder.join()
+    if failed:
+        raise failed[0]
+    for j in sorted({**mine, **theirs}, reverse=True):  # from the top, as one scan meets them
+        up, lo = mine[j] if j in mine else theirs[j]
+        per[j], best_lo = up, max(best_lo, lo)
+        if up > best:
+            best, best_j = up, j
+        if up > fail_above:
+            return best, best_lo, best_j, per, False
+    return best, best_lo, best_j, per, True
+
+
+def _cannot_exceed(q: float, j: int, population: int, epsilon: float) -> bool:
+    model = forward_problem(q, j, population, epsilon)
+    return bool(impossible(model.q, model.j, model.epsilon))
 
 
 def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
