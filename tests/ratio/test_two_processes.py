@@ -158,3 +158,31 @@ def test_t_rounds_curves_in_two_processes_give_the_one_process_bound(
     assert [(c.name, c.epsilons.tolist(), c.deltas.tolist()) for c in two.curves] == [
         (c.name, c.epsilons.tolist(), c.deltas.tolist()) for c in one.curves]
     assert end_two == end_one  # the progress ends where it does in one process
+
+
+@pytest.mark.slow
+def test_a_t_round_calibration_shares_one_helper_and_finds_the_one_process_q(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search of `calibration.rounds.rounds_q` holds one helper for all its evaluations (the small ones of a
+    few pair types included): the same q and the same bound as in one process."""
+    from sufficientdp.calibration.rounds import rounds_q
+
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)
+    started = [0]
+    start = _offload.Helper.__init__
+
+    def counted(self: _offload.Helper) -> None:
+        started[0] += 1
+        start(self)
+
+    monkeypatch.setattr(_offload.Helper, "__init__", counted)
+    seen = record_from_child(monkeypatch, _offload.Pending)
+    out = []
+    for classes in (10**12, 0):  # one process, then a helper
+        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        q, tail, notes = rounds_q(bits=9, population=10**5, epsilon=2.0, eta=1e-3, rounds=3)
+        out.append((q.hex(), tail.eta.hex(), tail.delta_upper, tail.details["worst_pair"],
+                    tail.details["bounds_evaluated"], notes))
+    assert out[1] == out[0]
+    assert started[0] == 1  # one helper for the whole search
+    assert len(seen) > 1 and all(seen)  # its answers came from the child

@@ -285,9 +285,11 @@ class _Curves:
     given, across evaluations) with the bounds behind them (a curve of more points reuses those of fewer: the same
     floats), computed here, on the pool's second thread, or in a helper process.
 
-    The helper (:class:`sufficientdp._offload.Helper`, a fresh interpreter) is started on large domains at
-    :data:`_SPLIT_RESOLUTION` or finer (:func:`~sufficientdp.ratio.proven.split_types` decides: enough report
-    classes and types, a spare core, not forbidden). It computes the same pure functions (the types rebuilt there
+    The helper (:class:`sufficientdp._offload.Helper`, a fresh interpreter) is the one of the enclosing
+    :func:`sufficientdp._offload.helper_process` block (a calibration's search: one for all its evaluations), or is
+    started for this evaluation on large domains (:func:`~sufficientdp.ratio.proven.split_types` decides: enough
+    report classes and types, a spare core, not forbidden); at :data:`_SPLIT_RESOLUTION` or finer and with two
+    types or more only. It computes the same pure functions (the types rebuilt there
     from ``domain`` and ``q``, the bounds already known sent along), so every curve is the float this process
     would compute; its curves and bounds join the memos and the cache as if computed here. Used as a ``with``
     block: the helper ends with it."""
@@ -301,16 +303,19 @@ class _Curves:
         self.memos: dict[tuple[Any, ...], dict[float, float]] = (
             {} if cache is None else cache.setdefault(("memos",), {}))
         self.helper: Helper | None = None
-        if resolution <= _SPLIT_RESOLUTION and split_types(types) is not None:
-            from .._offload import Helper
+        self._own = False  # whether the helper is this evaluation's (else a search's, current_helper())
+        if resolution <= _SPLIT_RESOLUTION and len(types) > 1:
+            from .._offload import Helper, current_helper
 
-            self.helper = Helper()
+            self.helper = current_helper()
+            if self.helper is None and split_types(types) is not None:
+                self.helper, self._own = Helper(), True
 
     def __enter__(self) -> _Curves:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.helper is not None:
+        if self.helper is not None and self._own:
             self.helper.close()
 
     def _key(self, name: str, points: int) -> tuple[Any, ...]:

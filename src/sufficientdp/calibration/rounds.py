@@ -18,6 +18,7 @@ from typing import Any
 
 from .._errors import CalibrationError, ParameterError
 from .._numerics.search import Bracket, RegulaFalsi, geometric, search, walk
+from .._offload import helper_process
 from .._validation import check_open_interval
 from ..accounting.rounds import (
     DEFAULT_RESOLUTION,
@@ -30,7 +31,7 @@ from ..accounting.rounds import (
 )
 from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
-from ..ratio.proven import DEFAULT_POINTS, Domain
+from ..ratio.proven import DEFAULT_POINTS, Domain, pair_types, split_types
 from .methods import DEFAULT_ETA
 from .proven import local_q_for_domain
 from .result import Calibration
@@ -247,6 +248,18 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
         fx = fast(x)
         return fx <= eta, log_excess(fx, eta)
 
+    # one helper process for every evaluation of the search on a large domain (accounting.rounds._Curves)
+    with helper_process(enabled=split_types(list(pair_types(dom, q_loc))) is not None):
+        return _search(fast_test, fast, full, q_loc=q_loc, eta=eta, lead=lead, probe=probe, with_probe=with_probe,
+                       stage=stage, seen=seen, notes=notes, rounds=rounds, progress=progress, total=total)
+
+
+def _search(fast_test: Callable[[float], tuple[bool, float]], fast: Callable[..., float],
+            full: Callable[[float], TailResult | _Failed], *, q_loc: float, eta: float, lead: set[str],
+            probe: list[str], with_probe: list[bool], stage: list[float], seen: list[tuple[float, float]],
+            notes: list[str], rounds: int, progress: Callable[[int, int], Any] | None,
+            total: int) -> tuple[float, TailResult, list[str]]:
+    """The search of :func:`rounds_q` (its closures and state passed in)."""
     # step down from local DP's q by factors 0.8 until the fast bound fails (not below 1e-12)
     down = walk(fast_test, q_loc, passes=True, step=geometric(0.8, floor=1e-12), max_steps=60,
                 start_score=-math.inf)
