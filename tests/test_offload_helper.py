@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import pytest
 from tests.offload_spies import record_from_child
@@ -55,7 +56,7 @@ def test_a_helpers_child_starts_no_child_of_its_own(monkeypatch: pytest.MonkeyPa
     helper = Helper()
     try:
         call = helper.submit(_offload.spare_core, {})
-        assert call.result() is False and call.from_child  # (so helper_process and split_types start none there)
+        assert call.result() is False and call.from_child  # (so helper_process and worth_a_helper start none there)
     finally:
         helper.close()
 
@@ -162,3 +163,45 @@ def test_a_frozen_application_starts_no_child(monkeypatch: pytest.MonkeyPatch) -
     assert call.result() == os.getpid() and not call.from_child
     once = _offload.Offloaded(os.getpid, {})
     assert once.result() == os.getpid() and not once.from_child
+
+
+def test_from_both_ends_takes_each_item_once_and_stops_as_asked() -> None:
+    import threading
+    import time
+
+    from sufficientdp._offload import from_both_ends
+
+    items = list(range(40))
+    seen: dict[int, str] = {}
+    lock = threading.Lock()
+
+    def side(name: str, pause: float, stop_at: int | None = None) -> Any:
+        def call(i: int) -> bool:
+            time.sleep(pause)
+            with lock:
+                assert i not in seen
+                seen[i] = name
+            return i == stop_at
+
+        return call
+
+    from_both_ends(items, side("here", 0.002), side("there", 0.001))
+    assert sorted(seen) == items  # every item once
+    assert {seen[0], seen[39]} == {"here", "there"}  # here from the first, there from the last
+    assert all(seen[i] == "here" for i in range(max(i for i in seen if seen[i] == "here") + 1))
+    seen.clear()
+    from_both_ends(items, side("here", 0.002, stop_at=3), side("there", 0.002))
+    assert 3 in seen and all(i not in seen for i in range(4, 8))  # here's stop ends both sides (there: from 39)
+    seen.clear()
+    from_both_ends(items, side("here", 0.004), side("there", 0.001, stop_at=37))
+    assert sorted(seen) == items and [seen[i] for i in (37, 38, 39)] == ["there"] * 3  # there stopped after 37
+    assert all(seen[i] == "here" for i in range(37))  # here took every item left
+    seen.clear()
+
+    def boom(i: int) -> None:
+        raise ValueError(f"item {i}")
+
+    with pytest.raises(ValueError, match="item 39"):
+        from_both_ends(items, side("here", 0.001), boom)
+    with pytest.raises(ValueError, match="item 0"):
+        from_both_ends(items, boom, side("there", 0.001))

@@ -28,11 +28,15 @@ import pickle
 import struct
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
-from typing import IO, Any
+from typing import IO, Any, TypeVar, cast
 
-__all__ = ["Helper", "Offloaded", "Offloads", "Pending", "current_helper", "helper_process", "spare_core"]
+__all__ = ["Helper", "Offloaded", "Offloads", "Pending", "current_helper", "from_both_ends", "helper_process",
+           "spare_core"]
+
+_T = TypeVar("_T")
 
 
 _IN_HELPER = False
@@ -207,6 +211,55 @@ class Pending:
         if ok:
             return value
         raise value
+
+
+def from_both_ends(items: Sequence[_T], here: Callable[[_T], object], there: Callable[[_T], object]) -> None:
+    """``here(item)`` on the items from the first on, in this thread, and ``there(item)`` from the last on, in a
+    feeding thread (typically a call sent to a :class:`Helper` and waited for), until the two meet: each item once,
+    the work shared by how fast each side goes, not by a fixed split. ``there`` returning True stops its side (this
+    thread then takes every item left); ``here`` returning True stops both (the items left are not taken). An
+    exception of either side is raised here, after the feeding thread has ended (it finishes its current item)."""
+    ends = [0, len(items)]  # the next item this thread takes; one past the next the feeding thread takes
+    back_open = [True]
+    lock = threading.Lock()
+    failed: list[BaseException] = []
+
+    def take(last: bool) -> tuple[bool, _T | None]:
+        with lock:
+            if ends[0] >= ends[1] or (last and not back_open[0]):
+                return False, None
+            if last:
+                ends[1] -= 1
+                return True, items[ends[1]]
+            ends[0] += 1
+            return True, items[ends[0] - 1]
+
+    def feed() -> None:
+        try:
+            while True:
+                ok, item = take(last=True)
+                if not ok:
+                    return
+                if there(cast(_T, item)) is True:
+                    with lock:
+                        back_open[0] = False
+                    return
+        except BaseException as exc:  # noqa: BLE001 - raised again by the calling thread
+            failed.append(exc)
+
+    feeder = threading.Thread(target=feed, name="sufficientdp-both-ends", daemon=True)
+    feeder.start()
+    try:
+        while True:
+            ok, item = take(last=False)
+            if not ok or here(cast(_T, item)) is True:
+                break
+    finally:
+        with lock:
+            ends[0] = ends[1]  # (stopped, or an error here: the feeding thread takes nothing more)
+        feeder.join()
+    if failed:
+        raise failed[0]
 
 
 _HELPER: ContextVar[Helper | None] = ContextVar("sufficientdp_helper", default=None)

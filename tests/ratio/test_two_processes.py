@@ -1,6 +1,7 @@
-"""k > 1 on large domains: half of the pair types are bounded in a second process (issue 10; `split_types`). The
-eta, delta, e' and worst type must be the floats one process computes, every type must have a row, and the work
-must really have been done by a child (else the test would compare one process with itself)."""
+"""Large domains share the bounds of every pair type with a helper process (issue 10; `worth_a_helper`): the rows of
+k > 1 reports, and the curves over T rounds. Every number must be the float one process computes, every row
+included, and the work must really have been done by a child (else the test would compare one process with
+itself)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ from sufficientdp import _offload
 from sufficientdp._numerics.blas import one_blas_thread
 from sufficientdp.loss.profile import fft_allowance
 from sufficientdp.ratio import proven
-from sufficientdp.ratio.proven import Domain, Evaluation, evaluate, merged_evaluation, pair_types, split_types
+from sufficientdp.ratio.proven import Domain, evaluate, pair_types, worth_a_helper
 
 
 def _children(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Record, for every call offloaded from now on, whether its value came from the child."""
-    return record_from_child(monkeypatch, _offload.Offloaded)
+    """Record, for every call sent to a helper from now on, whether its value came from the child."""
+    return record_from_child(monkeypatch, _offload.Pending)
 
 
 @pytest.mark.slow
@@ -36,11 +37,10 @@ def test_two_processes_give_the_one_process_bound(bits: int, population: int, q:
         ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=Domain(bits=bits))
         out.append(ev)
     one, two = out
-    assert seen == [True]  # the second evaluation offloaded half of the types, and the child answered
+    assert seen and all(seen)  # the second evaluation sent rows to the helper, and the child answered
     assert (two.eta.hex(), two.delta.hex(), two.epsilon_prime.hex(), two.worst) == (
         one.eta.hex(), one.delta.hex(), one.epsilon_prime.hex(), one.worst)
-    assert [k for k, _ in two.by_type] == [k for k, _ in one.by_type]  # every type, in the types' order
-    assert max(v for _, v in two.by_type) == max(v for _, v in one.by_type)
+    assert [(k, v.hex()) for k, v in two.by_type] == [(k, v.hex()) for k, v in one.by_type]  # every row, in order
     assert two.notes == one.notes and two.log_gamma == one.log_gamma
 
 
@@ -56,43 +56,22 @@ def test_a_trivial_widest_type_does_not_wait_for_the_other_half(monkeypatch: pyt
     assert seen == []  # the child was stopped, its answer never asked for
 
 
-def test_the_halves_split_the_types_and_this_process_keeps_the_widest(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_helper_only_where_it_gains_and_where_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_offload, "spare_core", lambda: True)
     types = list(pair_types(Domain(bits=30), 0.3))
-    halves = split_types(types)  # L = 30: 5,456 report classes, above the threshold
-    assert halves is not None
-    mine, theirs = halves
-    assert not mine & theirs and mine | theirs == {t.name for t in types}
-    assert proven._widest(types).name in mine
-    assert abs(len(mine) - len(theirs)) <= 1
-    assert split_types(list(pair_types(Domain(bits=12), 0.3))) is None  # 455 classes: one process
+    assert worth_a_helper(types)  # L = 30: 5,456 report classes, above the threshold
+    assert not worth_a_helper(list(pair_types(Domain(bits=12), 0.3)))  # 455 classes: one process
+    monkeypatch.setattr(proven, "_SPLIT_CLASSES", 0)
+    assert not worth_a_helper(types[:3]) and worth_a_helper(types[:4])  # fewer than four types: one process
+    monkeypatch.setattr(proven, "_SPLIT_CLASSES", 4000)
     monkeypatch.setattr(_offload, "spare_core", lambda: False)
-    assert split_types(types) is None  # one core: one process
+    assert not worth_a_helper(types)  # one core: one process
     monkeypatch.setattr(_offload, "spare_core", lambda: True)
     monkeypatch.setattr(proven, "_ONE_PROCESS", proven._ONE_PROCESS)
     monkeypatch.setattr(proven, "_THREADED_CLASSES", proven._THREADED_CLASSES)
     assert proven.second_process_allowed()
     proven.bound_in_one_thread()  # (the collector's jobs: no thread pool, no second process)
-    assert split_types(types) is None and not proven.second_process_allowed()
-
-
-def _ev(eta: float, worst: str, rows: tuple[tuple[str, float], ...]) -> Evaluation:
-    return Evaluation(eta, eta / 2, 0.5, worst, rows, -1.0, Domain(bits=3), ("n",))
-
-
-def test_the_merge_takes_the_larger_eta_and_on_a_tie_the_first_type() -> None:
-    types = list(pair_types(Domain(bits=3), 0.3))  # j=3 (the widest), j=2, j=1
-    names = [t.name for t in types]
-    assert names[0] == proven._widest(types).name
-    a = _ev(0.2, names[0], ((names[0], 0.2), (names[2], 0.1)))
-    b = _ev(0.3, names[1], ((names[1], 0.3),))
-    m = merged_evaluation(types, a, b)
-    assert (m.eta, m.worst, m.delta) == (0.3, names[1], 0.15)
-    assert m.by_type == ((names[0], 0.2), (names[1], 0.3), (names[2], 0.1))
-    tie = merged_evaluation(types, _ev(0.3, names[2], ((names[2], 0.3),)), b)
-    assert tie.worst == names[1]  # the first in the types' order, as max() over all the rows picks
-    trivial = _ev(1.0, names[0], ((names[0], 1.0),))  # the widest type's bound is trivial: what one process returns
-    assert merged_evaluation(types, trivial, b) is trivial
+    assert not worth_a_helper(types) and not proven.second_process_allowed()
 
 
 def test_the_fft_allowance_does_not_depend_on_the_blas_threads() -> None:

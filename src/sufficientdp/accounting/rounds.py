@@ -56,7 +56,7 @@ from ..ratio.proven import (
     local_distance,
     pair_type_pool,
     pair_types,
-    split_types,
+    worth_a_helper,
 )
 from .shuffled import homogeneous_histogram_pld
 
@@ -287,7 +287,7 @@ class _Curves:
 
     The helper (:class:`sufficientdp._offload.Helper`, a fresh interpreter) is the one of the enclosing
     :func:`sufficientdp._offload.helper_process` block (a calibration's search: one for all its evaluations), or is
-    started for this evaluation on large domains (:func:`~sufficientdp.ratio.proven.split_types` decides: enough
+    started for this evaluation on large domains (:func:`~sufficientdp.ratio.proven.worth_a_helper` decides: enough
     report classes and types, a spare core, not forbidden); at :data:`_SPLIT_RESOLUTION` or finer and with two
     types or more only. It computes the same pure functions (the types rebuilt there
     from ``domain`` and ``q``, the bounds already known sent along), so every curve is the float this process
@@ -308,7 +308,7 @@ class _Curves:
             from .._offload import Helper, current_helper
 
             self.helper = current_helper()
-            if self.helper is None and split_types(types) is not None:
+            if self.helper is None and worth_a_helper(types):
                 self.helper, self._own = Helper(), True
 
     def __enter__(self) -> _Curves:
@@ -367,39 +367,17 @@ class _Curves:
         if self.helper is None:
             return dict(zip((pt.name for pt in types), self.pool.map(lambda pt: self.curve(pt, points), types)))
         todo = [pt for pt in types if not self._cached(pt.name, points)]
-        ends = [0, len(todo)]  # the next type this thread takes, one past the next the helper takes
-        lock = threading.Lock()
         got: dict[str, DominatingCurve] = {}
-        failed: list[BaseException] = []
 
-        def take(last: bool) -> PairType | None:
-            with lock:
-                if ends[0] >= ends[1]:
-                    return None
-                if last:
-                    ends[1] -= 1
-                    return todo[ends[1]]
-                ends[0] += 1
-                return todo[ends[0] - 1]
+        def here(pt: PairType) -> None:
+            got[pt.name] = self.curve(pt, points)
 
-        def feed() -> None:
-            try:
-                while (pt := take(last=True)) is not None:
-                    self._adopt(self._send([pt.name], points).result(), points, got)
-            except BaseException as exc:  # noqa: BLE001 - raised again by the calling thread
-                failed.append(exc)
+        def there(pt: PairType) -> None:
+            self._adopt(self._send([pt.name], points).result(), points, got)
 
-        feeder = threading.Thread(target=feed, name="sufficientdp-helper-feed", daemon=True)
-        feeder.start()
-        try:
-            while (pt := take(last=False)) is not None:
-                got[pt.name] = self.curve(pt, points)
-        finally:
-            with lock:
-                ends[0] = ends[1]  # (on an error here: the feeder stops after its current type)
-            feeder.join()
-        if failed:
-            raise failed[0]
+        from .._offload import from_both_ends
+
+        from_both_ends(todo, here, there)
         return {pt.name: got[pt.name] if pt.name in got else self.curve(pt, points) for pt in types}
 
     def side_by_side(self, name: str, after: str, points: int) -> dict[str, DominatingCurve]:

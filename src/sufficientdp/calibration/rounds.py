@@ -31,7 +31,7 @@ from ..accounting.rounds import (
 )
 from ..loss.result import TailResult
 from ..parameters import effective_bits, local_q, sigma_per_sqrt_n
-from ..ratio.proven import DEFAULT_POINTS, Domain, pair_types, split_types
+from ..ratio.proven import DEFAULT_POINTS, Domain, pair_types, worth_a_helper
 from .methods import DEFAULT_ETA
 from .proven import local_q_for_domain
 from .result import Calibration
@@ -249,7 +249,7 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
         return fx <= eta, log_excess(fx, eta)
 
     # one helper process for every evaluation of the search on a large domain (accounting.rounds._Curves)
-    with helper_process(enabled=split_types(list(pair_types(dom, q_loc))) is not None):
+    with helper_process(enabled=worth_a_helper(list(pair_types(dom, q_loc)))):
         return _search(fast_test, fast, full, q_loc=q_loc, eta=eta, lead=lead, probe=probe, with_probe=with_probe,
                        stage=stage, seen=seen, notes=notes, rounds=rounds, progress=progress, total=total)
 

@@ -44,6 +44,7 @@ Everything returns ``kind="bound"`` and ``scope="all-collections"``.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
@@ -62,13 +63,14 @@ from ..parameters import local_q
 from .result import TailResult
 
 if TYPE_CHECKING:  # (k > 1 only: loaded when used, not on every one-report command's start-up)
+    from .._offload import Helper, Pending
     from ..loss.profile import DominatingCurve
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW",
            "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
            "bound_in_one_thread",
-           "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "merged_evaluation", "pair_types",
-           "proven_tail", "second_process_allowed", "single_bit_larger_crowds", "split_types",
+           "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "pair_types",
+           "proven_tail", "second_process_allowed", "single_bit_larger_crowds", "worth_a_helper",
            "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
@@ -90,7 +92,7 @@ _THREADS = 2  # pair types bounded at once
 #: 0.25 s on two threads, 0.30 s in one; docs/benchmarks.md).
 _THREADED_CLASSES = 4000
 #: Report classes (summed over the pair types) and pair types from which a bound of every type with k > 1 reports or
-#: T rounds is split across two processes (:func:`split_types`); a fresh interpreter costs about 0.15 s of the
+#: T rounds shares its work with a helper process (:func:`worth_a_helper`); a fresh interpreter costs about 0.15 s of the
 #: other core (start-up and imports), and 4,000 classes at L = 28 are about 1 s of work.
 _SPLIT_CLASSES = 4000
 _SPLIT_TYPES = 4
@@ -489,9 +491,119 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
                              focus=focus, above=above, screen=screen)
 
 
+_Row = tuple[str, float, float, float]  # (type, eta, delta at e', e')
+
+
+class _Rows:
+    """The composed rows of :func:`_evaluate_composed` for pair types of ``dom`` at ``q``: each row a pure function of
+    the type and of ``floor`` (set once, from the widest type's bound), whether computed here or in a helper process
+    (:func:`_row_elsewhere`, which builds the same object there): the same floats."""
+
+    def __init__(self, *, dom: Domain, q: float, log_gamma: float, others: int, epsilon: float, reports: int,
+                 resolution: float) -> None:
+        self.dom, self.q, self.log_gamma, self.others = dom, q, log_gamma, others
+        self.epsilon, self.reports, self.resolution = epsilon, reports, resolution
+        self.coarse = max(resolution, _COARSE)
+        self.between = [r for r in _tiers(resolution)[1:-1] if r < self.coarse]  # (the mid lattice, if any)
+        self.floor = math.inf  # at most the final maximum over the types (the widest type's smaller bound)
+        self.memos: dict[tuple[str, float], dict[float, float]] = {}
+
+    def one(self, pt: PairType, res: float, screen: int = 0) -> _Row:
+        from ..loss.profile import compose_curve
+
+        # (a pure function of its key, the type being a pair type of ``dom`` at ``q``: a calibration's last probe of
+        # the widest type is the final check's too)
+        key = (self.dom, self.q, pt.name, self.others, self.epsilon, self.reports, res, screen, _tuning())
+        got = _ROWS.get(key)
+        if got is not None:
+            return got
+        curve = dominating_curve(pt, log_gamma=self.log_gamma, others=self.others, resolution=res,
+                                 focus=(-self.epsilon, 1.5 * self.epsilon), points=DEFAULT_POINTS + 24,
+                                 memo=self.memos.setdefault((pt.name, res), {}), screen=screen)
+        comp = compose_curve(curve, self.reports, self.epsilon)
+        row = pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - self.epsilon), comp.epsilon_prime
+        if len(_ROWS) >= _ROWS_KEPT:
+            _ROWS.clear()
+        _ROWS[key] = row
+        return row
+
+    def coarse_row(self, pt: PairType) -> tuple[_Row, bool]:
+        """The type's row on the coarse lattice: its first quick curve that composes to at most ``floor`` (and True),
+        else its full curve's (and False)."""
+        if math.isfinite(self.floor):
+            for screen in _SCREENS:
+                row = self.one(pt, self.coarse, screen)
+                if row[1] <= self.floor:
+                    return row, True
+        return self.one(pt, self.coarse), False
+
+    def fine_row(self, pt: PairType) -> _Row:
+        """The type's refined row: its 24-point quick curve on the mid lattice, then on the final one, while above
+        ``floor``, then its full curve on the final lattice."""
+        if math.isfinite(self.floor):
+            for res in (*self.between, self.resolution):
+                row = self.one(pt, res, _SCREENS[-1])
+                if row[1] <= self.floor:
+                    return row
+        return self.one(pt, self.resolution)
+
+    def adopt(self, memos: dict[tuple[str, float], dict[float, float]]) -> None:
+        """The bounds behind rows computed in the helper (a later curve of the same type reuses them)."""
+        for k, memo in memos.items():
+            self.memos.setdefault(k, {}).update(memo)
+
+    def elsewhere(self, helper: Helper, name: str, fine: bool) -> Pending:
+        """:meth:`coarse_row` (``fine`` False) or :meth:`fine_row` of the type ``name``, sent to ``helper``."""
+        return helper.submit(_row_elsewhere, {
+            "dom": self.dom, "q": self.q, "others": self.others, "epsilon": self.epsilon, "reports": self.reports,
+            "resolution": self.resolution, "floor": self.floor, "name": name, "fine": fine})
+
+
+@functools.lru_cache(maxsize=1)
+def _named_types(dom: Domain, q: float) -> tuple[float, dict[str, PairType]]:
+    """The blanket's log mass and the pair types of ``dom`` at ``q`` by name (kept for a helper's next call)."""
+    return blanket_mass(dom, q), {pt.name: pt for pt in pair_types(dom, q)}
+
+
+def _row_elsewhere(*, dom: Domain, q: float, others: int, epsilon: float, reports: int, resolution: float,
+                   floor: float, name: str, fine: bool
+                   ) -> tuple[_Row, bool, dict[tuple[str, float], dict[float, float]]]:
+    """A row of :class:`_Rows` in a helper process: ``(row, from a quick curve, the bounds behind it)``."""
+    log_gamma, types = _named_types(dom, q)
+    rows = _Rows(dom=dom, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
+                 resolution=resolution)
+    rows.floor = floor
+    if fine:
+        return rows.fine_row(types[name]), False, rows.memos
+    row, quick = rows.coarse_row(types[name])
+    return row, quick, rows.memos
+
+
+def _coarse_rows(rows_of: _Rows, rest: list[PairType], pool: Any, helper: Helper | None) -> dict[str, tuple[_Row, bool]]:
+    """Every type's coarse row (:meth:`_Rows.coarse_row`), by name: with a helper, this thread takes the types from
+    the first on and a feeding thread sends them one at a time from the last on to the helper, until they meet;
+    else on ``pool``."""
+    if helper is None:
+        return {r[0][0]: r for r in pool.map(rows_of.coarse_row, rest)}
+    got: dict[str, tuple[_Row, bool]] = {}
+
+    def here(pt: PairType) -> None:
+        got[pt.name] = rows_of.coarse_row(pt)
+
+    def there(pt: PairType) -> None:
+        row, quick, memos = rows_of.elsewhere(helper, pt.name, fine=False).result()
+        rows_of.adopt(memos)
+        got[pt.name] = (row, quick)
+
+    from .._offload import from_both_ends
+
+    from_both_ends(rest, here, there)
+    return got
+
+
 def _evaluate_composed(types: list[PairType], *, q: float, log_gamma: float, others: int, epsilon: float,
                        reports: int, eps0: float, resolution: float, dom: Domain, notes: list[str],
-                       progress: Callable[[int, int], Any] | None, threads: bool = True) -> Evaluation:
+                       progress: Callable[[int, int], Any] | None, helper: Helper | None = None) -> Evaluation:
     """k > 1: each type's dominating pair (:func:`dominating_curve`) composed k times
     (:func:`sufficientdp.loss.profile.compose_curve`); per type ``min_e' delta_k(e') / (1 - e**(e' - e))``.
 
@@ -504,75 +616,38 @@ def _evaluate_composed(types: list[PairType], *, q: float, log_gamma: float, oth
     is refined: it first gets the 24-point quick curve on the :data:`_MID` lattice (far cheaper at large L, and
     its lattices are reused by the finer ones), then on the final one, and its full curve only if both compose
     above ``floor``.
+
+    Every row is a pure function of its type and ``floor`` (:class:`_Rows`), so the rows may be computed in any
+    order and place: two at a time on the pool's threads, or here and in ``helper`` (a helper process: the coarse
+    rows from both ends of the list, the next type to refine beside the current one), the same floats.
     """
-    from ..loss.profile import compose_curve
-
-    memos: dict[tuple[str, float], dict[float, float]] = {}
-
-    def one(pt: PairType, res: float, screen: int = 0) -> tuple[str, float, float, float]:
-        # (a pure function of its key, ``types`` being pair types of ``dom`` at ``q``: a calibration's last probe of
-        # the widest type is the final check's too)
-        key = (dom, q, pt.name, others, epsilon, reports, res, screen, _tuning())
-        got = _ROWS.get(key)
-        if got is not None:
-            return got
-        curve = dominating_curve(pt, log_gamma=log_gamma, others=others, resolution=res,
-                                 focus=(-epsilon, 1.5 * epsilon), points=DEFAULT_POINTS + 24,
-                                 memo=memos.setdefault((pt.name, res), {}), screen=screen)
-        comp = compose_curve(curve, reports, epsilon)
-        row = pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - epsilon), comp.epsilon_prime
-        if len(_ROWS) >= _ROWS_KEPT:
-            _ROWS.clear()
-        _ROWS[key] = row
-        return row
-
-    coarse = max(resolution, _COARSE)
-    fines: dict[str, tuple[str, float, float, float]] = {}
-    first: tuple[str, float, float, float] | None = None
-    floor = math.inf  # at most the final maximum over the types (the widest type's smaller bound)
+    rows_of = _Rows(dom=dom, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
+                    resolution=resolution)
+    coarse = rows_of.coarse
+    fines: dict[str, _Row] = {}
+    first: _Row | None = None
     if len(types) > 1:
         # (the halving of a calibration meets trivial q first; k = 1 stops there too)
         wide = _widest(types)
-        first = one(wide, coarse)
+        first = rows_of.one(wide, coarse)
         if coarse > resolution:
-            fines[wide.name] = one(wide, resolution)
-        floor = min(first[1], fines[wide.name][1]) if wide.name in fines else first[1]
-        if floor >= 1.0:
+            fines[wide.name] = rows_of.one(wide, resolution)
+        rows_of.floor = min(first[1], fines[wide.name][1]) if wide.name in fines else first[1]
+        if rows_of.floor >= 1.0:
             if progress is not None:
                 progress(2 * len(types), 2 * len(types))
             _, _, delta, eps_p = first
             return Evaluation(1.0, delta, eps_p, wide.name, ((wide.name, 1.0),), log_gamma, dom,
                               tuple(notes + ["the bound is trivial (eta <= 1) already for the widest pair type"]))
     rest = [pt for pt in types if first is None or pt.name != first[0]]
-    partial: set[str] = set()  # types whose row is a quick curve's (at most floor)
-
-    def coarse_row(pt: PairType) -> tuple[str, float, float, float]:
-        if math.isfinite(floor):
-            for screen in _SCREENS:
-                row = one(pt, coarse, screen)
-                if row[1] <= floor:
-                    partial.add(pt.name)
-                    return row
-        return one(pt, coarse)
-
-    between = [r for r in _tiers(resolution)[1:-1] if r < coarse]  # (the mid lattice, if there is one)
-
-    def fine_row(pt: PairType) -> tuple[str, float, float, float]:
-        if math.isfinite(floor):  # (floor is fixed here: the same rows whether or not two are computed at once)
-            for res in (*between, resolution):
-                row = one(pt, res, _SCREENS[-1])
-                if row[1] <= floor:
-                    return row
-        return one(pt, resolution)
 
     # the coarse curves of different types are independent pure functions: computed two at a time when large
-    # (numpy releases the GIL in the lattice work; the same floats either way)
-    with pair_type_pool(rest) if threads else _InlinePool() as pool:
-        threaded = pool.threaded
-        done = dict((r[0], r) for r in pool.map(coarse_row, rest))
-        if first is not None:
-            done[first[0]] = first
-        rows = {pt.name: done[pt.name] for pt in types}  # (in the types' order, as computed all at once)
+    # (numpy releases the GIL in the lattice work; the same floats either way), or here and in the helper
+    with _InlinePool() if helper is not None else pair_type_pool(rest) as pool:
+        side = helper is not None or pool.threaded  # whether the next type to refine is bounded alongside
+        done = _coarse_rows(rows_of, rest, pool, helper)
+        partial = {k for k, (_, quick) in done.items() if quick}  # types whose row is a quick curve's (<= floor)
+        rows = {pt.name: first if first is not None and pt.name == first[0] else done[pt.name][0] for pt in types}
         if progress is not None:
             progress(len(types), 2 * len(types))
         if coarse > resolution:
@@ -587,21 +662,30 @@ def _evaluate_composed(types: list[PairType], *, q: float, log_gamma: float, oth
             def next_up() -> str:
                 return max(pending, key=lambda k: (rows[k][1], -index[k]))  # (sorted()'s order: ties by index)
 
+            def two_fine(name: str, after: str) -> tuple[_Row, _Row]:
+                if helper is None:
+                    a, b = pool.map(lambda k: rows_of.fine_row(by_name[k]), [name, after])
+                    return a, b
+                there = rows_of.elsewhere(helper, after, fine=True)
+                here = rows_of.fine_row(by_name[name])
+                row, _, memos = there.result()
+                rows_of.adopt(memos)
+                return here, row
+
             while pending:
                 name = next_up()
                 if rows[name][1] <= best_fine:
                     break
                 if name in partial:
                     partial.discard(name)
-                    rows[name] = one(by_name[name], coarse)
+                    rows[name] = rows_of.one(by_name[name], coarse)
                     continue
                 pending.discard(name)
-                if name not in fines and threaded and pending:  # the next candidate's fine bound alongside
+                if name not in fines and side and pending:  # the next candidate's fine bound alongside
                     after = next_up()
                     if after not in partial and after not in fines and rows[after][1] > best_fine:
-                        pair = list(pool.map(lambda k: fine_row(by_name[k]), [name, after]))
-                        fines[name], fines[after] = pair
-                fine = fines[name] if name in fines else fine_row(by_name[name])
+                        fines[name], fines[after] = two_fine(name, after)
+                fine = fines[name] if name in fines else rows_of.fine_row(by_name[name])
                 if fine[1] < rows[name][1]:
                     rows[name] = fine
                 best_fine = max(best_fine, rows[name][1])
@@ -928,26 +1012,17 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
         raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")
     if reports > 1:
         # (the final bounds only: a search's coarse lattices are too quick for a second interpreter's start-up)
-        halves = split_types(types) if only is None and resolution <= DEFAULT_RESOLUTION else None
-        if halves is not None:  # (the same eta: see split_types)
-            from .._offload import Offloaded
+        shared = only is None and resolution <= DEFAULT_RESOLUTION and worth_a_helper(types)
+        from .._offload import Helper
 
-            other = Offloaded(_evaluate_half, {"q": q, "population": population, "epsilon": epsilon,
-                                               "reports": reports, "domain": domain, "resolution": resolution,
-                                               "only": halves[1]})
-            try:
-                mine = _evaluate_composed([t for t in types if t.name in halves[0]], q=q, log_gamma=log_gamma,
-                                          others=others, epsilon=epsilon, reports=reports, eps0=eps0,
-                                          resolution=resolution, dom=dom, notes=notes, progress=progress,
-                                          threads=_HALF_THREADS)
-                if _trivial_widest(types, mine):  # what one process returns: the other half is not needed
-                    return mine
-                theirs = other.result()
-            finally:
-                other.close()
-            return merged_evaluation(types, mine, theirs)
-        return _evaluate_composed(types, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
-                                  eps0=eps0, resolution=resolution, dom=dom, notes=notes, progress=progress)
+        helper = Helper() if shared else None
+        try:
+            return _evaluate_composed(types, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon,
+                                      reports=reports, eps0=eps0, resolution=resolution, dom=dom, notes=notes,
+                                      progress=progress, helper=helper)
+        finally:
+            if helper is not None:
+                helper.close()
     tiers = _tiers(resolution)
     coarse = tiers[0]
     total = len(types) * len(tiers) + 1
@@ -1052,7 +1127,7 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
 
 def bound_in_one_thread() -> None:
     """From now on, this process bounds the pair types in the calling thread only (no thread pool, no second process:
-    :func:`split_types`; the same numbers, at up to twice the time on two cores). For a process with a memory
+    :func:`worth_a_helper`; the same numbers, at up to twice the time on two cores). For a process with a memory
     limit (the collector's calibration jobs): an allocation that fails inside a pool's worker thread can leave the
     pool's caller waiting for a result that never comes (observed: a starved job still running after 60 s instead
     of failing at once); in one thread the MemoryError reaches the caller, and no child process escapes the
@@ -1067,60 +1142,19 @@ def second_process_allowed() -> bool:
     return not _ONE_PROCESS
 
 
-_HALF_THREADS = False
-"""Whether each half of :func:`split_types` bounds its types on the thread pool: no, two processes already fill two
-cores (L = 40, k = 2: the pool's threads only waited for the GIL; L = 128, k = 2: 94 s on one process's two
-threads, 87 s on two one-thread processes)."""
-
-
-def _evaluate_half(**kwargs: Any) -> Evaluation:
-    """:func:`evaluate` in the second process of :func:`split_types` (its bounds in one thread)."""
-    global _THREADED_CLASSES
-    if not _HALF_THREADS:
-        _THREADED_CLASSES = sys.maxsize
-    return evaluate(**kwargs)
-
-
-def split_types(types: list[PairType]) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The names of the pair types this process bounds and of those a second process bounds, or None (all here).
-
-    For the bounds that take the maximum over pair types of a per-type bound (k > 1 reports): with
-    :data:`_SPLIT_CLASSES` report classes or more, at least :data:`_SPLIT_TYPES` types and a spare core, half of the
-    types go to a fresh interpreter (:class:`sufficientdp._offload.Offloaded`, which computes
-    them here if the child cannot) and each half is bounded as if it were the whole list. The maximum is the same
-    float (docs/proofs/blanket.md, "Two processes"): the type that attains it is refined in its half exactly as in
-    the whole, and every other type's row is a valid bound below it. This process keeps the widest type (the one a
-    bound of every type starts from, hence its early exit when that is trivial) and every second type after it;
-    rows of other types may be looser than a single process would leave them (each half prunes against its own
-    refined rows). L = 40, k = 2, N = 10^7, all 40 types: 4.1 s in one process, 2.5 s in two. (The bound over T
-    rounds asks only whether it is not None: :class:`sufficientdp.accounting.rounds._Curves` shares its curves with
-    a helper process type by type.)"""
+def worth_a_helper(types: list[PairType]) -> bool:
+    """Whether a bound of every one of ``types`` shares its work with a helper process (a fresh interpreter,
+    :class:`sufficientdp._offload.Helper`): with :data:`_SPLIT_CLASSES` report classes or more, at least
+    :data:`_SPLIT_TYPES` types and a spare core, unless :func:`bound_in_one_thread` forbade it. Each piece of work
+    sent there is a pure function of its inputs, so the numbers are the floats of one process: the rows of k > 1
+    reports (:func:`_evaluate_composed`; docs/proofs/blanket.md, "Two processes") and the curves over T rounds
+    (:class:`sufficientdp.accounting.rounds._Curves`). L = 40, k = 2, N = 10^7, all 40 types: 4.1 s in one process,
+    about 2.4 s with the helper."""
     if _ONE_PROCESS or len(types) < _SPLIT_TYPES or sum(t.log_p.size for t in types) < _SPLIT_CLASSES:
-        return None
+        return False
     from .._offload import spare_core
 
-    if not spare_core():
-        return None
-    wide = _widest(types).name
-    rest = [t.name for t in types if t.name != wide]
-    return frozenset([wide, *rest[1::2]]), frozenset(rest[0::2])
-
-
-def _trivial_widest(types: list[PairType], ev: Evaluation) -> bool:
-    """Whether ``ev`` is the early answer of :func:`_evaluate_composed` (the widest type's bound is trivial)."""
-    return ev.eta >= 1.0 and len(ev.by_type) == 1 and ev.by_type[0][0] == _widest(types).name
-
-
-def merged_evaluation(types: list[PairType], mine: Evaluation, theirs: Evaluation) -> Evaluation:
-    """One :class:`Evaluation` of ``types`` from those of the two halves of :func:`split_types` (``mine`` holds the
-    widest type): the larger eta (on a tie, the type first in ``types``, as :func:`max` over them all picks), every
-    row in the types' order. When the widest type's bound is trivial, ``mine`` is what a single process returns."""
-    if _trivial_widest(types, mine):
-        return mine
-    order = {t.name: i for i, t in enumerate(types)}
-    win = mine if (mine.eta, -order[mine.worst]) >= (theirs.eta, -order[theirs.worst]) else theirs
-    rows = tuple(sorted(mine.by_type + theirs.by_type, key=lambda kv: order[kv[0]]))
-    return replace(win, by_type=rows, notes=mine.notes)
+    return spare_core()
 
 
 def pair_type_pool(types: list[PairType]) -> Any:

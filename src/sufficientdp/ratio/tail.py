@@ -824,35 +824,6 @@ def _forward_bound(q: float, j: int, population: int, epsilon: float, stop: floa
     return _sum_strata(_certified_core(model, stop_below=stop if stop > 0 else None, want_lower=want_lower))
 
 
-class _TwoEnds:
-    """A list taken from both ends by two threads until they meet (``take(last=False)`` from the front, ``True``
-    from the back); :meth:`close_back` stops the back's taker, the front's then takes everything left."""
-
-    def __init__(self, items: list[int]) -> None:
-        import threading
-
-        self._items, self._front, self._back, self._back_open = items, 0, len(items), True
-        self.lock = threading.Lock()
-
-    def take(self, last: bool) -> int | None:
-        with self.lock:
-            if self._front >= self._back or (last and not self._back_open):
-                return None
-            if last:
-                self._back -= 1
-                return self._items[self._back]
-            self._front += 1
-            return self._items[self._front - 1]
-
-    def close_back(self) -> None:
-        with self.lock:
-            self._back_open = False
-
-    def close(self) -> None:
-        with self.lock:
-            self._front = self._back
-
-
 def _shared_tight_scan(q: float, bits: int, population: int, epsilon: float, fail_above: float,
                        helper: Helper) -> tuple[float, float, int, dict[int, float], bool]:
     """:func:`worst_certified_forward` with ``tight`` and ``fail_above``, the j shared with a helper process.
@@ -870,6 +841,8 @@ def _shared_tight_scan(q: float, bits: int, population: int, epsilon: float, fai
     bound.)"""
     import threading
 
+    from .._offload import from_both_ends
+
     js = [j for j in range(bits, 0, -1) if not _cannot_exceed(q, j, population, epsilon)]
     per = {j: 0.0 for j in range(1, bits + 1)}
     if not js:
@@ -879,38 +852,25 @@ def _shared_tight_scan(q: float, bits: int, population: int, epsilon: float, fai
     per[best_j] = best
     if best > fail_above:
         return best, best_lo, best_j, per, False
-    ends = _TwoEnds(js[1:])
     known = [best]  # the running maximum over both sides
-    theirs: dict[int, tuple[float, float]] = {}
-    failed: list[BaseException] = []
-
-    def feed() -> None:
-        try:
-            while (j := ends.take(last=True)) is not None:
-                theirs[j] = helper.submit(_forward_bound, {"q": q, "j": j, "population": population,
-                                                           "epsilon": epsilon, "stop": known[0]}).result()
-                with ends.lock:
-                    known[0] = max(known[0], theirs[j][0])
-                if theirs[j][0] > fail_above:
-                    ends.close_back()
-        except BaseException as exc:  # noqa: BLE001 - raised again by the calling thread
-            failed.append(exc)
-
-    feeder = threading.Thread(target=feed, name="sufficientdp-helper-feed", daemon=True)
-    feeder.start()
+    lock = threading.Lock()
     mine: dict[int, tuple[float, float]] = {}
-    try:
-        while (j := ends.take(last=False)) is not None:
-            mine[j] = _forward_bound(q, j, population, epsilon, known[0])
-            with ends.lock:
-                known[0] = max(known[0], mine[j][0])
-            if mine[j][0] > fail_above:  # the first failing j from the top (the helper's are all smaller)
-                ends.close()
-                break
-    finally:
-        feeder.join()
-    if failed:
-        raise failed[0]
+    theirs: dict[int, tuple[float, float]] = {}
+
+    def here(j: int) -> bool:
+        mine[j] = _forward_bound(q, j, population, epsilon, known[0])
+        with lock:
+            known[0] = max(known[0], mine[j][0])
+        return mine[j][0] > fail_above  # the first failing j from the top (the helper's are all smaller): stop
+
+    def there(j: int) -> bool:
+        theirs[j] = helper.submit(_forward_bound, {"q": q, "j": j, "population": population, "epsilon": epsilon,
+                                                   "stop": known[0]}).result()
+        with lock:
+            known[0] = max(known[0], theirs[j][0])
+        return theirs[j][0] > fail_above  # (this thread still bounds the larger j left)
+
+    from_both_ends(js[1:], here, there)
     for j in sorted({**mine, **theirs}, reverse=True):  # from the top, as one scan meets them
         up, lo = mine[j] if j in mine else theirs[j]
         per[j], best_lo = up, max(best_lo, lo)
