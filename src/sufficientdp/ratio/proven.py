@@ -1148,8 +1148,8 @@ def worth_a_helper(types: list[PairType]) -> bool:
     :data:`_SPLIT_TYPES` types and a spare core, unless :func:`bound_in_one_thread` forbade it. Each piece of work
     sent there is a pure function of its inputs, so the numbers are the floats of one process: the rows of k > 1
     reports (:func:`_evaluate_composed`; docs/proofs/blanket.md, "Two processes") and the curves over T rounds
-    (:class:`sufficientdp.accounting.rounds._Curves`). L = 40, k = 2, N = 10^7, all 40 types: 4.1 s in one process,
-    about 2.4 s with the helper."""
+    (:class:`sufficientdp.accounting.rounds._Curves`). L = 40, k = 2, N = 10^7, all 40 types at the calibrated q:
+    2.5-3.3 s in one process (two threads), 1.5-1.6 s with the helper (three alternating runs)."""
     if _ONE_PROCESS or len(types) < _SPLIT_TYPES or sum(t.log_p.size for t in types) < _SPLIT_CLASSES:
         return False
     from .._offload import spare_core
