@@ -4,10 +4,10 @@
 start-up per call would cost more); :class:`Offloaded` is a helper of its own for one call (seconds of work).
 
 The core's scalar loops hold the GIL, so a thread gains little (measured on the design report and on the bounds of
-many pair types: issue 10); a process does. Used by the design report (its homogeneous calibration) and by the
-all-collections bounds of k reports (half of the pair types, :mod:`sufficientdp.ratio.proven`), and the helper by
-the L = 1 bound for larger crowds (its exact values two at a time) and over T rounds (pair types' curves one at a
-time, :mod:`sufficientdp.accounting.rounds`). The
+many pair types: issue 10); a process does. :class:`Offloaded` is used by the design report (its homogeneous
+calibration); a :class:`Helper` by the all-collections bounds of k reports and over T rounds (the pair types' rows
+and curves, shared piece by piece: :func:`from_both_ends`), by the homogeneous search's scan over j, and by the
+L = 1 bound for larger crowds (its exact values two at a time). A helper's child starts none of its own. The
 child is a fresh interpreter (``python -m sufficientdp._offload``), not a fork or a
 ``multiprocessing`` spawn: a fork copies whatever threads and locks the caller holds, and a spawn imports the
 caller's main script again (a script without a ``__main__`` guard would run twice). The calls and their results

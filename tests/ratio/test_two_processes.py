@@ -165,3 +165,24 @@ def test_a_t_round_calibration_shares_one_helper_and_finds_the_one_process_q(
     assert out[1] == out[0]
     assert started[0] == 1  # one helper for the whole search
     assert len(seen) > 1 and all(seen)  # its answers came from the child
+
+
+def test_the_t_round_search_decides_its_helper_on_the_domain_it_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A weight domain with more pair types than the T-round bound enumerates is bounded as all of {0,1}^L: the
+    search must not build the weight domain's own pair types to decide on its helper (at L = 256, w = 25 that
+    alone ran out of memory)."""
+    from sufficientdp.calibration import rounds as calibration_rounds
+
+    built: list[Domain] = []
+    original = calibration_rounds.pair_types
+
+    def spy(domain: Domain, q: float) -> object:
+        built.append(domain)
+        return original(domain, q)
+
+    monkeypatch.setattr(calibration_rounds, "pair_types", spy)
+    weight = Domain.from_max_weight(10, 5)  # 85 pair types: bounded as all of {0,1}^10
+    q, tail, _ = calibration_rounds.rounds_q(bits=10, population=10**4, epsilon=2.0, eta=1e-3, rounds=2,
+                                             domain=weight)
+    assert built == [Domain(bits=10)]
+    assert 0 < q < 0.5 and tail.eta <= 1e-3

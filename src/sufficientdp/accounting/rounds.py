@@ -103,6 +103,13 @@ def _cube_instead(domain: Domain) -> bool:
     return domain.kind == "weight" and _type_count(domain) > _MAX_TYPES
 
 
+def evaluated_domain(domain: Domain) -> Domain:
+    """The domain :func:`evaluate_rounds` bounds for ``domain``: all of {0,1}^L for a weight domain with too many pair
+    types or report classes (it covers it), else ``domain`` itself (a ParameterError when neither is within the
+    class limit, before any work)."""
+    return checked_domain(Domain(bits=domain.bits) if _cube_instead(domain) else domain)[0]
+
+
 # ------------------------------------------------------------------------------------------------- the T rounds
 def _check(q: Any, bits: Any, population: Any, epsilon: Any, rounds: Any, reports: Any,
            values: Any) -> tuple[float, int, int, float, int, int]:

@@ -27,6 +27,7 @@ from ..accounting.rounds import (
     _domain,
     _rounds_tail,
     evaluate_rounds,
+    evaluated_domain,
     simple_rule,
 )
 from ..loss.result import TailResult
@@ -248,8 +249,9 @@ def rounds_q(*, bits: int, population: int, epsilon: float, eta: float, rounds: 
         fx = fast(x)
         return fx <= eta, log_excess(fx, eta)
 
-    # one helper process for every evaluation of the search on a large domain (accounting.rounds._Curves)
-    with helper_process(enabled=worth_a_helper(list(pair_types(dom, q_loc)))):
+    # one helper process for every evaluation of the search on a large domain (accounting.rounds._Curves), decided
+    # on the domain the evaluations bound (a large weight domain's pair types are not built: all of {0,1}^L's are)
+    with helper_process(enabled=worth_a_helper(list(pair_types(evaluated_domain(dom), q_loc)))):
         return _search(fast_test, fast, full, q_loc=q_loc, eta=eta, lead=lead, probe=probe, with_probe=with_probe,
                        stage=stage, seen=seen, notes=notes, rounds=rounds, progress=progress, total=total)
 
