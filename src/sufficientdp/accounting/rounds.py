@@ -92,7 +92,7 @@ _SCREEN_POINTS = 26
 """Bounds of every pair type's first curve (:func:`evaluate_rounds`: 17 evenly spaced, 0 and one batch of 8 where
 the hull leaves the most room), which decides the types bounded with all ``points``."""
 _SPLIT_RESOLUTION = 2e-2
-"""Coarsest lattice at which :func:`_first_curves` splits the types across two processes: the calibration's first
+"""Coarsest lattice at which :class:`_Curves` shares the types' curves with a helper process: the calibration's first
 evaluation (every type, 18 points at 1.5e-2) takes about 1 s at L = 40, the final one (26 points at 5e-4) about
 4 s; a coarser pass is too quick for a second interpreter's start-up."""
 _MAX_TYPES = 64  # pair types of a weight <= w domain before the bound for all of {0,1}^L is used instead
