@@ -30,7 +30,6 @@ the worst case over all collections, bracketed rigorously (losses rounded down /
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 import time
@@ -56,6 +55,7 @@ from ..ratio.proven import (
     local_distance,
     pair_type_pool,
     pair_types,
+    types_by_name,
     worth_a_helper,
 )
 from .shuffled import homogeneous_histogram_pld
@@ -400,12 +400,6 @@ class _Curves:
         return {name: self.full(name, points)}
 
 
-@functools.lru_cache(maxsize=1)
-def _types_named(domain: Domain, q: float) -> dict[str, PairType]:
-    """The pair types of ``domain`` at ``q`` by name (kept for the helper's next call: one domain at a time)."""
-    return {pt.name: pt for pt in pair_types(domain, q)}
-
-
 def _curves_elsewhere(*, q: float, population: int, domain: Domain, names: list[str], resolution: float,
                       points: int, memos: dict[str, dict[float, float]] | None = None
                       ) -> list[tuple[str, DominatingCurve, dict[float, float], int]]:
@@ -413,8 +407,8 @@ def _curves_elsewhere(*, q: float, population: int, domain: Domain, names: list[
     (by name; none: an empty memo), with the bounds behind each and how many bounds each took (the progress ticks):
     the helper's part of :class:`_Curves` (the types rebuilt here from ``domain`` and ``q``: the same arrays,
     nothing large to send)."""
-    log_gamma, others = blanket_mass(domain, q), population - 1
-    types = _types_named(domain, q)
+    log_gamma, types = types_by_name(domain, q)
+    others = population - 1
     out = []
     for name in names:
         memo = dict((memos or {}).get(name, {}))

@@ -70,7 +70,7 @@ __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWD
            "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
            "bound_in_one_thread",
            "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "pair_types",
-           "proven_tail", "second_process_allowed", "single_bit_larger_crowds", "worth_a_helper",
+           "proven_tail", "second_process_allowed", "single_bit_larger_crowds", "types_by_name", "worth_a_helper",
            "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
@@ -560,8 +560,10 @@ class _Rows:
 
 
 @functools.lru_cache(maxsize=1)
-def _named_types(dom: Domain, q: float) -> tuple[float, dict[str, PairType]]:
-    """The blanket's log mass and the pair types of ``dom`` at ``q`` by name (kept for a helper's next call)."""
+def types_by_name(dom: Domain, q: float) -> tuple[float, dict[str, PairType]]:
+    """The blanket's log mass and the pair types of ``dom`` at ``q`` by name, kept for the next call (one domain at a
+    time): what a helper process rebuilds its work from (k > 1 rows here, T-round curves in
+    :mod:`sufficientdp.accounting.rounds`)."""
     return blanket_mass(dom, q), {pt.name: pt for pt in pair_types(dom, q)}
 
 
@@ -569,7 +571,7 @@ def _row_elsewhere(*, dom: Domain, q: float, others: int, epsilon: float, report
                    floor: float, name: str, fine: bool
                    ) -> tuple[_Row, bool, dict[tuple[str, float], dict[float, float]]]:
     """A row of :class:`_Rows` in a helper process: ``(row, from a quick curve, the bounds behind it)``."""
-    log_gamma, types = _named_types(dom, q)
+    log_gamma, types = types_by_name(dom, q)
     rows = _Rows(dom=dom, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
                  resolution=resolution)
     rows.floor = floor

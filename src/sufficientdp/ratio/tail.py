@@ -843,10 +843,8 @@ def _shared_tight_scan(q: float, bits: int, population: int, epsilon: float, fai
 
     from .._offload import from_both_ends
 
-    js = [j for j in range(bits, 0, -1) if not _cannot_exceed(q, j, population, epsilon)]
-    per = {j: 0.0 for j in range(1, bits + 1)}
-    if not js:
-        return 0.0, 0.0, bits, per, True
+    js = list(range(bits, 0, -1))  # (a j that cannot exceed is bounded by (0, 0), as in one scan)
+    per = {j: 0.0 for j in js}
     best, best_lo = _forward_bound(q, js[0], population, epsilon, 0.0)
     best_j = js[0]
     per[best_j] = best
@@ -879,11 +877,6 @@ def _shared_tight_scan(q: float, bits: int, population: int, epsilon: float, fai
         if up > fail_above:
             return best, best_lo, best_j, per, False
     return best, best_lo, best_j, per, True
-
-
-def _cannot_exceed(q: float, j: int, population: int, epsilon: float) -> bool:
-    model = forward_problem(q, j, population, epsilon)
-    return bool(impossible(model.q, model.j, model.epsilon))
 
 
 def worst_over_outlier_bits(*, q: float, bits: int, population: int, epsilon: float, method: str = "certified",
