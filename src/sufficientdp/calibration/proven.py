@@ -30,7 +30,7 @@ from ..ratio.proven import (
     tail_from_evaluation,
 )
 from ..ratio.result import TailResult
-from .search import log_excess
+from .search import log_excess, log_slope
 
 __all__ = ["local_q_for_domain", "proven_q"]
 
@@ -39,7 +39,9 @@ _REL_TOL = 2e-4  # of the final q (the fine lattice's bound jitters by about thi
 _COARSE_TOL = 1e-3  # of the search on the coarse lattice
 _SEARCH_RESOLUTION = 2e-2  # lattice resolution while bracketing q (fast, looser)
 _FINE_RESOLUTION = DEFAULT_RESOLUTION  # the resolution of the final answer (proven_tail's default)
-_POLISH = 0.03  # the fine search looks this far (relative) below the coarse answer
+_POLISH = 0.03  # the fine search looks at most this far (relative) below the coarse answer per step
+_PAST = 8e-5  # ... aiming this far (relative) past the root it predicts (0.4 of the fine search's tolerance: the
+# regula falsi, which aims half a tolerance above the root, then leaves a bracket within the tolerance)
 _FULL_STEP = 2e-3  # the answer is also checked this far (relative) below with the full bound
 _LOOK_STEPS = 6  # ... at most this many times (still passing after them: the search runs again, _search_again)
 _FAR_BELOW = 0.01  # a full bound at the searched root below this fraction of the target: search again at once
@@ -70,9 +72,9 @@ class _Run:
     """The state of one :func:`proven_q` search: the bounds it evaluates (counted for ``progress``), their cache,
     the pair types searched (``lead``), the e' followed (``hint``) and the lattice (``stage``)."""
 
-    __slots__ = ("bits", "dom", "epsilon", "eta", "exact_at_n", "exact_l1", "fine_eps", "fine_etas", "full_evs",
-                 "fulls", "hint", "hold", "larger_crowds", "lead", "population", "progress", "q_loc", "reports",
-                 "stage", "steps", "total")
+    __slots__ = ("bits", "coarse_seen", "dom", "epsilon", "eta", "exact_at_n", "exact_l1", "fine_eps", "fine_etas",
+                 "full_evs", "fulls", "hint", "hold", "larger_crowds", "lead", "population", "progress", "q_loc",
+                 "reports", "stage", "steps", "total")
 
     def __init__(self, *, bits: int, population: int, epsilon: float, eta: float, reports: int, dom: Domain,
                  progress: Callable[[int, int], Any] | None, larger_crowds: bool) -> None:
@@ -91,6 +93,7 @@ class _Run:
         self.hold = True  # hold the fine stage's e' (False: searched near the last one at every q)
         self.exact_at_n: dict[float, float] = {}
         self.fine_etas: dict[float, float] = {}  # the fine lattice's search bounds, by q
+        self.coarse_seen: list[tuple[float, float]] = []  # the coarse lattice's (log q, log excess), for the slope
 
     def tick(self) -> None:
         self.steps += 1
@@ -143,6 +146,8 @@ class _Run:
         if self.stage == _FINE_RESOLUTION:
             self.fine_eps = self.stage
             self.fine_etas[q] = ev.eta
+        elif ev.eta > 0.0:
+            self.coarse_seen.append((math.log(q), log_excess(ev.eta, self.eta)))
         return ev.eta
 
     def fast_test(self, q: float) -> tuple[bool, float]:
@@ -220,18 +225,42 @@ def _halve(run: _Run) -> tuple[float | None, float, float, float]:
     return w.hit, w.hit_score, w.last, w.last_score
 
 
-def _walk_down(x: float, k: int) -> tuple[float, bool] | None:
-    """The fine lattice's walk down from a passing coarse root: by :data:`_POLISH` (relative) while the lower end
-    passes and is above 1e-12 (the first step is always made)."""
-    if k and not x > 1e-12:
-        return None
-    return x * (1.0 - _POLISH), False
+def _newton_down(run: _Run, hi: float, f_hi: float) -> tuple[Callable[[float], tuple[bool, float]],
+                                                              Callable[[float, int], tuple[float, bool] | None]]:
+    """The fine lattice's walk down from ``hi``, a passing coarse root whose fine log excess is ``f_hi``: its test and
+    its step. Each step goes to the root predicted from the last point with the slope of ``log eta`` in ``log q``
+    (the coarse search's two evaluations nearest its root at first, :func:`~.search.log_slope`; then the secant of
+    the walk's last two points, when negative), at most :data:`_POLISH` (relative), then :data:`_PAST` beyond it,
+    a margin that doubles with every step still passing (up to :data:`_POLISH`: a walk that keeps passing moves
+    by 3% steps at most ~9 steps on, as before); not below 1e-12. A good prediction fails just below the root, so the bracket handed to the regula falsi is
+    already about as narrow as its tolerance (a fixed step of 3% probed far below the root, where the bound is
+    large and its lattices costly: L = 128, k = 2, 1.9 s of a 9 s calibration)."""
+    at = [math.log(hi), f_hi, log_slope(run.coarse_seen)]  # the walk's end (log q), its log excess, the slope
+
+    def test(x: float) -> tuple[bool, float]:
+        passed, fx = run.fast_test(x)
+        q, f, s = at
+        if fx != f and math.log(x) != q:
+            secant = (fx - f) / (math.log(x) - q)
+            s = secant if secant < 0.0 else s
+        at[:] = [math.log(x), fx, s]
+        return passed, fx
+
+    def step(x: float, k: int) -> tuple[float, bool] | None:
+        if k and not x > 1e-12:
+            return None
+        f, s = at[1], at[2]
+        d = min(0.0, max(-f / s, math.log1p(-_POLISH)))  # (f <= 0 and s < 0: a step down)
+        return math.exp(math.log(x) + d) * (1.0 - min(_POLISH, _PAST * 2.0**k)), False
+
+    return test, step
 
 
 def _to_fine(run: _Run, hi: float) -> float:
     """The coarse lattice was only for speed: its bound is looser, so the fine root lies at or below the coarse
     root ``hi`` (or a little above, where the fine e' search differs): bracket it on the fine lattice (stepping up
-    while the fine bound fails, else walking down while the lower end still passes) and search it."""
+    while the fine bound fails, else walking down by Newton-like steps, :func:`_newton_down`, while the lower end
+    still passes) and search it."""
     run.stage = _FINE_RESOLUTION
     f_hi = log_excess(run.fast(hi), run.eta)
     if f_hi > 0.0:  # fine lattice fails at the coarse root: step up (while the log excess is > 0; nan stops)
@@ -246,7 +275,8 @@ def _to_fine(run: _Run, hi: float) -> float:
                 return _illinois(run.fast, up.last, up.hit, up.last_score, up.hit_score, run.eta)
             return up.last if up.hit is None else up.hit  # no pass within 8 steps (or a nan): that q is kept
     # (no step budget: the 1e-12 floor ends the walk within ~900 steps; 1 << 20 never binds)
-    down = walk(run.fast_test, hi, passes=True, step=_walk_down, max_steps=1 << 20, start_score=f_hi)
+    test, step = _newton_down(run, hi, f_hi)
+    down = walk(test, hi, passes=True, step=step, max_steps=1 << 20, start_score=f_hi)
     if down.hit is not None:
         below, f_below, hi, f_hi = down.hit, down.hit_score, down.last, down.last_score
     else:  # stopped at or below 1e-12, still passing: the search runs between it and the point before

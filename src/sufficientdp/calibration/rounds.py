@@ -36,7 +36,7 @@ from ..ratio.proven import DEFAULT_POINTS, Domain, pair_types, worth_a_helper
 from .methods import DEFAULT_ETA
 from .proven import local_q_for_domain
 from .result import Calibration
-from .search import log_excess
+from .search import log_excess, log_slope
 
 __all__ = ["rounds_q"]
 
@@ -64,16 +64,6 @@ def _root(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: 
 
     return search(test, Bracket(fail=lo, ok=hi, fail_score=math.nan if f_lo == math.inf else f_lo, ok_score=f_hi),
                   RegulaFalsi(anchor="ok", log=True, margin_frac=0.05), max_probes=60, rtol=rel_tol).ok
-
-
-def _slope(seen: list[tuple[float, float]]) -> float:
-    """d log(eta) / d log(q) near the root, from the two coarse evaluations closest to it (a negative number)."""
-    pts = sorted(seen, key=lambda v: abs(v[1]))[:2]
-    if len(pts) == 2 and pts[0][0] != pts[1][0]:
-        s = (pts[0][1] - pts[1][1]) / (pts[0][0] - pts[1][0])
-        if s < 0.0 and math.isfinite(s):
-            return s
-    return -30.0
 
 
 def _fine_root(fast: Callable[..., float], q0: float, slope: float, target: float, q_max: float,
@@ -270,7 +260,7 @@ def _search(fast_test: Callable[[float], tuple[bool, float]], fast: Callable[...
     for _ in range(8):
         if lo > 0.0:
             hi = _root(fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL)
-            hi = _fine_root(fast, hi, _slope(seen), eta, q_loc)
+            hi = _fine_root(fast, hi, log_slope(seen), eta, q_loc)
             stage[0] = DEFAULT_RESOLUTION
         res = full(hi)
         if res.eta <= eta:
@@ -281,7 +271,7 @@ def _search(fast_test: Callable[[float], tuple[bool, float]], fast: Callable[...
         worst = str(res.details.get("worst_pair"))
         if probe and not with_probe[0] and (worst in lead or worst in probe or worst.startswith("envelope")):
             with_probe[0] = True
-            lo, hi = 0.0, _fine_root(fast, hi, _slope(seen), eta, q_loc, _PROBE_TOL)
+            lo, hi = 0.0, _fine_root(fast, hi, log_slope(seen), eta, q_loc, _PROBE_TOL)
             continue
         if worst in lead or worst.startswith("envelope"):
             hi, res = _step_up(full, hi, res, eta, q_loc)

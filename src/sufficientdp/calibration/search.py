@@ -19,7 +19,7 @@ from .._errors import CalibrationError
 from .._numerics.search import Bracket, Creep, Midpoint, RegulaFalsi, scan, search, verdict
 
 __all__ = [
-    "Q_FLOOR", "bracket_smallest", "log_condition", "log_excess", "scan_smallest",
+    "Q_FLOOR", "bracket_smallest", "log_condition", "log_excess", "log_slope", "scan_smallest",
     "smallest_q_satisfying",
 ]
 
@@ -54,6 +54,18 @@ def smallest_q_satisfying(excess: Callable[[float], float], *, what: str) -> flo
 def log_excess(value: float, target: float) -> float:
     """``log(value / target)``, finite (``value`` floored at 1e-300): ``<= 0`` iff ``value <= target``."""
     return math.log(max(value, 1e-300)) - math.log(target)
+
+
+def log_slope(seen: list[tuple[float, float]], default: float = -30.0) -> float:
+    """``d log(eta) / d log(q)`` near the root, from the two evaluations ``(log q, log excess)`` of ``seen`` closest
+    to it (smallest ``|log excess|``): a negative number, else ``default`` (fewer than two points, or a secant that
+    is not negative). The calibrations' Newton-like walks from a coarse root to the fine one step by it."""
+    pts = sorted(seen, key=lambda v: abs(v[1]))[:2]
+    if len(pts) == 2 and pts[0][0] != pts[1][0]:
+        s = (pts[0][1] - pts[1][1]) / (pts[0][0] - pts[1][0])
+        if s < 0.0 and math.isfinite(s):
+            return s
+    return default
 
 
 def log_condition(log_lhs: float, log_rhs: float) -> float:
