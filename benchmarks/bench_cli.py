@@ -87,6 +87,11 @@ COMMANDS: list[tuple[str, list[str], float]] = [
     ("`calibrate --bits 128 --population 1e7 --epsilon 1 --eta 0.001 --reports 2` (k reports, large L)",
      ["calibrate", "--bits", "128", "--population", "10000000", "--epsilon", "1", "--eta", "0.001", "--reports",
       "2"], 2.0),
+    # a slow corner (session 22): a small epsilon split over two reports; each bound's lattices reach 2^16-2^19 cells
+    ("`calibrate --bits 5 --population 1e6 --epsilon 0.02 --eta 0.001 --reports 2 --max-weight 4` (k reports, small "
+     "epsilon)",
+     ["calibrate", "--bits", "5", "--population", "1000000", "--epsilon", "0.02", "--eta", "0.001", "--reports", "2",
+      "--max-weight", "4"], 2.0),
     ("`calibrate --bits 40 --population 1e6 --epsilon 2 --eta 0.001 --rounds 4` (T rounds)",
      ["calibrate", "--bits", "40", "--population", "1000000", "--epsilon", "2", "--eta", "0.001", "--rounds", "4"],
      2.0),
