@@ -228,13 +228,15 @@ def _halve(run: _Run) -> tuple[float | None, float, float, float]:
 def _newton_down(run: _Run, hi: float, f_hi: float) -> tuple[Callable[[float], tuple[bool, float]],
                                                               Callable[[float, int], tuple[float, bool] | None]]:
     """The fine lattice's walk down from ``hi``, a passing coarse root whose fine log excess is ``f_hi``: its test and
-    its step. Each step goes to the root predicted from the last point with the slope of ``log eta`` in ``log q``
-    (the coarse search's two evaluations nearest its root at first, :func:`~.search.log_slope`; then the secant of
-    the walk's last two points, when negative), at most :data:`_POLISH` (relative), then :data:`_PAST` beyond it,
-    a margin that doubles with every step still passing (up to :data:`_POLISH`: a walk that keeps passing moves
-    by 3% steps at most ~9 steps on, as before); not below 1e-12. A good prediction fails just below the root, so the bracket handed to the regula falsi is
-    already about as narrow as its tolerance (a fixed step of 3% probed far below the root, where the bound is
-    large and its lattices costly: L = 128, k = 2, 1.9 s of a 9 s calibration)."""
+    its step. Each step goes to the root predicted from the walk's last point with the slope of ``log eta`` in
+    ``log q`` (at first that of the coarse search's two evaluations nearest its root, :func:`~.search.log_slope`;
+    then the secant of the walk's last two points, when negative), at most :data:`_POLISH` (relative), and
+    :data:`_PAST` beyond it, a margin that doubles with every step that still passes (up to :data:`_POLISH`: a
+    walk that keeps passing moves by 6% at most, by at least 3% from its tenth step on); none from below 1e-12.
+
+    A good prediction fails just below the root, so the bracket handed to the regula falsi is about as narrow as
+    its tolerance. (The walk used to step 3% down at once: far below the root, where the bound is large and its
+    lattices costly; L = 128, k = 2: 1.9 s of a 9 s calibration.)"""
     at = [math.log(hi), f_hi, log_slope(run.coarse_seen)]  # the walk's end (log q), its log excess, the slope
 
     def test(x: float) -> tuple[bool, float]:
