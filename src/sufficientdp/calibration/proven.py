@@ -37,6 +37,7 @@ __all__ = ["local_q_for_domain", "proven_q"]
 _BISECT_STEPS = 14  # relative precision 2**(2**-14) - 1 ~ 4e-5 on q once bracketed within a factor of 2
 _REL_TOL = 2e-4  # of the final q (the fine lattice's bound jitters by about this much in q: no use going finer)
 _COARSE_TOL = 1e-3  # of the search on the coarse lattice
+_NEAR = 0.05  # ... which also stops at a q whose bound passes within this (log excess) of the target
 _SEARCH_RESOLUTION = 2e-2  # lattice resolution while bracketing q (fast, looser)
 _FINE_RESOLUTION = DEFAULT_RESOLUTION  # the resolution of the final answer (proven_tail's default)
 _POLISH = 0.03  # the fine search looks at most this far (relative) below the coarse answer per step
@@ -49,18 +50,21 @@ _LEAD_MAX = 4  # pair types searched at once (others are caught by the full boun
 
 
 def _illinois(f: Callable[[float], float], lo: float, hi: float, f_lo: float, f_hi: float, target: float,
-              rel_tol: float = _REL_TOL) -> float:
+              rel_tol: float = _REL_TOL, near: float = 0.0) -> float:
     """Smallest passing q between a failing ``lo`` and a passing ``hi`` (to ``rel_tol``), by regula falsi (Illinois)
     on ``log(eta(q) / target)`` against log q (:class:`~sufficientdp._numerics.search.RegulaFalsi`, aimed half a
     tolerance above the root so that the passing side moves); bisection steps where the interpolation is unusable.
-    Returns a q at which ``f(q) <= target`` was observed (or ``hi``)."""
+    ``near > 0`` also stops it at a passing q whose log excess is at least ``-near`` (the coarse search: the fine
+    one starts there and steps by the slope, :func:`_newton_down`, so a last probe that only moves the failing end
+    is not needed). Returns a q at which ``f(q) <= target`` was observed (or ``hi``)."""
     def test(q: float) -> tuple[bool, float]:
         v = f(q)
         return v <= target, log_excess(v, target)
 
     policy = RegulaFalsi(anchor="ok", log=True, margin_frac=0.02, lean=0.5 * rel_tol)
     return search(test, Bracket(fail=lo, ok=hi, fail_score=f_lo, ok_score=f_hi), policy,
-                  max_probes=4 * _BISECT_STEPS, rtol=rel_tol).ok
+                  max_probes=4 * _BISECT_STEPS, rtol=rel_tol,
+                  until=(lambda b: b.ok_score >= -near) if near > 0.0 else None).ok
 
 
 def local_q_for_domain(domain: Domain, epsilon: float, reports: int) -> float:
@@ -475,7 +479,8 @@ def _search(run: _Run) -> tuple[float, TailResult, list[str]]:
         coarse_stage = not run.exact_l1 and run.stage > _FINE_RESOLUTION
         if not run.exact_l1:  # the lead types' bound at the bracket's ends (the halving measured every type)
             f_lo = log_excess(run.fast(lo), eta) if f_lo <= 0.0 else f_lo
-        hi = _illinois(run.fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL if coarse_stage else _REL_TOL)
+        hi = _illinois(run.fast, lo, hi, f_lo, f_hi, eta, _COARSE_TOL if coarse_stage else _REL_TOL,
+                       _NEAR if coarse_stage else 0.0)
         if coarse_stage:
             hi = _to_fine(run, hi)
         res = run.full(hi)
