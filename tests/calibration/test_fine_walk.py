@@ -86,3 +86,24 @@ def test_no_fine_probe_of_a_calibration_lies_far_below_its_answer(monkeypatch: p
     fine = [x for stage, x in probed if stage == calibration_proven._FINE_RESOLUTION]
     assert tail.eta <= ETA and len(fine) <= 4
     assert min(fine) > q * 0.99  # (the 3% walk had probed 0.3677 for q = 0.3789)
+
+
+def test_the_coarse_search_stops_at_a_pass_near_the_target() -> None:
+    # eta(q) = eta (q / 0.3)**-50: the regula falsi's probes pass within 5% of the target before the bracket is
+    # within 1e-3; with near = 0.05 it stops at the first of them, without the probe that only moves the failing end
+    probes: list[float] = []
+
+    def eta_of(q: float) -> float:
+        probes.append(q)
+        return ETA * (q / 0.3) ** -50.0
+
+    lo, hi = 0.2, 0.45
+    args = (lo, hi, log_excess(eta_of(lo), ETA), log_excess(eta_of(hi), ETA), ETA, 1e-3)
+    probes.clear()
+    q_near = calibration_proven._illinois(eta_of, *args, near=0.05)
+    near_probes = len(probes)
+    probes.clear()
+    q_full = calibration_proven._illinois(eta_of, *args)
+    assert eta_of(q_near) <= ETA and -0.05 <= log_excess(eta_of(q_near), ETA) <= 0.0
+    assert near_probes < len(probes) - 1  # (the last call is the assertion's own)
+    assert abs(q_near / q_full - 1.0) < 1.1e-3  # both within the coarse tolerance of the root 0.3
