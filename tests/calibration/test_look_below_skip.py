@@ -37,9 +37,9 @@ def test_steep_below_needs_half_the_target_and_the_search_bound_at_hi_and_below(
     hi = 0.3
     assert not calibration_proven._steep_below(run, hi, 9e-4)  # no search bound recorded
     run.fine_etas[0.31] = 5e-3  # (above hi: not used)
-    run.fine_etas[hi * (1 - 1e-4)] = 1.2e-3
+    run.fine_etas[hi * (1 - 1e-4)] = 1.1e-3
     assert not calibration_proven._steep_below(run, hi, 9e-4)  # no search bound at hi: no slope
-    run.fine_etas[hi] = 9e-4  # the search's bound x 1.33 over 0.01% of q: steep
+    run.fine_etas[hi] = 9e-4  # the search's bound x 1.22 over 0.01% of q: steep (50 times the target 0.2% lower)
     assert calibration_proven._steep_below(run, hi, 9e-4)
     assert not calibration_proven._steep_below(run, hi, 4e-4)  # far below the target at hi: the look may help
     run.fine_etas[hi * 0.995] = 2e-3  # (failing too, but not the nearest below hi: not used)
@@ -71,3 +71,37 @@ def test_a_look_below_skipped_on_a_mixed_slope_is_taken() -> None:
     assert q < 0.451
     below = calibration_proven.proven_tail(q=q * 0.998, bits=64, population=1_000_000, epsilon=0.1)
     assert below.eta > 0.05
+
+
+@pytest.mark.slow
+def test_an_implausibly_steep_prediction_does_not_skip_the_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    # at eta = 1.56e-9 the search's bound (e' held) jitters by factors of 2 within 1e-4 of q: its local slope
+    # predicted 12,600 times the target 0.2% below the answer, the look was skipped and q = 0.4770 returned, where
+    # the full bound still passes below and the search after the look finds 0.4666 (2.2% less noise)
+    args = {"bits": 24, "population": 6_186_733, "epsilon": 0.542, "eta": 1.5600757799121245e-09}
+    decided: list[bool] = []
+    plain = calibration_proven._steep_below
+
+    def recording(*a: object) -> bool:
+        decided.append(plain(*a))  # type: ignore[arg-type]
+        return decided[-1]
+
+    monkeypatch.setattr(calibration_proven, "_steep_below", recording)
+    q, tail, _ = proven_q(**args)
+    assert decided == [False] and tail.eta <= args["eta"]
+    assert q < 0.4680  # (0.4770 with the prediction trusted)
+    monkeypatch.setattr(calibration_proven, "_steep_below", lambda *a: False)
+    assert proven_q(**args)[0] == q
+
+
+def test_steep_below_distrusts_a_prediction_far_above_the_target() -> None:
+    run = calibration_proven._Run(bits=8, population=1000, epsilon=1.0, eta=1e-3, reports=1,
+                                  dom=calibration_proven.Domain(bits=8), progress=None, larger_crowds=False)
+    hi = 0.3
+    run.fine_etas[hi] = 9e-4
+    run.fine_etas[hi * (1 - 1e-4)] = 1.8e-3  # x 2 over 0.01% of q: 0.2% lower predicted at ~1e6 times the target
+    assert not calibration_proven._steep_below(run, hi, 9e-4)
+    run.fine_etas[hi * (1 - 1e-4)] = 1.2e-3  # x 1.33: predicted ~280 times
+    assert not calibration_proven._steep_below(run, hi, 9e-4)
+    run.fine_etas[hi * (1 - 1e-4)] = 1.1e-3  # x 1.22: predicted ~50 times, above 1.5 times: skipped
+    assert calibration_proven._steep_below(run, hi, 9e-4)
