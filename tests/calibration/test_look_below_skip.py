@@ -11,19 +11,25 @@ from sufficientdp.calibration import proven as calibration_proven
 from sufficientdp.calibration.proven import proven_q
 
 
+def _record_skips(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The decisions of ``_steep_below`` from now on (it still decides)."""
+    decided: list[bool] = []
+    plain = calibration_proven._steep_below
+
+    def recording(*args: object) -> bool:
+        decided.append(plain(*args))  # type: ignore[arg-type]
+        return decided[-1]
+
+    monkeypatch.setattr(calibration_proven, "_steep_below", recording)
+    return decided
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("bits", "population", "epsilon", "eta"),
                          [(64, 1_000_000, 1.0, 1e-3), (24, 1_000, 2.0, 1e-6), (48, 100_000, 2.0, 1e-3)])
 def test_skipped_look_below_would_not_have_moved_q(bits: int, population: int, epsilon: float, eta: float,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    skipped: list[bool] = []
-    plain = calibration_proven._steep_below
-
-    def recording(*args: object) -> bool:
-        skipped.append(plain(*args))  # type: ignore[arg-type]
-        return skipped[-1]
-
-    monkeypatch.setattr(calibration_proven, "_steep_below", recording)
+    skipped = _record_skips(monkeypatch)
     q, tail, _ = proven_q(bits=bits, population=population, epsilon=epsilon, eta=eta)
     monkeypatch.setattr(calibration_proven, "_steep_below", lambda *args: False)
     q_forced, tail_forced, _ = proven_q(bits=bits, population=population, epsilon=epsilon, eta=eta)
@@ -79,14 +85,7 @@ def test_an_implausibly_steep_prediction_does_not_skip_the_look(monkeypatch: pyt
     # predicted 12,600 times the target 0.2% below the answer, the look was skipped and q = 0.4770 returned, where
     # the full bound still passes below and the search after the look finds 0.4666 (2.2% less noise)
     args = {"bits": 24, "population": 6_186_733, "epsilon": 0.542, "eta": 1.5600757799121245e-09}
-    decided: list[bool] = []
-    plain = calibration_proven._steep_below
-
-    def recording(*a: object) -> bool:
-        decided.append(plain(*a))  # type: ignore[arg-type]
-        return decided[-1]
-
-    monkeypatch.setattr(calibration_proven, "_steep_below", recording)
+    decided = _record_skips(monkeypatch)
     q, tail, _ = proven_q(**args)
     assert decided == [False] and tail.eta <= args["eta"]
     assert q < 0.4680  # (0.4770 with the prediction trusted)
