@@ -104,3 +104,6 @@ def test_steep_below_distrusts_a_prediction_far_above_the_target() -> None:
     assert not calibration_proven._steep_below(run, hi, 9e-4)
     run.fine_etas[hi * (1 - 1e-4)] = 1.1e-3  # x 1.22: predicted ~50 times, above 1.5 times: skipped
     assert calibration_proven._steep_below(run, hi, 9e-4)
+    del run.fine_etas[hi * (1 - 1e-4)]
+    run.fine_etas[hi * (1 - 1e-9)] = 1.0  # x 1,100 over 1e-9 of q: e**15,000 times (an OverflowError in linear form)
+    assert not calibration_proven._steep_below(run, hi, 9e-4)

@@ -331,8 +331,8 @@ def _steep_below(run: _Run, hi: float, eta_hi: float) -> bool:
         return False
     q_f, eta_f = max(below)
     slope = math.log(eta_f / at_hi) / math.log(q_f / hi)
-    predicted = eta_hi * math.exp(slope * math.log1p(-_FULL_STEP))
-    return 1.5 * run.eta < predicted <= _STEEPEST * run.eta
+    predicted = math.log(eta_hi) + slope * math.log1p(-_FULL_STEP)  # (in logs: a steep slope cannot overflow)
+    return math.log(1.5 * run.eta) < predicted <= math.log(_STEEPEST * run.eta)
 
 
 def _look_below(run: _Run, hi: float, eta_hi: float) -> tuple[float, bool]:
