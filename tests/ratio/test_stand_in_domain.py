@@ -63,3 +63,24 @@ def test_calibration_answers_the_local_q_instead_of_refusing() -> None:
     c = calibrate(bits=256, population=10**5, epsilon=2.0, max_weight=10)
     assert c.q == local_q_for_domain(BIG, 2.0, 1) and c.eta_at_q == 0.0
     assert c.scope == "all-collections" and c.kind == "bound"
+
+
+def test_t_rounds_never_build_the_stood_in_domain(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the result's blanket mass had been computed on the weight domain itself, whose shapes the bound never needs:
+    # at L = 256, w = 25 that took more than 20 GB and `calibrate --rounds 2 --bits 256 --max-weight 25` was killed
+    # by the kernel (session 22); it is the mass of the blanket the bound used, all of {0,1}^L's
+    from sufficientdp.ratio import proven
+
+    built: list[Domain] = []
+    original = proven._make_shapes
+
+    def spy(domain: Domain) -> object:
+        built.append(domain)
+        return original(domain)
+
+    monkeypatch.setattr(proven, "_SHAPES", {})
+    monkeypatch.setattr(proven, "_make_shapes", spy)
+    r = rounds_tail(q=0.3, bits=12, population=1000, epsilon=2.0, rounds=3, domain=ROUNDS)
+    assert set(built) == {Domain(bits=12)}
+    assert r.details["blanket_mass"] == math.exp(proven.blanket_mass(Domain(bits=12), 0.3))
+    assert 0.0 < r.eta <= 1.0 and any("{0,1}^L is used" in n for n in r.details["notes"])

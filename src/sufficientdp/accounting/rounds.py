@@ -532,7 +532,10 @@ def _rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds
         "grid": None if comp is None else comp.grid, "fft_cells": None if comp is None else comp.cells,
         "float_allowance": None if comp is None else comp.float_allowance,
         "curve_points": points, "resolution": resolution, "bounds_evaluated": ev.evaluations,
-        "blanket_mass": math.exp(blanket_mass(dom, q)),
+        # the mass of the blanket the bound used: that of the domain evaluate_rounds bounds (all of {0,1}^L for a
+        # weight domain with too many pair types; the weight domain's own shapes are never built: at L = 256,
+        # w = 25 building them took more than 20 GB, and the calibration was killed by the kernel)
+        "blanket_mass": math.exp(blanket_mass(evaluated_domain(dom), q)),
         "notes": list(ev.notes), "seconds": time.perf_counter() - t0,
     }
     return TailResult(eta=eta, eta_lower=None, eta_upper=eta, method="proven-rounds", kind="bound",
