@@ -143,7 +143,9 @@ def _type_count(domain: Domain) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RoundsEvaluation:
-    """The composed bound at one q (before the fallback): eta, delta, e', worst pair type, per-type etas."""
+    """The composed bound at one q (before the fallback): eta, delta, e', worst pair type, per-type etas, and the log
+    of the blanket's mass the bound used (that of the domain it bounds: all of {0,1}^L for a weight domain it
+    stands in for; nan where not given)."""
 
     eta: float
     delta: float
@@ -154,6 +156,7 @@ class RoundsEvaluation:
     evaluations: int
     notes: tuple[str, ...]
     curves: tuple[DominatingCurve, ...] = ()
+    log_gamma: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the numbers, ``by_type`` as ``{type: eta}``, the composition's numbers (or None) and, of
@@ -199,7 +202,7 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     if n * eps0 <= epsilon:  # (no stand-in domain is bounded: its notes do not apply)
         return RoundsEvaluation(0.0, 0.0, epsilon, "local", (), None, 0, (
             "local DP: the privacy loss of every one-report release is at most epsilon_0, so the total never "
-            "exceeds n * epsilon_0 <= epsilon",))
+            "exceeds n * epsilon_0 <= epsilon",), log_gamma=log_gamma)
     types = [t for t in pair_types(domain, q) if only is None or t.name in only]
     if not types:
         raise ParameterError(f"no pair type of the domain matches {sorted(only or [])}")
@@ -250,7 +253,7 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
             if progress is not None:
                 progress(total, total)
             return RoundsEvaluation(comp.eta, comp.delta, comp.epsilon_prime, "envelope of every pair type", (),
-                                    comp, evaluations, tuple(notes), tuple(curves.values()))
+                                    comp, evaluations, tuple(notes), tuple(curves.values()), log_gamma)
         comps = {name: compose_curve(c, n, epsilon) for name, c in curves.items()}
         deltas = {name: c.delta for name, c in comps.items()}  # per type, the smaller of its curves' deltas
         if two:
@@ -284,7 +287,7 @@ def evaluate_rounds(*, q: float, population: int, epsilon: float, n: int, domain
     delta = max(deltas.values())
     w = comps[worst]
     return RoundsEvaluation(w.eta, delta, w.epsilon_prime, worst, tuple((k, c.eta) for k, c in comps.items()), w,
-                            evaluations, tuple(notes), tuple(curves.values()))
+                            evaluations, tuple(notes), tuple(curves.values()), log_gamma)
 
 
 class _Curves:
@@ -532,10 +535,9 @@ def _rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds
         "grid": None if comp is None else comp.grid, "fft_cells": None if comp is None else comp.cells,
         "float_allowance": None if comp is None else comp.float_allowance,
         "curve_points": points, "resolution": resolution, "bounds_evaluated": ev.evaluations,
-        # the mass of the blanket the bound used: that of the domain evaluate_rounds bounds (all of {0,1}^L for a
-        # weight domain with too many pair types; the weight domain's own shapes are never built: at L = 256,
-        # w = 25 building them took more than 20 GB, and the calibration was killed by the kernel)
-        "blanket_mass": math.exp(blanket_mass(evaluated_domain(dom), q)),
+        # the mass of the blanket the bound used (all of {0,1}^L's for a weight domain it stands in for; computing
+        # it on the weight domain itself built that domain's shapes: more than 20 GB at L = 256, w = 25)
+        "blanket_mass": math.exp(ev.log_gamma),
         "notes": list(ev.notes), "seconds": time.perf_counter() - t0,
     }
     return TailResult(eta=eta, eta_lower=None, eta_upper=eta, method="proven-rounds", kind="bound",
