@@ -168,7 +168,14 @@ def test_bit_vector_rr_4096_bits_both_directions_exact():
 # ------------------------------------------------------------------------------------------ composed bounds
 def test_rounds_tail_q_1e_300_refused_naming_q():
     with pytest.raises(ParameterError, match=r"^q must be in \[9\.98245e-39, 0\.5\) .*got 1e-300"):
-        rounds_tail(q=1e-300, bits=4, population=100, epsilon=1.0, rounds=1)
+        rounds_tail(q=1e-300, bits=4, population=100, epsilon=1.0, rounds=2)
+
+
+def test_rounds_tail_one_round_at_q_1e_300_is_the_one_release_bound():
+    # T = 1 composes nothing (the one-release bounds), so no curve can overflow: the trivial bound, as ``tail``
+    r = rounds_tail(q=1e-300, bits=4, population=100, epsilon=1.0, rounds=1)
+    assert r.eta == proven_tail(q=1e-300, bits=4, population=100, epsilon=1.0).eta == 1.0
+    assert r.delta_upper is not None and 0.99 < r.delta_upper <= 1.0
 
 
 def test_proven_tail_k_reports_q_1e_300_refused_naming_q():

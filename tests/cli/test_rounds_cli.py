@@ -72,3 +72,22 @@ def test_calibrate_rounds_meets_the_total_target_against_the_exact_worst(
 def test_rounds_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and message in err
+
+
+def test_account_campaign_without_rounds_is_the_one_release_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    # T = 1: the one-release bounds (eta as ``tail`` gives it, delta from proven_delta), nothing composed
+    from sufficientdp.ratio.proven import proven_delta
+
+    args = ("--q", "0.25", "--bits", "2", "--population", "3", "--epsilon", "1")
+    d = run_json(capsys, "account", "--mechanism", "campaign", *args)
+    assert d["rounds"] == 1 and d["used"] == "one round" and d["eta_composed"] is None and d["fallback"] is None
+    assert d["kind"] == "bound" and d["scope"] == "all-collections" and "one round" in d["scope_rounds"]
+    t = run_json(capsys, "tail", *args)
+    assert d["eta"] == t["eta"] == d["one_round"]["eta"]
+    assert d["delta"] == proven_delta(q=0.25, bits=2, population=3, epsilon=1.0).delta
+    eta, delta = oracle.worst_fixed(2, 3, 0.25, 1, [1.0])  # every pair of collections, brute force
+    assert eta[0] - 1e-12 <= d["eta"] < 1.0 and delta[0] - 1e-12 <= d["delta"] < 1.0
+    code, out, _ = run(capsys, "account", "--mechanism", "campaign", *args, "--quiet")
+    assert code == 0
+    assert "one round, every pair of neighbouring collections" in out and "P[L > 1] <= eta" in out
+    assert "rounds together" not in out and "nothing composed" in out and "fallback" not in out

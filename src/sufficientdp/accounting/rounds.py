@@ -494,12 +494,54 @@ def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds:
         raise ParameterError(f"resolution must be in [{MIN_RESOLUTION:g}, 1); got {resolution!r}")
     points = check_int("points", points, minimum=1, maximum=10_000)
     dom = _domain(bits, domain)
+    if rounds == 1:  # one release: its own bounds (tighter, and without the curves of every pair type)
+        return _one_round(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=dom,
+                          values=values, resolution=resolution, progress=progress)
     # the domain evaluate_rounds bounds (a weight domain with too many pair types: all of {0,1}^L)
     check_composable(q, Domain(bits=bits) if _cube_instead(dom) else dom,
                      releases=rounds * reports, epsilon=epsilon)
     return _rounds_tail(q=q, bits=bits, population=population, epsilon=epsilon, rounds=rounds, reports=reports,
                         domain=dom, values=values, fallback=fallback, resolution=resolution,
                         points=points, progress=progress)
+
+
+def _one_round(*, q: float, bits: int, population: int, epsilon: float, reports: int, domain: Domain,
+               values: str, resolution: float, progress: Callable[[int, int], Any] | None) -> TailResult:
+    """T = 1: eta from :func:`sufficientdp.ratio.proven.proven_tail` for every crowd of at least N people (at
+    L = 1 from the exact scans), delta(epsilon) from :func:`sufficientdp.ratio.proven.proven_delta`: the bounds of
+    one release (k reports per person), with no composition over rounds (docs/proofs/rounds.md, "One round")."""
+    from ..ratio.proven import proven_delta, proven_tail
+
+    t0 = time.perf_counter()
+
+    def half(offset: int) -> Callable[[int, int], Any] | None:
+        if progress is None:
+            return None
+        return lambda done, total: progress(offset * total + done, 2 * total)
+
+    one = proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=domain,
+                      resolution=resolution, larger_crowds=True, progress=half(0))
+    dl = proven_delta(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=domain,
+                      resolution=resolution, progress=half(1))
+    d = one.details
+    details: dict[str, Any] = {
+        "rounds": 1, "reports_per_round": reports, "one_report_releases": reports, "epsilon_total": epsilon,
+        "domain": domain.label, "values": values,
+        "scope_rounds": ("one round (one histogram), every pair of neighbouring collections of the domain, both "
+                         "directions, every crowd of at least N people"),
+        "method": ("one release: eta from the one-release bound (proven_tail, " + str(d.get("bound", "")) + "); "
+                   "delta(epsilon) from proven_delta (" + dl.method + ")"),
+        "used": "one round",
+        "eta_composed": None, "delta_composed": None, "epsilon_prime": d.get("epsilon_prime"),
+        "worst_pair": d.get("worst_pair", dl.worst), "worst_pair_delta": dl.worst,
+        "by_type": None, "fallback": None, "grid": None, "fft_cells": None, "float_allowance": None,
+        "curve_points": None, "resolution": resolution, "bounds_evaluated": None,
+        "blanket_mass": d.get("blanket_mass"),
+        "notes": [*d.get("notes", []), *dl.notes], "seconds": time.perf_counter() - t0,
+    }
+    return TailResult(eta=one.eta, eta_lower=None, eta_upper=one.eta, method="proven-rounds", kind="bound",
+                      scope="all-collections", epsilon=epsilon, q=q, bits=bits, population=population,
+                      reports=reports, delta=None, delta_upper=dl.delta, details=details)
 
 
 def _rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds: int, reports: int,

@@ -24,8 +24,10 @@ Mechanisms:
 All other numbers are exact (kind ``"exact"``): delta is the hockey-stick divergence ``E[(1 - e^(eps - loss))_+]``
 and eta the tail ``P[loss > eps]`` of the privacy loss, both at ``--epsilon``.
 
-``--rounds T`` (mechanism ``campaign``, the default with ``--rounds``): the product's own release, T rounds of the
-anonymized histogram of N people's k fresh bit-vector reports, each round's histogram released separately.
+``--rounds T`` (mechanism ``campaign``, the default with ``--rounds``; T = 1 without it): the product's own release,
+T rounds of the anonymized histogram of N people's k fresh bit-vector reports, each round's histogram released
+separately. T = 1 is one release: its own bounds (eta as ``tail`` gives it, for every crowd of at least N people,
+and delta from :func:`sufficientdp.ratio.proven.proven_delta`), nothing composed.
 ``--epsilon`` is then the **total** over the T rounds and the numbers bound ``P[L_1 + ... + L_T > epsilon]`` and
 ``delta_T(epsilon)`` for every pair of neighbouring collections of the domain (kind ``"bound"``, scope
 ``"all-collections"``; :func:`sufficientdp.accounting.rounds.rounds_tail`, docs/proofs/rounds.md), with the simple
@@ -65,8 +67,8 @@ def _rounds(args: argparse.Namespace, progress: Callable[[int, int], None] | Non
     r = rounds_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon, rounds=args.rounds,
                     reports=args.reports, domain=dom, values=args.values, progress=progress)
     d = r.details
-    one = proven_tail(q=args.q, bits=args.bits, population=args.population, epsilon=args.epsilon,
-                      reports=args.reports, domain=dom)
+    one = r if args.rounds == 1 else proven_tail(q=args.q, bits=args.bits, population=args.population,
+                                                 epsilon=args.epsilon, reports=args.reports, domain=dom)
     out: dict[str, Any] = {
         "mechanism": "campaign", "rounds": args.rounds, "reports_per_round": args.reports, "q": args.q,
         "bits": args.bits, "population": args.population, "epsilon": args.epsilon,
@@ -77,7 +79,8 @@ def _rounds(args: argparse.Namespace, progress: Callable[[int, int], None] | Non
         "epsilon_prime": d["epsilon_prime"], "worst_pair": d["worst_pair"], "method": d["method"],
         "fallback": d["fallback"],
         "one_round": {"eta": one.eta, "kind": one.kind, "scope": one.scope,
-                      "note": "one round at the same epsilon, for comparison (proven_tail)"},
+                      "note": ("the bound above (T = 1 is one round)" if args.rounds == 1 else
+                               "one round at the same epsilon, for comparison (proven_tail)")},
         "grid": d["grid"], "fft_cells": d["fft_cells"], "float_allowance": d["float_allowance"],
         "notes": d["notes"], "seconds": d["seconds"],
     }
@@ -196,22 +199,32 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def _print_rounds(out: dict[str, Any]) -> None:
     t, fb = out["rounds"], out["fallback"]
-    print(f"bound ({out['kind']}, {out['scope']}): over the {t} rounds together, every pair of neighbouring "
-          "collections, both directions")
-    print(f"  P[L_1 + ... + L_{t} > {out['epsilon']:g}] <= eta = {out['eta']:.4g}   "
-          f"(epsilon is the total over the {t} rounds)")
-    print(f"  delta_{t}({out['epsilon']:g}) <= {out['delta']:.4g}")
+    if t == 1:
+        print(f"bound ({out['kind']}, {out['scope']}): one round, every pair of neighbouring collections, both "
+              "directions")
+        print(f"  P[L > {out['epsilon']:g}] <= eta = {out['eta']:.4g}")
+        print(f"  delta({out['epsilon']:g}) <= {out['delta']:.4g}")
+    else:
+        print(f"bound ({out['kind']}, {out['scope']}): over the {t} rounds together, every pair of neighbouring "
+              "collections, both directions")
+        print(f"  P[L_1 + ... + L_{t} > {out['epsilon']:g}] <= eta = {out['eta']:.4g}   "
+              f"(epsilon is the total over the {t} rounds)")
+        print(f"  delta_{t}({out['epsilon']:g}) <= {out['delta']:.4g}")
     print(f"  scope: {out['scope_rounds']}")
     print(f"configuration  q = {out['q']:g} every round, L = {out['bits']}, N = {out['population']}, "
           f"k = {out['reports_per_round']} report(s) per person per round; domain: {out['domain']}")
-    print(f"composed       eta <= {out['eta_composed']:.4g}, delta <= {out['delta_composed']:.4g}  "
-          f"(worst: {out['worst_pair']}; e' = {out['epsilon_prime']:.4g})")
+    if out["eta_composed"] is not None:
+        print(f"composed       eta <= {out['eta_composed']:.4g}, delta <= {out['delta_composed']:.4g}  "
+              f"(worst: {out['worst_pair']}; e' = {out['epsilon_prime']:.4g})")
     if fb is not None:
         print(f"fallback       eta <= {fb['eta']:.4g}  simple rule, valid and loose: T * eta_1(epsilon / T), "
               f"eta_1({fb['epsilon_per_round']:.4g}) <= {fb['eta_per_round']:.3g}")
-    print(f"reported       the {out['used']} bound (both are valid; the smaller is reported)")
-    one = out["one_round"]
-    print(f"one round      eta <= {one['eta']:.4g} at the same epsilon ({one['kind']}), for comparison")
+    if t == 1:
+        print(f"one round      the one-release bounds, nothing composed (worst pair: {out['worst_pair']})")
+    else:
+        print(f"reported       the {out['used']} bound (both are valid; the smaller is reported)")
+        one = out["one_round"]
+        print(f"one round      eta <= {one['eta']:.4g} at the same epsilon ({one['kind']}), for comparison")
     if "homogeneous" in out:
         h = out["homogeneous"]
         print(f"homogeneous    eta in [{h['eta_lower']:.4g}, {h['eta_upper']:.4g}] ({h['kind']}, {h['scope']}; "

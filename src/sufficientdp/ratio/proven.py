@@ -67,10 +67,10 @@ if TYPE_CHECKING:  # (k > 1 only: loaded when used, not on every one-report comm
     from ..loss.profile import DominatingCurve
 
 __all__ = ["DEFAULT_POINTS", "DOMAINS", "EXACT_L1_MAX_POPULATION", "LARGER_CROWDS_DELTA_ONLY", "LARGER_CROWDS_WINDOW",
-           "MAX_CLASSES", "MAX_FULL_BITS", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
+           "MAX_CLASSES", "MAX_FULL_BITS", "DeltaBound", "Domain", "Evaluation", "PairType", "blanket_delta", "blanket_mass",
            "bound_in_one_thread",
            "checked_domain", "dominating_curve", "evaluate", "is_exact_single_bit", "pair_types",
-           "proven_tail", "second_process_allowed", "single_bit_larger_crowds", "types_by_name", "worth_a_helper",
+           "proven_delta", "proven_tail", "second_process_allowed", "single_bit_larger_crowds", "types_by_name", "worth_a_helper",
            "tail_from_evaluation"]
 
 DOMAINS = ("all", "onehot", "weight")
@@ -491,7 +491,7 @@ def dominating_curve(pair: PairType, *, log_gamma: float, others: int, resolutio
                              focus=focus, above=above, screen=screen)
 
 
-_Row = tuple[str, float, float, float]  # (type, eta, delta at e', e')
+_Row = tuple[str, float, float, float, float]  # (type, eta, delta at e', e', delta at epsilon)
 
 
 class _Rows:
@@ -521,7 +521,8 @@ class _Rows:
                                  focus=(-self.epsilon, 1.5 * self.epsilon), points=DEFAULT_POINTS + 24,
                                  memo=self.memos.setdefault((pt.name, res), {}), screen=screen)
         comp = compose_curve(curve, self.reports, self.epsilon)
-        row = pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - self.epsilon), comp.epsilon_prime
+        row = (pt.name, comp.eta, comp.eta * -math.expm1(comp.epsilon_prime - self.epsilon), comp.epsilon_prime,
+               comp.delta)
         if len(_ROWS) >= _ROWS_KEPT:
             _ROWS.clear()
         _ROWS[key] = row
@@ -638,7 +639,7 @@ def _evaluate_composed(types: list[PairType], *, q: float, log_gamma: float, oth
         if rows_of.floor >= 1.0:
             if progress is not None:
                 progress(2 * len(types), 2 * len(types))
-            _, _, delta, eps_p = first
+            _, _, delta, eps_p, _ = first
             return Evaluation(1.0, delta, eps_p, wide.name, ((wide.name, 1.0),), log_gamma, dom,
                               tuple(notes + ["the bound is trivial (eta <= 1) already for the widest pair type"]))
     rest = [pt for pt in types if first is None or pt.name != first[0]]
@@ -694,12 +695,12 @@ def _evaluate_composed(types: list[PairType], *, q: float, log_gamma: float, oth
     if progress is not None:
         progress(2 * len(types), 2 * len(types))
     vals = list(rows.values())
-    name, eta, delta, eps_p = max(vals, key=lambda v: v[1])
+    name, eta, delta, eps_p, _ = max(vals, key=lambda v: v[1])
     eta = min(1.0, eta * (1 + _REL_SAFETY) + 1e-15)
     return Evaluation(eta, delta, eps_p, name, tuple((v[0], v[1]) for v in vals), log_gamma, dom, tuple(notes))
 
 
-_ROWS: dict[tuple[Any, ...], tuple[str, float, float, float]] = {}
+_ROWS: dict[tuple[Any, ...], _Row] = {}
 """The composed bounds of :func:`_evaluate_composed`'s recent curves, by everything they depend on (the domain, q and
 the pair type's name, the crowd, epsilon, k, the lattice, the quick curve and the tuning): a calibration's
 search bounds the widest type at the q it returns, and the final check over every type needs that again."""
@@ -719,6 +720,28 @@ _SCREENS = (4, 2, 1)
 24 points, nested; :func:`sufficientdp.loss.profile.curve_from_bounds`); a type whose quick curve composes to at
 most ``floor`` is not bounded further. At L = 40, k = 2 near the calibrated q, 4, 9 and 17 of the 39 other types
 stop at 6, 12 and 24 points, instead of the 38 initial points of a full curve each."""
+
+
+def _checked_inputs(*, q: float, bits: int, population: int, epsilon: float, reports: int, domain: Domain | None,
+                    resolution: float) -> tuple[float, int, int, float, int, float, Domain]:
+    """The common arguments of :func:`proven_tail` and :func:`proven_delta`, validated (the domain defaults to all
+    of {0,1}^L)."""
+    q = check_open_interval("q", q, 0.0, 0.5)
+    bits = check_int("bits", bits, minimum=1, maximum=100_000)
+    population = check_int("population", population, minimum=1, maximum=10**12)
+    epsilon = check_epsilon(epsilon)
+    reports = check_int("reports", reports, minimum=1, maximum=10_000)
+    resolution = check_open_interval("resolution", resolution, 0.0, 1.0)
+    if resolution < MIN_RESOLUTION:
+        raise ParameterError(f"resolution must be in [{MIN_RESOLUTION:g}, 1); got {resolution!r}")
+    dom = domain if domain is not None else Domain(bits=bits)
+    if not isinstance(dom, Domain):
+        raise ParameterError(f"domain must be a Domain or None; got {domain!r}")
+    if dom.bits != bits:
+        raise ParameterError(f"domain.bits must equal bits ({bits}); got {dom.bits}")
+    if reports > 1:  # (on the domain the bound evaluates: all of {0,1}^L may stand in for a weight domain)
+        check_composable(q, _checked_size(dom, []), releases=reports, epsilon=epsilon)
+    return q, bits, population, epsilon, reports, resolution, dom
 
 
 def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
@@ -759,25 +782,13 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
         >>> r.kind, r.scope, r.eta < 0.01
         ('bound', 'all-collections', True)
     """
-    q = check_open_interval("q", q, 0.0, 0.5)
-    bits = check_int("bits", bits, minimum=1, maximum=100_000)
-    population = check_int("population", population, minimum=1, maximum=10**12)
-    epsilon = check_epsilon(epsilon)
-    reports = check_int("reports", reports, minimum=1, maximum=10_000)
-    resolution = check_open_interval("resolution", resolution, 0.0, 1.0)
-    if resolution < MIN_RESOLUTION:
-        raise ParameterError(f"resolution must be in [{MIN_RESOLUTION:g}, 1); got {resolution!r}")
+    q, bits, population, epsilon, reports, resolution, dom = _checked_inputs(
+        q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=domain,
+        resolution=resolution)
     if epsilon_prime_hint is not None:
         epsilon_prime_hint = check_finite_real("epsilon_prime_hint", epsilon_prime_hint)
-    dom = domain if domain is not None else Domain(bits=bits)
-    if not isinstance(dom, Domain):
-        raise ParameterError(f"domain must be a Domain or None; got {domain!r}")
-    if dom.bits != bits:
-        raise ParameterError(f"domain.bits must equal bits ({bits}); got {dom.bits}")
     if not isinstance(larger_crowds, bool):
         raise ParameterError(f"larger_crowds must be True or False; got {larger_crowds!r}")
-    if reports > 1:  # (on the domain the bound evaluates: all of {0,1}^L may stand in for a weight domain)
-        check_composable(q, _checked_size(dom, []), releases=reports, epsilon=epsilon)
     t0 = time.perf_counter()
     notes: tuple[str, ...] = ()
     if bits == 1 and reports == 1 and population >= 2:
@@ -800,6 +811,202 @@ def proven_tail(*, q: float, bits: int, population: int, epsilon: float, reports
     if notes:
         ev = replace(ev, notes=ev.notes + notes)
     return _result(q, bits, population, epsilon, reports, ev, t0)
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaBound:
+    """A rigorous upper bound on ``delta(epsilon)`` of one release, from :func:`proven_delta`.
+
+    Attributes:
+        delta: the bound (the maximum over the pair types; 0 where every report is local DP at epsilon / k).
+        epsilon: where delta is bounded.
+        worst: the pair type with the largest bound ("local", or "j=1" at L = 1 answered by the exact scan).
+        by_type: each pair type's bound, on the last rung it reached (a valid bound for that type).
+        method: how the number was obtained, in words.
+        kind: ``"bound"`` (an upper bound; at L = 1 the upper end of the exact scan's rounding bracket).
+        scope: ``"all-collections"``: every pair of neighbouring collections of the domain, both directions, every
+            crowd of at least N people.
+        notes: anything the number rests on beyond the method.
+    """
+
+    delta: float
+    epsilon: float
+    worst: str
+    by_type: tuple[tuple[str, float], ...]
+    method: str
+    notes: tuple[str, ...] = ()
+    kind: str = "bound"
+    scope: str = "all-collections"
+
+
+def proven_delta(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
+                 domain: Domain | None = None, resolution: float = DEFAULT_RESOLUTION,
+                 progress: Callable[[int, int], Any] | None = None) -> DeltaBound:
+    """Rigorous upper bound on ``delta(epsilon) = E[(1 - e**(epsilon - loss))_+]`` of one release (N people, k
+    reports each) for **every** pair of neighbouring collections of the domain, both directions, and every crowd
+    of at least N people.
+
+    The hockey-stick divergence is closed under post-processing, so no step through a second epsilon is needed
+    (docs/proofs/blanket.md, steps 2-3; eta needs step 4): k = 1, each pair type's blanket bound at
+    ``e' = epsilon`` (:func:`blanket_delta`), or its dominating curve read at epsilon where the bound's float
+    allowance decides; k > 1, each type's dominating curve composed k times and read at epsilon (step 6). The
+    bound is the maximum over the types. Each type climbs a ladder of valid bounds, coarse to fine
+    (:class:`_DeltaLadder`), always the type with the largest current bound next (a type keeps the smaller of its
+    rungs), until that type is on its last rung: the maximum of the current bounds is then final (each is valid;
+    no other type can exceed it). A type starts from its eta bound where :func:`evaluate` computed one at the same
+    arguments (``delta <= eta``; ``account`` at T = 1 bounds eta first): at L = 40, N = 10^7, q = 0.42,
+    epsilon = 2 the 23 types j <= 23 stay there. The bound falls with N (step 7).
+
+    One bit, one report, ``2 <= N <=`` :data:`EXACT_L1_MAX_POPULATION`: the exact scan over every crowd
+    composition (the upper end of its rounding bracket,
+    :func:`sufficientdp.ratio.single_bit.worst_delta_upper`), which also holds for every larger crowd: a crowd of
+    N' + 1 people is one of N' people plus an independent report, a post-processing.
+
+    Args:
+        q: flip probability in (0, 0.5).
+        bits: L >= 1.
+        population: N >= 1, the smallest crowd.
+        epsilon: > 0.
+        reports: k >= 1 reports per person.
+        domain: the vectors people may hold (default all of {0,1}^L).
+        resolution: the final lattice resolution (smaller: tighter, slower).
+        progress: optional callback ``progress(done, total)``.
+
+    Returns:
+        A :class:`DeltaBound`.
+
+    References:
+        seed 001 eq. (1.7); docs/proofs/blanket.md.
+
+    Examples:
+        >>> b = proven_delta(q=0.3, bits=5, population=1000, epsilon=math.log(2))
+        >>> b.kind, b.scope, 0.0 < b.delta < proven_tail(q=0.3, bits=5, population=1000, epsilon=math.log(2)).eta
+        ('bound', 'all-collections', True)
+    """
+    q, bits, population, epsilon, reports, resolution, dom = _checked_inputs(
+        q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=domain,
+        resolution=resolution)
+    if reports * _local_epsilon(dom, q) <= epsilon:
+        return DeltaBound(0.0, epsilon, "local", (), "local DP: the privacy loss never exceeds k * epsilon_0 <= "
+                          "epsilon, so delta(epsilon) = 0")
+    if bits == 1 and reports == 1 and 2 <= population <= EXACT_L1_MAX_POPULATION:
+        from .single_bit import worst_delta_upper
+
+        d = worst_delta_upper(population=population, q=q, epsilon=epsilon)
+        value = 1.0 if d is None else min(1.0, float(d))
+        return DeltaBound(value, epsilon, "j=1", (("j=1", value),),
+                          "exact: every crowd composition m and both directions scanned (seed 000), the upper end "
+                          "of the rounding bracket; the worst delta does not grow with N (post-processing)")
+    notes: list[str] = []
+    checked = _checked_size(dom, notes)
+    log_gamma = blanket_mass(checked, q)
+    types = list(pair_types(checked, q))
+    climb = _DeltaLadder(q=q, log_gamma=log_gamma, others=population - 1, epsilon=epsilon, reports=reports,
+                         resolution=resolution, dom=checked)
+    total = len(types) * climb.rungs
+    done = [0]
+
+    def step(pt: PairType, value: float, rung: int) -> tuple[float, int, bool]:
+        got = climb.step(pt, value, rung)
+        done[0] += 1
+        if progress is not None:
+            progress(min(done[0], total - 1), total)
+        return got
+
+    by_name = {pt.name: pt for pt in types}
+    known = _ETA_BY_TYPE.get((dom, q, population, epsilon, reports, resolution), {})
+    current = {name: (min(1.0, known[name]), -1, False) for name in by_name if name in known}
+    fresh = [pt for pt in types if pt.name not in current]
+    with pair_type_pool(fresh) as pool:  # (the same floats either way: each bound is a pure function of its key)
+        current.update(zip((pt.name for pt in fresh), pool.map(lambda pt: step(pt, math.inf, -1), fresh)))
+    current = {name: current[name] for name in by_name}  # (the types' order: ties go to the first)
+    while True:
+        name = max(current, key=lambda k: current[k][0])  # (ties: the first type, as max() keeps)
+        value, rung, last = current[name]
+        if last:
+            break
+        # (one at a time: two threads took as long, the short numpy calls of a curve hold the GIL)
+        current[name] = step(by_name[name], value, rung)
+    if progress is not None:
+        progress(total, total)
+    delta = min(1.0, value * (1 + _REL_SAFETY) + 1e-15) if value > 0.0 else 0.0
+    return DeltaBound(delta, epsilon, name, tuple((k, v) for k, (v, _, _) in current.items()),
+                      climb.method, tuple(notes))
+
+
+class _DeltaLadder:
+    """The rungs of one pair type's delta(epsilon) bound in :func:`proven_delta`, coarse to fine, each valid.
+
+    k = 1: the blanket bound at epsilon on the lattices of :func:`_tiers`; where its float allowance (which grows
+    like ``e**epsilon``) is more than 1% of it (on any lattice: a finer one cannot go below it), the bound is mostly
+    that allowance (a small delta at a large
+    epsilon: L = 5, N = 1000, q = 0.3269, epsilon = 3 gives 1.9e-8 for a delta near 1e-12), and the type goes on to
+    its dominating curve read at epsilon (:func:`dominating_curve`: the hull of bounds at other epsilons, some with
+    a smaller allowance, and the exact 0 at the type's largest loss): 12 focus points on the coarse lattice (the
+    allowance, not the lattice, decides there: L = 40, q = 0.42, epsilon = 2 gives the same 1.6774e-9 for the worst
+    type on every lattice, where the bound at epsilon is 7.1e-9; 6 points first), then the full curve on the final
+    lattice.
+    A type whose largest per-report loss is below epsilon has delta exactly 0 (post-processing of the local pair).
+    k > 1: the composed rows of :class:`_Rows` read at epsilon (the 6- and 12-point quick curves and the full
+    curve on the coarse lattice, then the full curve on the mid and the final one; at L = 40, N = 10^7,
+    epsilon = 2: at q = 0.42 the 6-point curve is 20-40% above the full one, the 12-point one 0.1%, and the coarse
+    lattice 1e-4 above the final one; at q = 0.3789, where delta is 7e-5, the coarse lattice is 5% above).
+    """
+
+    def __init__(self, *, q: float, log_gamma: float, others: int, epsilon: float, reports: int,
+                 resolution: float, dom: Domain) -> None:
+        self.log_gamma, self.others, self.epsilon, self.reports = log_gamma, others, epsilon, reports
+        self.resolution, self.direct = resolution, 0
+        if reports == 1:
+            self.tiers: list[tuple[float, int]] = [(r, 0) for r in _tiers(resolution)]
+            self.direct = len(self.tiers)  # (the rungs of the bound at epsilon itself)
+            # (the curves, where the allowance decides: it does not depend on the lattice, so the quick curve's is
+            # the coarse one)
+            coarse = max(resolution, _COARSE)
+            self.tiers += [(coarse, _SCREENS[0]), (coarse, _SCREENS[1]), (resolution, 0)]
+            self.prepared: dict[str, _Prepared] = {}
+            self.memos: dict[tuple[str, float], dict[float, float]] = {}
+            self.method = ("maximum over the pair types of the privacy-blanket bound on delta_PQ(epsilon), or its "
+                           "dominating curve at epsilon (docs/proofs/blanket.md, steps 1-3 and 6)")
+        else:
+            self.rows = _Rows(dom=dom, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
+                              resolution=resolution)
+            coarse = self.rows.coarse
+            mids = [(r, 0) for r in self.rows.between]
+            self.tiers = [(coarse, _SCREENS[0]), (coarse, _SCREENS[1]), (coarse, 0), *mids, (resolution, 0)]
+            self.method = ("maximum over the pair types of delta at epsilon of k composed privacy-blanket "
+                           "dominating pairs (docs/proofs/blanket.md, steps 1-3 and 6)")
+        self.rungs = len(self.tiers)
+
+    def step(self, pt: PairType, value: float, rung: int) -> tuple[float, int, bool]:
+        """The type's next rung after ``rung`` (-1: the first): ``(the smaller bound, the rung, whether it is the
+        type's last)``."""
+        rung += 1
+        res, screen = self.tiers[rung]
+        if self.reports > 1:
+            return min(value, self.rows.one(pt, res, screen)[4]), rung, rung == self.rungs - 1
+        largest = float(np.max(np.abs(pt.log_p - pt.log_q)))  # the type's largest per-report privacy loss
+        if largest < self.epsilon * (1 - 1e-9) - 1e-12:
+            return 0.0, self.rungs - 1, True  # (delta of the local pair at epsilon is 0: so is delta_PQ)
+        prep = self.prepared.get(pt.name)
+        if prep is None:
+            prep = self.prepared.setdefault(pt.name, _prepare(pt))
+        if rung < self.direct and _local_and_safety(prep, self.epsilon)[1] >= value:
+            return value, self.direct - 1, False  # (the bound at epsilon is at least its allowance: on to the curves)
+        if rung < self.direct:
+            got = _blanket_delta(prep, log_gamma=self.log_gamma, others=self.others, epsilon_prime=self.epsilon,
+                                 resolution=res)
+        else:
+            curve = dominating_curve(pt, log_gamma=self.log_gamma, others=self.others, resolution=res,
+                                     focus=(-self.epsilon, 1.5 * self.epsilon), points=DEFAULT_POINTS + 24,
+                                     memo=self.memos.setdefault((pt.name, res), {}), screen=screen)
+            got = float(curve(np.array([self.epsilon]))[0])
+        value = min(value, got)
+        if rung == self.rungs - 1:
+            return value, rung, True
+        if rung < self.direct and _local_and_safety(prep, self.epsilon)[1] > 0.01 * value:
+            return value, self.direct - 1, False  # the allowance decides: on to the curves (no finer lattice)
+        return value, rung, rung == self.direct - 1  # (the direct bound on the final lattice: done)
 
 
 #: Largest N at which L = 1 is answered by the exact scan over every crowd composition (O(N) per evaluation).
@@ -987,6 +1194,30 @@ def evaluate(*, q: float, population: int, epsilon: float, reports: int, domain:
              epsilon_prime_hint: float | None = None,
              progress: Callable[[int, int], Any] | None = None) -> Evaluation:
     """The all-collections bound at q (no input checks; see :func:`proven_tail`).
+
+    Each type's bound is also kept (:data:`_ETA_BY_TYPE`): ``delta <= eta``, so :func:`proven_delta` at the same
+    arguments starts from them.
+    """
+    ev = _evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=domain,
+                   resolution=resolution, only=only, epsilon_prime=epsilon_prime,
+                   epsilon_prime_hint=epsilon_prime_hint, progress=progress)
+    if len(_ETA_BY_TYPE) >= 64:
+        _ETA_BY_TYPE.clear()
+    key = (domain, q, population, epsilon, reports, resolution)
+    _ETA_BY_TYPE.setdefault(key, {}).update(ev.by_type)  # (each a valid bound on its type's eta; "local": none)
+    return ev
+
+
+_ETA_BY_TYPE: dict[tuple[Any, ...], dict[str, float]] = {}
+"""Each pair type's eta bound from :func:`evaluate`'s recent calls, by (domain, q, N, epsilon, k, resolution): a
+valid upper bound on the type's delta(epsilon) too (``E[(1 - e**(epsilon - L))_+] <= P[L > epsilon]``), where
+:func:`proven_delta` starts (``account`` at T = 1 bounds eta, then delta)."""
+
+
+def _evaluate(*, q: float, population: int, epsilon: float, reports: int, domain: Domain, resolution: float,
+              only: frozenset[str] | None, epsilon_prime: float | None, epsilon_prime_hint: float | None,
+              progress: Callable[[int, int], Any] | None) -> Evaluation:
+    """:func:`evaluate` (its bound; the caller keeps each type's).
 
     ``only`` restricts the pair types (the result is then a bound for those types only — calibration uses it to
     search, then re-checks every type); ``epsilon_prime`` skips the search over e'; ``epsilon_prime_hint`` makes
