@@ -98,6 +98,14 @@ COMMANDS: list[tuple[str, list[str], float]] = [
     ("`account --rounds 4 --bits 40 --population 1e6 --q 0.4004 --epsilon 2` (T rounds, one bound)",
      ["account", "--rounds", "4", "--bits", "40", "--population", "1000000", "--q", "0.4004", "--epsilon", "2"],
      2.0),
+    # one release's guarantee at the calibrated q (session 23: T = 1 was every pair type's composed curves)
+    ("`account --mechanism campaign --bits 40 --population 1e7 --q 0.3751 --epsilon 2` (one release)",
+     ["account", "--mechanism", "campaign", "--bits", "40", "--population", "10000000", "--q", "0.3751",
+      "--epsilon", "2"], 1.0),
+    ("`account --mechanism campaign --bits 40 --population 1e7 --q 0.3789 --epsilon 2 --reports 2` (one release, "
+     "k reports)",
+     ["account", "--mechanism", "campaign", "--bits", "40", "--population", "10000000", "--q", "0.3789",
+      "--epsilon", "2", "--reports", "2"], 2.0),
     # the other first commands: every approach side by side, and two whose start-up was scipy.stats' import
     ("`compare --bits 16 --population 1e5 --epsilon 1 --delta 1e-6` (every approach)",
      ["compare", "--bits", "16", "--population", "100000", "--epsilon", "1", "--delta", "1e-6"], 2.0),

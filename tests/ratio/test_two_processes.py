@@ -44,6 +44,23 @@ def test_two_processes_give_the_one_process_bound(bits: int, population: int, q:
     assert two.notes == one.notes and two.log_gamma == one.log_gamma
 
 
+@pytest.mark.slow
+def test_two_processes_give_the_one_process_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    # proven_delta with k > 1: the next type's climb in the helper; the answer is the same float (the top type's
+    # last rung decides, and a climb in the helper only lowers another type's valid bound)
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)
+    seen = _children(monkeypatch)
+    out = []
+    for classes in (10**12, 0):
+        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        proven._ROWS.clear()
+        proven._ETA_BY_TYPE.clear()
+        out.append(proven.proven_delta(q=0.33, bits=10, population=100_000, epsilon=2.0, reports=2))
+    one, two = out
+    assert seen and all(seen)
+    assert (two.delta.hex(), two.worst) == (one.delta.hex(), one.worst) and 0.0 < one.delta < 1e-3
+
+
 def test_a_trivial_widest_type_does_not_wait_for_the_other_half(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_offload, "spare_core", lambda: True)
     seen = _children(monkeypatch)

@@ -920,13 +920,29 @@ def proven_delta(*, q: float, bits: int, population: int, epsilon: float, report
     with pair_type_pool(fresh) as pool:  # (the same floats either way: each bound is a pure function of its key)
         current.update(zip((pt.name for pt in fresh), pool.map(lambda pt: step(pt, math.inf, -1), fresh)))
     current = {name: current[name] for name in by_name}  # (the types' order: ties go to the first)
-    while True:
-        name = max(current, key=lambda k: current[k][0])  # (ties: the first type, as max() keeps)
-        value, rung, last = current[name]
-        if last:
-            break
-        # (one at a time: two threads took as long, the short numpy calls of a curve hold the GIL)
-        current[name] = step(by_name[name], value, rung)
+    # k > 1 with enough work: the next type's climb alongside, in a helper process (threads took as long as one at a
+    # time: the short numpy calls of a curve hold the GIL); each rung is a pure function of its inputs, so every
+    # bound is the float of one process, and the second climb is a valid bound the one-at-a-time order may skip
+    from .._offload import Helper
+
+    helper = Helper() if reports > 1 and worth_a_helper(types) else None
+    try:
+        while True:
+            order = sorted(current, key=lambda k: -current[k][0])  # (ties: the earlier type first)
+            name = order[0]
+            value, rung, last = current[name]
+            if last:
+                break
+            side = next((k for k in order[1:] if not current[k][2]), None) if helper is not None else None
+            pending = (None if side is None or helper is None else
+                       climb.elsewhere(helper, by_name[side], current[side][1]))
+            current[name] = step(by_name[name], value, rung)
+            if pending is not None and side is not None:
+                done[0] += 1
+                current[side] = climb.collect(pending, *current[side][:2])
+    finally:
+        if helper is not None:
+            helper.close()
     if progress is not None:
         progress(total, total)
     delta = min(1.0, value * (1 + _REL_SAFETY) + 1e-15) if value > 0.0 else 0.0
@@ -985,6 +1001,27 @@ class _DeltaLadder:
         res, screen = self.tiers[rung]
         if self.reports > 1:
             return min(value, self.rows.one(pt, res, screen)[4]), rung, rung == self.rungs - 1
+        return self._one_report(pt, value, rung, res, screen)
+
+    def elsewhere(self, helper: Helper, pt: PairType, rung: int) -> Pending:
+        """k > 1: the composed row of the type's rung after ``rung``, sent to ``helper`` (with the bounds this
+        process has for its curve)."""
+        res, screen = self.tiers[rung + 1]
+        r = self.rows
+        return helper.submit(_row_at_elsewhere, {
+            "dom": r.dom, "q": r.q, "others": r.others, "epsilon": r.epsilon, "reports": r.reports,
+            "resolution": r.resolution, "name": pt.name, "res": res, "screen": screen,
+            "memo": dict(r.memos.get((pt.name, res), {}))})
+
+    def collect(self, pending: Pending, value: float, rung: int) -> tuple[float, int, bool]:
+        """:meth:`step`'s answer from :meth:`elsewhere`'s row."""
+        row, memos = pending.result()
+        self.rows.adopt(memos)
+        rung += 1
+        return min(value, row[4]), rung, rung == self.rungs - 1
+
+    def _one_report(self, pt: PairType, value: float, rung: int, res: float, screen: int) -> tuple[float, int, bool]:
+        """:meth:`step` for k = 1."""
         largest = float(np.max(np.abs(pt.log_p - pt.log_q)))  # the type's largest per-report privacy loss
         if largest < self.epsilon * (1 - 1e-9) - 1e-12:
             return 0.0, self.rungs - 1, True  # (delta of the local pair at epsilon is 0: so is delta_PQ)
@@ -1007,6 +1044,18 @@ class _DeltaLadder:
         if rung < self.direct and _local_and_safety(prep, self.epsilon)[1] > 0.01 * value:
             return value, self.direct - 1, False  # the allowance decides: on to the curves (no finer lattice)
         return value, rung, rung == self.direct - 1  # (the direct bound on the final lattice: done)
+
+
+def _row_at_elsewhere(*, dom: Domain, q: float, others: int, epsilon: float, reports: int, resolution: float, name: str,
+                      res: float, screen: int, memo: dict[float, float]
+                      ) -> tuple[_Row, dict[tuple[str, float], dict[float, float]]]:
+    """``_Rows.one`` of the type ``name`` on lattice ``res`` in a helper process: ``(row, the bounds behind it)``
+    (``memo``: the bounds the sending process has for that curve; the same floats either way)."""
+    log_gamma, types = types_by_name(dom, q)
+    rows = _Rows(dom=dom, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
+                 resolution=resolution)
+    rows.memos[(name, res)] = dict(memo)
+    return rows.one(types[name], res, screen), rows.memos
 
 
 #: Largest N at which L = 1 is answered by the exact scan over every crowd composition (O(N) per evaluation).
