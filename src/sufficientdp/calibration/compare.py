@@ -18,6 +18,10 @@ standard deviation of an unbiased per-bit count, ``sd(d_hat) = sqrt(N q p / k) /
   ``max_m delta(epsilon) <= delta`` over every neighbouring pair of counts (m, m+1), both directions. For L > 1 it is
   not applicable: the bits of one report are linked, so the L-bit release is not L independent single-bit releases
   and no per-bit reduction is valid.
+* ``approximate-dp-proven`` — the smallest q whose release is ``(epsilon, delta)``-DP for every pair of
+  neighbouring collections by the privacy-blanket bound on delta computed for this mechanism
+  (:func:`sufficientdp.calibration.approximate.proven_delta_q`; docs/proofs/blanket.md): the same statement as the
+  amplification rows, for every L, from an analysis of the actual bit-vector randomizer. Kind ``"bound"``.
 * ``sufficient-dp-paper`` — the paper's calibration, method ``paper-sigma`` (``E R + beta sd R <= e^epsilon``,
   seed 001 eq. 3.12). A heuristic, not a bound on eta (ERRATA 3).
 * ``sufficient-dp-proven`` — method ``proven``: a rigorous bound ``P[R > e^epsilon] <= eta`` for every pair of
@@ -54,7 +58,7 @@ __all__ = ["APPROACHES", "Comparison", "ComparisonRow", "compare_approaches", "s
            "shuffled_rr_worst_delta"]
 
 APPROACHES = ("local-dp", "shuffle-efmrtt19", "shuffle-bbgn19", "shuffle-fmt21", "shuffled-rr-exact",
-              "sufficient-dp-paper", "sufficient-dp-homogeneous", "sufficient-dp-proven")
+              "approximate-dp-proven", "sufficient-dp-paper", "sufficient-dp-homogeneous", "sufficient-dp-proven")
 
 _ALLOWANCE = 1e-11
 
@@ -235,7 +239,8 @@ def compare_approaches(
         eta: target ``P[R > e^epsilon]`` in (0, 1) for the sufficient-DP rows (default 1e-3).
         reports: k >= 1 reports per person.
         beta: the paper's multiple of sd (``paper-sigma``), >= 0.
-        sufficient: compute the sufficient-DP rows ``proven`` and ``homogeneous`` (slow for large L).
+        sufficient: compute the rows of the product's own bounds: the sufficient-DP rows ``proven`` and
+            ``homogeneous`` and ``approximate-dp-proven`` (slow for large L).
         exact_max_population: compute the exact shuffled-RR row only for N up to this.
         progress: optional ``progress(done, total)`` callback for the sufficient-DP searches.
 
@@ -302,12 +307,27 @@ def compare_approaches(
                          notes=[f"worst neighbouring pair at q: counts ({m_ex}, {m_ex + 1}); q found by bisection to "
                                 "relative 1e-6, rounded up"], **kw))
 
+    phases = Phases(progress, 3)  # one bar for the three searches
+    approx_g = ("(epsilon, delta)-DP of the anonymized release for every pair of neighbouring collections (one "
+                "person's vector replaced), both directions, every crowd of at least N people: the privacy-blanket "
+                "bound on delta computed for bit-vector randomized response (docs/proofs/blanket.md)")
+    if sufficient:
+        from .approximate import proven_delta_q
+
+        q_ap, d_ap = proven_delta_q(bits=bits, population=population, epsilon=epsilon, delta=delta,
+                                    reports=reports, progress=phases.of(0))
+        phases.end(0)
+        rows.append(_row("approximate-dp-proven", q_ap, kind="bound", guarantee=approx_g,
+                         notes=[f"delta = {delta:g}; delta bound at q = {d_ap:.6g}", "the smallest q found whose "
+                                "bound meets delta (within 0.014% of the search's bracket)"], **kw))
+    else:
+        rows.append(_row("approximate-dp-proven", None, kind="n/a", guarantee=approx_g,
+                         notes=["skipped (sufficient=False)"], **kw))
     cal = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, reports=reports,
                     method="paper-sigma")
     rows.append(_row("sufficient-dp-paper", cal.q, kind=cal.kind, guarantee=cal.guarantee, scope=cal.scope,
                      notes=list(cal.notes), **kw))
-    phases = Phases(progress, 2)  # one bar for both searches
-    for phase, method in enumerate(("homogeneous", "proven")):
+    for phase, method in enumerate(("homogeneous", "proven"), start=1):
         if sufficient:
             cal = calibrate(bits=bits, population=population, epsilon=epsilon, reports=reports, method=method,
                             eta=eta, progress=phases.of(phase))

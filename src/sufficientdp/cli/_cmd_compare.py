@@ -63,7 +63,8 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--reports", type=positive_int("reports"), default=1, help="k, reports per person")
     p.add_argument("--beta", type=real("beta"), default=3.0, help="the paper's multiple of sd (default 3)")
     p.add_argument("--no-sufficient", action="store_true",
-                   help="skip the (slow for large L) sufficient-DP rows, proven and homogeneous")
+                   help="skip the rows of the product's own bounds (slow for large L): sufficient-DP proven and "
+                        "homogeneous, approximate-dp-proven")
     p.add_argument("--exact-max-population", type=positive_int("exact-max-population"), default=400,
                    help="largest N for the exact shuffled-RR row (L = 1; default 400)")
     common(p)

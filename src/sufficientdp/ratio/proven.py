@@ -841,7 +841,7 @@ class DeltaBound:
 
 def proven_delta(*, q: float, bits: int, population: int, epsilon: float, reports: int = 1,
                  domain: Domain | None = None, resolution: float = DEFAULT_RESOLUTION,
-                 progress: Callable[[int, int], Any] | None = None) -> DeltaBound:
+                 progress: Callable[[int, int], Any] | None = None, enough: float | None = None) -> DeltaBound:
     """Rigorous upper bound on ``delta(epsilon) = E[(1 - e**(epsilon - loss))_+]`` of one release (N people, k
     reports each) for **every** pair of neighbouring collections of the domain, both directions, and every crowd
     of at least N people.
@@ -871,6 +871,8 @@ def proven_delta(*, q: float, bits: int, population: int, epsilon: float, report
         domain: the vectors people may hold (default all of {0,1}^L).
         resolution: the final lattice resolution (smaller: tighter, slower).
         progress: optional callback ``progress(done, total)``.
+        enough: stop refining as soon as every type's bound is at most this (a search's target: the answer is then
+            a valid bound at most ``enough``, not the tightest; None: the tightest).
 
     Returns:
         A :class:`DeltaBound`.
@@ -925,13 +927,15 @@ def proven_delta(*, q: float, bits: int, population: int, epsilon: float, report
     # bound is the float of one process, and the second climb is a valid bound the one-at-a-time order may skip
     from .._offload import Helper
 
+    if enough is not None:
+        enough = check_finite_real("enough", enough)
     helper = Helper() if reports > 1 and worth_a_helper(types) else None
     try:
         while True:
             order = sorted(current, key=lambda k: -current[k][0])  # (ties: the earlier type first)
             name = order[0]
             value, rung, last = current[name]
-            if last:
+            if last or (enough is not None and value * (1 + _REL_SAFETY) + 1e-15 <= enough):
                 break
             side = next((k for k in order[1:] if not current[k][2]), None) if helper is not None else None
             pending = (None if side is None or helper is None else
