@@ -929,7 +929,8 @@ def proven_delta(*, q: float, bits: int, population: int, epsilon: float, report
 
     if enough is not None:
         enough = check_finite_real("enough", enough)
-    helper = Helper() if reports > 1 and worth_a_helper(types) else None
+    shared = reports > 1 and worth_a_helper(types)
+    helper: Helper | None = None  # (started at the first climb it can take: a probe that stops at once starts none)
     try:
         while True:
             order = sorted(current, key=lambda k: -current[k][0])  # (ties: the earlier type first)
@@ -937,7 +938,9 @@ def proven_delta(*, q: float, bits: int, population: int, epsilon: float, report
             value, rung, last = current[name]
             if last or (enough is not None and value * (1 + _REL_SAFETY) + 1e-15 <= enough):
                 break
-            side = next((k for k in order[1:] if not current[k][2]), None) if helper is not None else None
+            side = next((k for k in order[1:] if not current[k][2]), None) if shared else None
+            if side is not None and helper is None:
+                helper = Helper()
             pending = (None if side is None or helper is None else
                        climb.elsewhere(helper, by_name[side], current[side][1]))
             current[name] = step(by_name[name], value, rung)
