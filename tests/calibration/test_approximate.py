@@ -60,6 +60,18 @@ def test_compare_shows_the_row_beside_the_amplification_bounds() -> None:
     assert proven.q is not None and row.q > proven.q
     skipped = compare_approaches(bits=5, population=100_000, epsilon=1.0, delta=1e-6, sufficient=False)
     assert skipped.row("approximate-dp-proven").q is None
+    k2 = compare_approaches(bits=3, population=1000, epsilon=1.0, delta=1e-6, reports=2).row("approximate-dp-proven")
+    assert k2.q is None and k2.kind == "n/a" and "proven_delta_q(reports=k)" in k2.notes[0]
+
+
+def test_two_reports_meets_the_target_against_brute_force() -> None:
+    q, at_q = proven_delta_q(bits=1, population=3, epsilon=2.0, delta=0.05, reports=2)
+    worst = 0.0
+    for base, x, xp in oracle.pairs(1, 3):
+        p = oracle.round_law(1, q, tuple(sorted((base + (x,)) * 2)))
+        q_ = oracle.round_law(1, q, tuple(sorted((base + (xp,)) * 2)))
+        worst = max(worst, oracle.joint_eta_delta([p], [q_], [2.0])[1][0])
+    assert worst <= at_q <= 0.05 and worst > 0.05 / 20
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

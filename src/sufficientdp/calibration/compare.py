@@ -21,7 +21,8 @@ standard deviation of an unbiased per-bit count, ``sd(d_hat) = sqrt(N q p / k) /
 * ``approximate-dp-proven`` — the smallest q whose release is ``(epsilon, delta)``-DP for every pair of
   neighbouring collections by the privacy-blanket bound on delta computed for this mechanism
   (:func:`sufficientdp.calibration.approximate.proven_delta_q`; docs/proofs/blanket.md): the same statement as the
-  amplification rows, for every L, from an analysis of the actual bit-vector randomizer. Kind ``"bound"``.
+  amplification rows, for every L, from an analysis of the actual bit-vector randomizer. Kind ``"bound"``; k = 1
+  only (k > 1: ``n/a``, with the reason: its search is slow there).
 * ``sufficient-dp-paper`` — the paper's calibration, method ``paper-sigma`` (``E R + beta sd R <= e^epsilon``,
   seed 001 eq. 3.12). A heuristic, not a bound on eta (ERRATA 3).
 * ``sufficient-dp-proven`` — method ``proven``: a rigorous bound ``P[R > e^epsilon] <= eta`` for every pair of
@@ -311,7 +312,7 @@ def compare_approaches(
     approx_g = ("(epsilon, delta)-DP of the anonymized release for every pair of neighbouring collections (one "
                 "person's vector replaced), both directions, every crowd of at least N people: the privacy-blanket "
                 "bound on delta computed for bit-vector randomized response (docs/proofs/blanket.md)")
-    if sufficient:
+    if sufficient and reports == 1:
         from .approximate import proven_delta_q
 
         q_ap, d_ap = proven_delta_q(bits=bits, population=population, epsilon=epsilon, delta=delta,
@@ -321,8 +322,11 @@ def compare_approaches(
                          notes=[f"delta = {delta:g}; delta bound at q = {d_ap:.6g}", "the smallest q found whose "
                                 "bound meets delta (within 0.014% of the search's bracket)"], **kw))
     else:
-        rows.append(_row("approximate-dp-proven", None, kind="n/a", guarantee=approx_g,
-                         notes=["skipped (sufficient=False)"], **kw))
+        why = ("skipped (sufficient=False)" if not sufficient else
+               "not computed here for k > 1: every probe of the search composes the k reports' curves of every pair "
+               "type, and the bound's jitter near the root costs probes (40 s at L = 40, k = 2); "
+               "sufficientdp.calibration.approximate.proven_delta_q(reports=k) computes it")
+        rows.append(_row("approximate-dp-proven", None, kind="n/a", guarantee=approx_g, notes=[why], **kw))
     cal = calibrate(bits=bits, population=population, epsilon=epsilon, beta=beta, reports=reports,
                     method="paper-sigma")
     rows.append(_row("sufficient-dp-paper", cal.q, kind=cal.kind, guarantee=cal.guarantee, scope=cal.scope,
