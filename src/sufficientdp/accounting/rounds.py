@@ -23,6 +23,9 @@ The simple rule is reported next to it as a fallback (:func:`simple_rule`): the 
 maximum). ``values="fixed"`` covers a collection that stays the same over the T rounds (the pair type is the same
 in every round).
 
+One round (T = 1) is one release: :func:`rounds_tail` answers with the one-release bounds instead (docs/proofs/rounds.md,
+"One round").
+
 The homogeneous configuration (N - 1 zero vectors and one outlier, seed 001 §3) is composed exactly where its
 per-round privacy-loss distribution can be enumerated (:func:`homogeneous_rounds_tail`): a *lower* reference for
 the worst case over all collections, bracketed rigorously (losses rounded down / up onto a grid).
@@ -456,7 +459,10 @@ def rounds_tail(*, q: float, bits: int, population: int, epsilon: float, rounds:
     ``epsilon`` is the **total** over the T rounds; every round releases its own histogram of the N people's k
     fresh reports. The bound composes the privacy-blanket dominating pair T·k times (module docstring,
     docs/proofs/rounds.md) and, with ``fallback``, also computes the simple rule ``T * eta_1(epsilon / T)``; the
-    reported ``eta`` is the smaller (both are valid).
+    reported ``eta`` is the smaller (both are valid). T = 1 is one release: its own bounds, nothing composed
+    (:func:`sufficientdp.ratio.proven.proven_tail` for every crowd of at least N people and
+    :func:`sufficientdp.ratio.proven.proven_delta`; docs/proofs/rounds.md, "One round"; ``details["used"]`` is
+    ``"one round"``; ``values``, ``fallback`` and ``points`` do not apply).
 
     Args:
         q: flip probability in (0, 0.5), the same in every round.
