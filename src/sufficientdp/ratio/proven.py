@@ -888,6 +888,8 @@ def proven_delta(*, q: float, bits: int, population: int, epsilon: float, report
     q, bits, population, epsilon, reports, resolution, dom = _checked_inputs(
         q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=domain,
         resolution=resolution)
+    if enough is not None:
+        enough = check_finite_real("enough", enough)
     if reports * _local_epsilon(dom, q) <= epsilon:
         return DeltaBound(0.0, epsilon, "local", (), "local DP: the privacy loss never exceeds k * epsilon_0 <= "
                           "epsilon, so delta(epsilon) = 0")
@@ -927,8 +929,6 @@ def proven_delta(*, q: float, bits: int, population: int, epsilon: float, report
     # bound is the float of one process, and the second climb is a valid bound the one-at-a-time order may skip
     from .._offload import Helper
 
-    if enough is not None:
-        enough = check_finite_real("enough", enough)
     shared = reports > 1 and worth_a_helper(types)
     helper: Helper | None = None  # (started at the first climb it can take: a probe that stops at once starts none)
     try:
@@ -962,9 +962,8 @@ class _DeltaLadder:
 
     k = 1: the blanket bound at epsilon on the lattices of :func:`_tiers`; where its float allowance (which grows
     like ``e**epsilon``) is more than 1% of it (on any lattice: a finer one cannot go below it), the bound is mostly
-    that allowance (a small delta at a large
-    epsilon: L = 5, N = 1000, q = 0.3269, epsilon = 3 gives 1.9e-8 for a delta near 1e-12), and the type goes on to
-    its dominating curve read at epsilon (:func:`dominating_curve`: the hull of bounds at other epsilons, some with
+    that allowance (a small delta at a large epsilon: L = 5, N = 1000, q = 0.3269, epsilon = 3 gives 1.9e-8 for a
+    delta near 1e-12), and the type goes on to its dominating curve read at epsilon (:func:`dominating_curve`: the hull of bounds at other epsilons, some with
     a smaller allowance, and the exact 0 at the type's largest loss): 12 focus points on the coarse lattice (the
     allowance, not the lattice, decides there: L = 40, q = 0.42, epsilon = 2 gives the same 1.6774e-9 for the worst
     type on every lattice, where the bound at epsilon is 7.1e-9; 6 points first), then the full curve on the final
