@@ -158,6 +158,7 @@ def test_rounds_tail_at_one_round_is_the_one_release_bounds() -> None:
     ({"reports": 10_001}, r"^reports must be"),
     ({"resolution": 1e-13}, r"^resolution must be in \[1e-12, 1\)"),
     ({"domain": Domain(bits=4)}, r"^domain\.bits must equal bits \(3\); got 4"),
+    ({"enough": math.nan}, r"^enough"),
 ])
 def test_bad_input_is_refused_naming_the_parameter(kwargs: dict[str, object], message: str) -> None:
     args: dict[str, object] = {"q": 0.3, "bits": 3, "population": 10, "epsilon": 1.0, **kwargs}
