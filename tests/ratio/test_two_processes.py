@@ -5,7 +5,8 @@ itself)."""
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import TypeVar, cast
 
 import numpy as np
 import pytest
@@ -17,10 +18,26 @@ from sufficientdp.loss.profile import fft_allowance
 from sufficientdp.ratio import proven
 from sufficientdp.ratio.proven import Domain, evaluate, pair_types, worth_a_helper
 
+_T = TypeVar("_T")
+
 
 def _children(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Record, for every call sent to a helper from now on, whether its value came from the child."""
     return record_from_child(monkeypatch, _offload.Pending)
+
+
+def _one_process_then_two(monkeypatch: pytest.MonkeyPatch, compute: Callable[[], _T]) -> tuple[_T, _T, list[bool]]:
+    """``compute()`` in one process, then with the helper allowed (a spare core assumed, also on a one-core runner;
+    the caches cleared before each, else the second run reads the first one's rows), and the helper's record."""
+    monkeypatch.setattr(_offload, "spare_core", lambda: True)
+    seen = _children(monkeypatch)
+    out = []
+    for classes in (10**12, 0):
+        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
+        proven._ROWS.clear()
+        proven._ETA_BY_TYPE.clear()
+        out.append(compute())
+    return out[0], out[1], seen
 
 
 @pytest.mark.slow
@@ -28,15 +45,8 @@ def _children(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
                          [(8, 10_000, 0.3, 3, 1.0), (10, 100_000, 0.33, 2, 2.0), (12, 10**6, 0.36, 2, 1.0)])
 def test_two_processes_give_the_one_process_bound(bits: int, population: int, q: float, reports: int,
                                                   epsilon: float, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_offload, "spare_core", lambda: True)  # (also on a one-core runner)
-    seen = _children(monkeypatch)
-    out = []
-    for classes in (10**12, 0):  # one process, then two
-        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
-        proven._ROWS.clear()  # (else the second run reads the first one's rows)
-        ev = evaluate(q=q, population=population, epsilon=epsilon, reports=reports, domain=Domain(bits=bits))
-        out.append(ev)
-    one, two = out
+    one, two, seen = _one_process_then_two(monkeypatch, lambda: evaluate(
+        q=q, population=population, epsilon=epsilon, reports=reports, domain=Domain(bits=bits)))
     assert seen and all(seen)  # the second evaluation sent rows to the helper, and the child answered
     assert (two.eta.hex(), two.delta.hex(), two.epsilon_prime.hex(), two.worst) == (
         one.eta.hex(), one.delta.hex(), one.epsilon_prime.hex(), one.worst)
@@ -48,28 +58,16 @@ def test_two_processes_give_the_one_process_bound(bits: int, population: int, q:
 def test_two_processes_give_the_one_process_delta(monkeypatch: pytest.MonkeyPatch) -> None:
     # proven_delta with k > 1: the next type's climb in the helper; the answer is the same float (the top type's
     # last rung decides, and a climb in the helper only lowers another type's valid bound)
-    monkeypatch.setattr(_offload, "spare_core", lambda: True)
-    seen = _children(monkeypatch)
-    out = []
-    for classes in (10**12, 0):
-        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
-        proven._ROWS.clear()
-        proven._ETA_BY_TYPE.clear()
-        out.append(proven.proven_delta(q=0.33, bits=10, population=100_000, epsilon=2.0, reports=2))
-    one, two = out
+    one, two, seen = _one_process_then_two(monkeypatch, lambda: proven.proven_delta(
+        q=0.33, bits=10, population=100_000, epsilon=2.0, reports=2))
     assert seen and all(seen)
     assert (two.delta.hex(), two.worst) == (one.delta.hex(), one.worst) and 0.0 < one.delta < 1e-3
 
 
 def test_a_trivial_widest_type_does_not_wait_for_the_other_half(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_offload, "spare_core", lambda: True)
-    seen = _children(monkeypatch)
-    out = []
-    for classes in (10**12, 0):
-        monkeypatch.setattr(proven, "_SPLIT_CLASSES", classes)
-        proven._ROWS.clear()  # (else the second run reads the first one's rows)
-        out.append(evaluate(q=0.1, population=100, epsilon=1.0, reports=2, domain=Domain(bits=8)))
-    assert out[0].eta == 1.0 and out[1] == out[0]
+    one, two, seen = _one_process_then_two(monkeypatch, lambda: evaluate(
+        q=0.1, population=100, epsilon=1.0, reports=2, domain=Domain(bits=8)))
+    assert one.eta == 1.0 and two == one
     assert seen == []  # the child was stopped, its answer never asked for
 
 
