@@ -19,6 +19,7 @@ from scipy.special import logsumexp
 from tests.oracles import blanket as oracle
 from tests.oracles.compound import compound_law
 
+from sufficientdp._errors import ParameterError
 from sufficientdp._numerics import positive_part
 from sufficientdp._numerics.lattice import compound_tail_bracket
 from sufficientdp._numerics.positive_part import compound_positive_part_upper
@@ -67,6 +68,23 @@ def test_bound_many_people_integer_lattice() -> None:
         b = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
         assert exact <= b.upper * (1 + 1e-10)
         assert b.upper <= exact * (1 + 2e-3)
+
+
+def test_an_absolute_slack_stops_refining_above_the_exact_value() -> None:
+    # atol (a caller needing only "at most x"): a coarser lattice, still above the exact value; atol = 0 is the
+    # default's float
+    values = np.array([-9.0, -3.0, 1.0, 2.0, 30.0])
+    probs = np.array([0.2, 0.4, 0.25, 0.13, 0.02])
+    for gamma, n in ((0.2, 400), (0.05, 300), (1.0, 60)):
+        support, law = _integer_law(values, probs, gamma, n)
+        exact = float(law @ np.maximum(support, 0.0))
+        tight = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
+        assert compound_positive_part_upper(values, probs, gamma=gamma, n=n, atol=0.0) == tight
+        loose = compound_positive_part_upper(values, probs, gamma=gamma, n=n, atol=0.1 * exact)
+        assert exact <= loose.upper * (1 + 1e-10) and loose.upper <= exact * 1.02
+        assert loose.cells < tight.cells  # (measured: 1024 against 2048-4096)
+    with pytest.raises(ParameterError, match=r"^atol"):
+        compound_positive_part_upper(values, probs, gamma=0.2, n=10, atol=-1.0)
 
 
 @pytest.mark.parametrize("rare", [2e-5, 4e-5])

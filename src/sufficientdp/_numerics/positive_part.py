@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_nonnegative_finite
 from .lattice import ALPHA, HEAVY_RATE, compound_atoms, theta_grid, window_ends_and_mgf
 from .logspace import log_comb_large_n
 
@@ -233,7 +234,7 @@ def _atoms(values: ArrayLike, probs: CheckedProbs, gamma: float) -> tuple[NDArra
 
 
 def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike | CheckedProbs, *, gamma: float, n: int,
-                                 rtol: float = 1e-3, max_cells: int = 2 ** 20) -> PositivePartBound:
+                                 rtol: float = 1e-3, max_cells: int = 2 ** 20, atol: float = 0.0) -> PositivePartBound:
     """Rigorous upper bound on ``E[(S)_+]``, ``S`` the sum of ``n`` iid copies of ``W`` (module docstring).
 
     Args:
@@ -243,7 +244,12 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike | CheckedPr
         n: number of people (>= 0).
         rtol: target rounding slack relative to the result (the lattice is refined until the estimate is below).
         max_cells: largest lattice (a power of two).
+        atol: an absolute slack that is also enough (the lattice is refined until the estimate is below the larger
+            of the two): a caller that needs only "at most x" passes a fraction of x, and a tiny result is not
+            refined further. Every lattice gives a valid bound, so this only decides how tight; 0 (the default)
+            leaves every float as without it.
     """
+    atol = check_nonnegative_finite("atol", atol)
     v, pi = _atoms(values, probs, gamma) if isinstance(probs, CheckedProbs) else compound_atoms(values, probs, gamma)
     scale = float(_MAXIMUM(np.abs(v)))
     if n == 0 or gamma == 0.0 or scale == 0.0:
@@ -257,7 +263,7 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike | CheckedPr
     levels: dict[int, _Levels] = {}  # the heavy sums enumerated so far, per number of heavy atoms (this input)
     best: _Run | None = None
     while True:
-        run = _bound(v, pi, gamma, n, rtol, max_cells, tail_power, levels)
+        run = _bound(v, pi, gamma, n, rtol, max_cells, tail_power, levels, atol / scale)
         # every enumeration gives a valid bound: the smallest is kept (more heavy counts narrow the window but can
         # end on a coarser lattice, so the last one is not always the tightest)
         if best is None or run.upper < best.upper:
@@ -265,7 +271,7 @@ def compound_positive_part_upper(values: ArrayLike, probs: ArrayLike | CheckedPr
         # the heavy enumeration's remainder (step 2) should be negligible; if not, enumerate more counts
         if run.slack_estimate < 0.0 or tail_power < 1e-30:
             break
-        if run.allowance_tail <= 0.1 * rtol * run.upper:
+        if run.allowance_tail <= 0.1 * max(rtol * run.upper, atol / scale):
             break
         tail_power *= 1e-4
     return PositivePartBound(best.upper * scale, best.cells, best.step * scale, best.allowance * scale,
@@ -426,7 +432,7 @@ def _plain_bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, 
 
 
 def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int, rtol: float, max_cells: int,
-           tail_power: float, levels: dict[int, _Levels] | None = None) -> _Run:
+           tail_power: float, levels: dict[int, _Levels] | None = None, atol: float = 0.0) -> _Run:
     """The bound with the heavy counts enumerated to ``lambda**h_max / h_max! <= tail_power`` (scaled units)."""
     key, memo = _memo_for(v, pi, gamma, n, tail_power, levels)
     heavy = memo.heavy
@@ -468,13 +474,13 @@ def _bound(v: NDArray[np.float64], pi: NDArray[np.float64], gamma: float, n: int
         run = _Run(res.upper, res.cells, res.step, res.allowance, res.slack_estimate, tail)
         # stop when the slack estimate is small, or when refining no longer helps (the slack is O(h**2): the
         # improvement of the last refinement bounds what is left, up to a constant)
-        stalled = best is not None and best.upper - run.upper <= rtol * run.upper
+        stalled = best is not None and best.upper - run.upper <= max(rtol * run.upper, atol)
         if best is None or run.upper < best.upper:
             best = run
-        if res.slack_estimate <= rtol * res.upper or stalled or cells >= max_cells:
+        if res.slack_estimate <= max(rtol * res.upper, atol) or stalled or cells >= max_cells:
             break
         # the slack scales like h**2: jump towards the lattice that should meet rtol (one or two doublings)
-        need = 0.5 * math.log2(max(res.slack_estimate / (rtol * max(res.upper, 1e-300)), 1.0))
+        need = 0.5 * math.log2(max(res.slack_estimate / max(rtol * max(res.upper, 1e-300), atol), 1.0))
         factor = 1 << min(2, max(1, int(math.ceil(need))))
         factor = min(factor, max_cells // cells)
         cells *= factor

@@ -406,9 +406,10 @@ _BLANKET_LAWS: dict[tuple[str, tuple[int, ...], bytes] | None, tuple[NDArray[np.
 
 
 def _blanket_delta(prep: _Prepared, *, log_gamma: float, others: int, epsilon_prime: float,
-                   resolution: float, local_and_safety: tuple[float, float] | None = None) -> float:
+                   resolution: float, local_and_safety: tuple[float, float] | None = None, slack: float = 0.0) -> float:
     """:func:`blanket_delta` on a prepared pair type (``local_and_safety``: :func:`_local_and_safety` at e', if the
-    caller has it already)."""
+    caller has it already; ``slack``: an absolute rounding slack in delta that is also enough, for a caller that
+    needs only "at most x": the bound is valid either way, 0 leaves every float as without it)."""
     pair, lo = prep.pair, prep.lo
     local, safety = _local_and_safety(prep, epsilon_prime) if local_and_safety is None else local_and_safety
     gamma = min(math.exp(log_gamma), 1.0)
@@ -417,7 +418,7 @@ def _blanket_delta(prep: _Prepared, *, log_gamma: float, others: int, epsilon_pr
         return local + safety
     g = prep.p_over_omega - np.exp(pair.log_q + epsilon_prime - lo)
     bound = compound_positive_part_upper(g, prep.omega, gamma=gamma, n=n, rtol=resolution,
-                                         max_cells=_cells_for(resolution))
+                                         max_cells=_cells_for(resolution), atol=slack * n * gamma)
     return max(0.0, min(bound.upper / (n * gamma), local)) + safety
 
 
@@ -906,7 +907,7 @@ def proven_delta(*, q: float, bits: int, population: int, epsilon: float, report
     log_gamma = blanket_mass(checked, q)
     types = list(pair_types(checked, q))
     climb = _DeltaLadder(q=q, log_gamma=log_gamma, others=population - 1, epsilon=epsilon, reports=reports,
-                         resolution=resolution, dom=checked)
+                         resolution=resolution, dom=checked, enough=enough)
     total = len(types) * climb.rungs
     done = [0]
 
@@ -976,9 +977,12 @@ class _DeltaLadder:
     """
 
     def __init__(self, *, q: float, log_gamma: float, others: int, epsilon: float, reports: int,
-                 resolution: float, dom: Domain) -> None:
+                 resolution: float, dom: Domain, enough: float | None = None) -> None:
         self.log_gamma, self.others, self.epsilon, self.reports = log_gamma, others, epsilon, reports
         self.resolution, self.direct = resolution, 0
+        # (a search's probe needs only "at most enough": the bound at epsilon may keep a rounding slack of a tenth
+        # of it instead of refining its lattice towards a tiny value)
+        self.slack = 0.1 * enough if enough is not None and enough > 0.0 else 0.0
         if reports == 1:
             self.tiers: list[tuple[float, int]] = [(r, 0) for r in _tiers(resolution)]
             self.direct = len(self.tiers)  # (the rungs of the bound at epsilon itself)
@@ -1038,7 +1042,7 @@ class _DeltaLadder:
             return value, self.direct - 1, False  # (the bound at epsilon is at least its allowance: on to the curves)
         if rung < self.direct:
             got = _blanket_delta(prep, log_gamma=self.log_gamma, others=self.others, epsilon_prime=self.epsilon,
-                                 resolution=res)
+                                 resolution=res, slack=self.slack)
         else:
             curve = dominating_curve(pt, log_gamma=self.log_gamma, others=self.others, resolution=res,
                                      focus=(-self.epsilon, 1.5 * self.epsilon), points=DEFAULT_POINTS + 24,
