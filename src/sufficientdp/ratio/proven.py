@@ -980,9 +980,9 @@ class _DeltaLadder:
                  resolution: float, dom: Domain, enough: float | None = None) -> None:
         self.log_gamma, self.others, self.epsilon, self.reports = log_gamma, others, epsilon, reports
         self.resolution, self.direct = resolution, 0
-        # (a search's probe needs only "at most enough": the bound at epsilon may keep a rounding slack of a tenth
+        # (a search's probe needs only "at most enough": the bound at epsilon may keep a rounding slack of 1%
         # of it instead of refining its lattice towards a tiny value)
-        self.slack = 0.1 * enough if enough is not None and enough > 0.0 else 0.0
+        self.slack = 0.01 * enough if enough is not None and enough > 0.0 else 0.0
         if reports == 1:
             self.tiers: list[tuple[float, int]] = [(r, 0) for r in _tiers(resolution)]
             self.direct = len(self.tiers)  # (the rungs of the bound at epsilon itself)
