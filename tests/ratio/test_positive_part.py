@@ -43,6 +43,12 @@ def _integer_law(values: np.ndarray, probs: np.ndarray, gamma: float, n: int) ->
     return np.arange(law.size) + lo * n, law
 
 
+def _exact_integer(values: np.ndarray, probs: np.ndarray, gamma: float, n: int) -> float:
+    """Exact ``E[(S)_+]`` for integer atoms: the convolution power of :func:`_integer_law`."""
+    support, law = _integer_law(values, probs, gamma, n)
+    return float(law @ np.maximum(support, 0.0))
+
+
 @pytest.mark.parametrize("seed", range(16))
 def test_bound_is_above_and_near_exact_small(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -63,8 +69,7 @@ def test_bound_many_people_integer_lattice() -> None:
     values = np.array([-7.0, -1.0, 2.0, 5.0, 30.0])
     probs = np.array([0.1, 0.4, 0.3, 0.18, 0.02])
     for gamma, n in ((0.2, 400), (0.05, 300), (1.0, 50)):
-        support, law = _integer_law(values, probs, gamma, n)
-        exact = float(law @ np.maximum(support, 0.0))
+        exact = _exact_integer(values, probs, gamma, n)
         b = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
         assert exact <= b.upper * (1 + 1e-10)
         assert b.upper <= exact * (1 + 2e-3)
@@ -76,8 +81,7 @@ def test_an_absolute_slack_stops_refining_above_the_exact_value() -> None:
     values = np.array([-9.0, -3.0, 1.0, 2.0, 30.0])
     probs = np.array([0.2, 0.4, 0.25, 0.13, 0.02])
     for gamma, n in ((0.2, 400), (0.05, 300), (1.0, 60)):
-        support, law = _integer_law(values, probs, gamma, n)
-        exact = float(law @ np.maximum(support, 0.0))
+        exact = _exact_integer(values, probs, gamma, n)
         tight = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
         assert compound_positive_part_upper(values, probs, gamma=gamma, n=n, atol=0.0) == tight
         loose = compound_positive_part_upper(values, probs, gamma=gamma, n=n, atol=0.1 * exact)
@@ -94,8 +98,7 @@ def test_bound_with_rare_heavy_atoms(rare: float, monkeypatch: pytest.MonkeyPatc
     values = np.array([-7.0, -1.0, 2.0, 5.0, 300.0, -250.0])
     probs = np.array([0.1, 0.4, 0.3, 0.2 - 2 * rare, rare, rare])
     gamma, n = 0.2, 60
-    support, law = _integer_law(values, probs, gamma, n)
-    exact = float(law @ np.maximum(support, 0.0))
+    exact = _exact_integer(values, probs, gamma, n)
     b = compound_positive_part_upper(values, probs, gamma=gamma, n=n)
     assert exact <= b.upper * (1 + 1e-10)
     assert b.upper <= exact * (1 + 2e-3)
@@ -112,8 +115,7 @@ def test_the_smallest_of_the_heavy_enumerations_bounds_is_kept(monkeypatch: pyte
     values = np.array([-7.0, -1.0, 2.0, 5.0, 300.0, -250.0])
     probs = np.array([0.1, 0.4, 0.3, 0.2 - 4e-5, 2e-5, 2e-5])
     gamma, n = 0.2, 60
-    support, law = _integer_law(values, probs, gamma, n)
-    exact = float(law @ np.maximum(support, 0.0))
+    exact = _exact_integer(values, probs, gamma, n)
     plain = positive_part._bound
     seen: list[float] = []
 
@@ -417,8 +419,7 @@ def test_no_lattice_fits_gives_the_plain_bound_or_a_smaller_lattice_bound(monkey
     values = np.array([-7.0, -1.0, 2.0, 5.0, 30.0])
     probs = np.array([0.1, 0.4, 0.3, 0.18, 0.02])
     gamma, n = 0.2, 400
-    support, law = _integer_law(values, probs, gamma, n)
-    exact = float(law @ np.maximum(support, 0.0))
+    exact = _exact_integer(values, probs, gamma, n)
     plain = n * gamma * float(probs @ np.maximum(values, 0.0))
     fit = positive_part._fit
     _empty_memo(monkeypatch)
