@@ -516,19 +516,17 @@ def _one_round(*, q: float, bits: int, population: int, epsilon: float, reports:
     """T = 1: eta from :func:`sufficientdp.ratio.proven.proven_tail` for every crowd of at least N people (at
     L = 1 from the exact scans), delta(epsilon) from :func:`sufficientdp.ratio.proven.proven_delta`: the bounds of
     one release (k reports per person), with no composition over rounds (docs/proofs/rounds.md, "One round")."""
+    from .._progress import Phases
     from ..ratio.proven import proven_delta, proven_tail
 
     t0 = time.perf_counter()
-
-    def half(offset: int) -> Callable[[int, int], Any] | None:
-        if progress is None:
-            return None
-        return lambda done, total: progress(offset * total + done, 2 * total)
-
+    phases = Phases(progress, 2)  # one bar: eta, then delta
     one = proven_tail(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=domain,
-                      resolution=resolution, larger_crowds=True, progress=half(0))
+                      resolution=resolution, larger_crowds=True, progress=phases.of(0))
+    phases.end(0)
     dl = proven_delta(q=q, bits=bits, population=population, epsilon=epsilon, reports=reports, domain=domain,
-                      resolution=resolution, progress=half(1))
+                      resolution=resolution, progress=phases.of(1))
+    phases.end(1)
     d = one.details
     details: dict[str, Any] = {
         "rounds": 1, "reports_per_round": reports, "one_report_releases": reports, "epsilon_total": epsilon,

@@ -554,11 +554,14 @@ class _Rows:
         for k, memo in memos.items():
             self.memos.setdefault(k, {}).update(memo)
 
+    def inputs(self) -> dict[str, Any]:
+        """What :func:`_rows_there` rebuilds this object from in a helper process (the same rows there)."""
+        return {"dom": self.dom, "q": self.q, "others": self.others, "epsilon": self.epsilon,
+                "reports": self.reports, "resolution": self.resolution}
+
     def elsewhere(self, helper: Helper, name: str, fine: bool) -> Pending:
         """:meth:`coarse_row` (``fine`` False) or :meth:`fine_row` of the type ``name``, sent to ``helper``."""
-        return helper.submit(_row_elsewhere, {
-            "dom": self.dom, "q": self.q, "others": self.others, "epsilon": self.epsilon, "reports": self.reports,
-            "resolution": self.resolution, "floor": self.floor, "name": name, "fine": fine})
+        return helper.submit(_row_elsewhere, {**self.inputs(), "floor": self.floor, "name": name, "fine": fine})
 
 
 @functools.lru_cache(maxsize=1)
@@ -569,13 +572,19 @@ def types_by_name(dom: Domain, q: float) -> tuple[float, dict[str, PairType]]:
     return blanket_mass(dom, q), {pt.name: pt for pt in pair_types(dom, q)}
 
 
+def _rows_there(*, dom: Domain, q: float, others: int, epsilon: float, reports: int, resolution: float
+                ) -> tuple[_Rows, dict[str, PairType]]:
+    """:class:`_Rows` rebuilt in a helper process from :meth:`_Rows.inputs`, and the domain's pair types by name."""
+    log_gamma, types = types_by_name(dom, q)
+    return _Rows(dom=dom, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
+                 resolution=resolution), types
+
+
 def _row_elsewhere(*, dom: Domain, q: float, others: int, epsilon: float, reports: int, resolution: float,
                    floor: float, name: str, fine: bool
                    ) -> tuple[_Row, bool, dict[tuple[str, float], dict[float, float]]]:
     """A row of :class:`_Rows` in a helper process: ``(row, from a quick curve, the bounds behind it)``."""
-    log_gamma, types = types_by_name(dom, q)
-    rows = _Rows(dom=dom, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
-                 resolution=resolution)
+    rows, types = _rows_there(dom=dom, q=q, others=others, epsilon=epsilon, reports=reports, resolution=resolution)
     rows.floor = floor
     if fine:
         return rows.fine_row(types[name]), False, rows.memos
@@ -990,7 +999,7 @@ class _DeltaLadder:
             # the coarse one)
             coarse = max(resolution, _COARSE)
             self.tiers += [(coarse, _SCREENS[0]), (coarse, _SCREENS[1]), (resolution, 0)]
-            self.prepared: dict[str, _Prepared] = {}
+            self.prepared: dict[str, tuple[_Prepared, float] | None] = {}  # (the type, its allowance at epsilon)
             self.memos: dict[tuple[str, float], dict[float, float]] = {}
             self.method = ("maximum over the pair types of the privacy-blanket bound on delta_PQ(epsilon), or its "
                            "dominating curve at epsilon (docs/proofs/blanket.md, steps 1-3 and 6)")
@@ -1017,11 +1026,9 @@ class _DeltaLadder:
         """k > 1: the composed row of the type's rung after ``rung``, sent to ``helper`` (with the bounds this
         process has for its curve)."""
         res, screen = self.tiers[rung + 1]
-        r = self.rows
         return helper.submit(_row_at_elsewhere, {
-            "dom": r.dom, "q": r.q, "others": r.others, "epsilon": r.epsilon, "reports": r.reports,
-            "resolution": r.resolution, "name": pt.name, "res": res, "screen": screen,
-            "memo": dict(r.memos.get((pt.name, res), {}))})
+            **self.rows.inputs(), "name": pt.name, "res": res, "screen": screen,
+            "memo": dict(self.rows.memos.get((pt.name, res), {}))})
 
     def collect(self, pending: Pending, value: float, rung: int) -> tuple[float, int, bool]:
         """:meth:`step`'s answer from :meth:`elsewhere`'s row."""
@@ -1030,15 +1037,25 @@ class _DeltaLadder:
         rung += 1
         return min(value, row[4]), rung, rung == self.rungs - 1
 
+    def _facts(self, pt: PairType) -> tuple[_Prepared, float] | None:
+        """The prepared type and the float allowance of its bound at epsilon, once per type; None when the type's
+        largest per-report privacy loss is below epsilon (its delta there is 0)."""
+        if pt.name not in self.prepared:
+            largest = float(np.max(np.abs(pt.log_p - pt.log_q)))
+            if largest < self.epsilon * (1 - 1e-9) - 1e-12:
+                self.prepared[pt.name] = None
+            else:
+                prep = _prepare(pt)
+                self.prepared[pt.name] = (prep, _local_and_safety(prep, self.epsilon)[1])
+        return self.prepared[pt.name]
+
     def _one_report(self, pt: PairType, value: float, rung: int, res: float, screen: int) -> tuple[float, int, bool]:
         """:meth:`step` for k = 1."""
-        largest = float(np.max(np.abs(pt.log_p - pt.log_q)))  # the type's largest per-report privacy loss
-        if largest < self.epsilon * (1 - 1e-9) - 1e-12:
+        facts = self._facts(pt)
+        if facts is None:
             return 0.0, self.rungs - 1, True  # (delta of the local pair at epsilon is 0: so is delta_PQ)
-        prep = self.prepared.get(pt.name)
-        if prep is None:
-            prep = self.prepared.setdefault(pt.name, _prepare(pt))
-        if rung < self.direct and _local_and_safety(prep, self.epsilon)[1] >= value:
+        prep, safety = facts
+        if rung < self.direct and safety >= value:
             return value, self.direct - 1, False  # (the bound at epsilon is at least its allowance: on to the curves)
         if rung < self.direct:
             got = _blanket_delta(prep, log_gamma=self.log_gamma, others=self.others, epsilon_prime=self.epsilon,
@@ -1051,7 +1068,7 @@ class _DeltaLadder:
         value = min(value, got)
         if rung == self.rungs - 1:
             return value, rung, True
-        if rung < self.direct and _local_and_safety(prep, self.epsilon)[1] > 0.01 * value:
+        if rung < self.direct and safety > 0.01 * value:
             return value, self.direct - 1, False  # the allowance decides: on to the curves (no finer lattice)
         return value, rung, rung == self.direct - 1  # (the direct bound on the final lattice: done)
 
@@ -1061,9 +1078,7 @@ def _row_at_elsewhere(*, dom: Domain, q: float, others: int, epsilon: float, rep
                       ) -> tuple[_Row, dict[tuple[str, float], dict[float, float]]]:
     """``_Rows.one`` of the type ``name`` on lattice ``res`` in a helper process: ``(row, the bounds behind it)``
     (``memo``: the bounds the sending process has for that curve; the same floats either way)."""
-    log_gamma, types = types_by_name(dom, q)
-    rows = _Rows(dom=dom, q=q, log_gamma=log_gamma, others=others, epsilon=epsilon, reports=reports,
-                 resolution=resolution)
+    rows, types = _rows_there(dom=dom, q=q, others=others, epsilon=epsilon, reports=reports, resolution=resolution)
     rows.memos[(name, res)] = dict(memo)
     return rows.one(types[name], res, screen), rows.memos
 
